@@ -1,0 +1,149 @@
+package io.github.flinkstate.lru;
+
+import io.github.flinkstate.lru.backend.LruCacheKeyedStateBackendBuilder;
+
+import org.apache.flink.configuration.IllegalConfigurationException;
+import org.apache.flink.configuration.ReadableConfig;
+import org.apache.flink.core.execution.SavepointFormatType;
+import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
+import org.apache.flink.runtime.state.AbstractStateBackend;
+import org.apache.flink.runtime.state.ConfigurableStateBackend;
+import org.apache.flink.runtime.state.OperatorStateBackend;
+import org.apache.flink.runtime.state.StateBackend;
+
+import java.io.IOException;
+
+/**
+ * A state backend that puts a write-back, object-level LRU cache in front of another backend
+ * (FLIP-325). With a cache big enough for the working set it runs at heap speed; state beyond
+ * the cache lives in the delegate (RocksDB by default), so there is no risk of running out of
+ * memory. Values are returned by reference (object reuse), as with the HashMap backend.
+ *
+ * <p>Operator state, timers and canonical savepoints are the delegate's. Checkpoints are
+ * packaged in Flink's own handle types, so they work with any checkpoint storage, rescaling and
+ * the changelog backend.
+ *
+ * <p>Serializable configuration object; immutable after {@link #configure}.
+ */
+public class StateBackendWrapperWithLRUCache extends AbstractStateBackend
+        implements ConfigurableStateBackend {
+
+    private static final long serialVersionUID = 1L;
+
+    private final StateBackend delegate;
+    private final int maxEntries;
+
+    /**
+     * @param delegate the backend behind the cache
+     * @param maxEntries maximum cached entries per keyed backend; 0 disables the cache
+     */
+    public StateBackendWrapperWithLRUCache(StateBackend delegate, int maxEntries) {
+        if (maxEntries < 0) {
+            throw new IllegalConfigurationException(
+                    "'" + LruCacheOptions.MAX_ENTRIES_NUM.key() + "' must not be negative, but is "
+                            + maxEntries);
+        }
+        if (delegate == null) {
+            throw new IllegalConfigurationException(
+                    "The LRU cache needs a delegate backend ('" + LruCacheOptions.DELEGATE.key() + "')");
+        }
+        if (delegate instanceof StateBackendWrapperWithLRUCache) {
+            throw new IllegalConfigurationException(
+                    "The delegate of the LRU cache ('" + LruCacheOptions.DELEGATE.key()
+                            + "') must not be another LRU cache");
+        }
+        this.delegate = delegate;
+        this.maxEntries = maxEntries;
+    }
+
+    private StateBackendWrapperWithLRUCache(
+            StateBackendWrapperWithLRUCache original, ReadableConfig config, ClassLoader classLoader) {
+        this(configureDelegate(original.delegate, config, classLoader), original.maxEntries);
+        this.latencyTrackingConfigBuilder = original.latencyTrackingConfigBuilder.configure(config);
+        this.sizeTrackingConfigBuilder = original.sizeTrackingConfigBuilder.configure(config);
+    }
+
+    private static StateBackend configureDelegate(
+            StateBackend delegate, ReadableConfig config, ClassLoader classLoader) {
+        return delegate instanceof ConfigurableStateBackend
+                ? ((ConfigurableStateBackend) delegate).configure(config, classLoader)
+                : delegate;
+    }
+
+    /** Creates the backend from configuration (see {@link LruCacheOptions}). */
+    public static StateBackendWrapperWithLRUCache fromConfig(
+            ReadableConfig config, ClassLoader classLoader) {
+        int maxEntries = config.get(LruCacheOptions.MAX_ENTRIES_NUM);
+        if (maxEntries < 0) {
+            throw new IllegalConfigurationException(
+                    "'" + LruCacheOptions.MAX_ENTRIES_NUM.key() + "' must not be negative, but is "
+                            + maxEntries);
+        }
+        StateBackendWrapperWithLRUCache backend =
+                new StateBackendWrapperWithLRUCache(
+                        DelegateBackendLoader.load(config, classLoader), maxEntries);
+        backend.latencyTrackingConfigBuilder =
+                backend.latencyTrackingConfigBuilder.configure(config);
+        backend.sizeTrackingConfigBuilder = backend.sizeTrackingConfigBuilder.configure(config);
+        return backend;
+    }
+
+    @Override
+    public StateBackendWrapperWithLRUCache configure(ReadableConfig config, ClassLoader classLoader)
+            throws IllegalConfigurationException {
+        return new StateBackendWrapperWithLRUCache(this, config, classLoader);
+    }
+
+    public StateBackend getDelegate() {
+        return delegate;
+    }
+
+    public int getMaxEntries() {
+        return maxEntries;
+    }
+
+    @Override
+    public String getName() {
+        return "LRU cache over " + delegate.getName();
+    }
+
+    @Override
+    public <K> AbstractKeyedStateBackend<K> createKeyedStateBackend(
+            KeyedStateBackendParameters<K> parameters) throws IOException {
+        return new LruCacheKeyedStateBackendBuilder<>(
+                        delegate,
+                        maxEntries,
+                        parameters,
+                        latencyTrackingConfigBuilder
+                                .setMetricGroup(parameters.getMetricGroup())
+                                .build(),
+                        sizeTrackingConfigBuilder.setMetricGroup(parameters.getMetricGroup()).build())
+                .build();
+    }
+
+    @Override
+    public OperatorStateBackend createOperatorStateBackend(
+            OperatorStateBackendParameters parameters) throws Exception {
+        return delegate.createOperatorStateBackend(parameters);
+    }
+
+    @Override
+    public boolean useManagedMemory() {
+        return delegate.useManagedMemory();
+    }
+
+    @Override
+    public boolean supportsNoClaimRestoreMode() {
+        return delegate.supportsNoClaimRestoreMode();
+    }
+
+    @Override
+    public boolean supportsSavepointFormat(SavepointFormatType formatType) {
+        return delegate.supportsSavepointFormat(formatType);
+    }
+
+    @Override
+    public String toString() {
+        return "StateBackendWrapperWithLRUCache{maxEntries=" + maxEntries + ", delegate=" + delegate + '}';
+    }
+}

@@ -1,0 +1,17 @@
+package io.github.flinkstate.lru.cow;
+
+/**
+ * The state that owns a group of {@link CacheEntry entries}: it knows how to write a dirty entry
+ * back to the delegate backend when the {@link CowLruMap} evicts it, and is told when one of its
+ * entries leaves the cache.
+ *
+ * <p>Called only on the task thread, from inside map operations.
+ */
+public interface CacheOwner {
+
+    /** Writes a dirty entry (value or deletion) to the delegate backend under the entry's key. */
+    void writeBack(CacheEntry entry) throws Exception;
+
+    /** Called after an entry of this owner was removed from the live map (evicted or dropped). */
+    default void onRemoved(CacheEntry entry) {}
+}

@@ -1,0 +1,441 @@
+package io.github.flinkstate.lru.cow;
+
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.TreeSet;
+import java.util.function.Predicate;
+
+/**
+ * A bounded hash map of {@link CacheEntry entries} with least-recently-used eviction and
+ * copy-on-write snapshots, the object cache behind the LRU cache backend.
+ *
+ * <p>Structure: a chained hash table (power-of-two bucket array) for lookups plus a doubly
+ * linked, circular LRU list through all live entries (head = most recently used). Snapshots
+ * capture the bucket array only: {@link #snapshot()} bumps the map version and shallow-copies
+ * the array, which is O(number of buckets). From then on, a write to an entry that the snapshot
+ * can reach first copies that entry and the chain in front of it (path copy), so the snapshot
+ * keeps seeing the entries, values and chains as they were; each entry is copied at most once per
+ * snapshot, because the copy carries the new version. The LRU list is not part of what snapshots
+ * read, so recency can be updated on any entry without copying.
+ *
+ * <p>Thread safety: one writer (the task thread) performs every operation except {@link
+ * #release(int)}, which a snapshot's thread calls when it is done, and the reads of a {@link
+ * CowSnapshot}. Only the snapshot-version bookkeeping is synchronized.
+ *
+ * <p>Invariants (checked by {@link #checkInvariants()}):
+ *
+ * <ol>
+ *   <li>{@code size} equals the number of entries reachable from the bucket array and the number
+ *       of entries on the LRU list, and they are the same entries.
+ *   <li>Every entry sits in the bucket its hash selects, and no two live entries have the same
+ *       identity (owner, key, namespace, user key).
+ *   <li>After any public operation returns normally, {@code size <= maxEntries}.
+ *   <li>No frozen field of an entry with {@code entryVersion < highestRequiredSnapshotVersion} is
+ *       written, and no value object with {@code valueVersion < highestRequiredSnapshotVersion} is
+ *       handed out for mutation.
+ * </ol>
+ */
+public final class CowLruMap {
+
+    private static final int MIN_CAPACITY = 16;
+    private static final int MAX_CAPACITY = 1 << 30;
+
+    private final int maxEntries;
+    private CacheEntry[] table;
+    private int size;
+    private int threshold;
+
+    /** Version given to entries created or copied now. Only the writer changes it. */
+    private int mapVersion;
+
+    /** The newest version any running snapshot still reads; 0 when no snapshot runs. */
+    private volatile int highestRequiredSnapshotVersion;
+
+    private final TreeSet<Integer> snapshotVersions = new TreeSet<>();
+
+    /** Sentinel of the circular LRU list: {@code lru.lruNext} is the most recently used. */
+    private final CacheEntry lru = new CacheEntry(null, null, null, null, 0, 0, null, false, 0, null);
+
+    private long evictions;
+    private long copiesOnWrite;
+
+    public CowLruMap(int maxEntries) {
+        if (maxEntries <= 0) {
+            throw new IllegalArgumentException("maxEntries must be positive: " + maxEntries);
+        }
+        this.maxEntries = maxEntries;
+        this.table = new CacheEntry[MIN_CAPACITY];
+        this.threshold = MIN_CAPACITY * 3 / 4;
+        this.mapVersion = 0;
+        lru.lruNext = lru;
+        lru.lruPrev = lru;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // lookups
+    // ------------------------------------------------------------------------------------------
+
+    /** Returns the live entry and marks it most recently used, or null. */
+    public CacheEntry get(CacheOwner owner, Object key, Object namespace, Object userKey) {
+        CacheEntry e = peek(owner, key, namespace, userKey);
+        if (e != null) {
+            moveToFront(e);
+        }
+        return e;
+    }
+
+    /** Returns the live entry without changing recency, or null. */
+    public CacheEntry peek(CacheOwner owner, Object key, Object namespace, Object userKey) {
+        int h = hash(owner, key, namespace, userKey);
+        for (CacheEntry e = table[h & (table.length - 1)]; e != null; e = e.next) {
+            if (e.matches(owner, key, namespace, userKey, h)) {
+                return e;
+            }
+        }
+        return null;
+    }
+
+    /** Returns the live entry with the identity of {@code maybeStale}, which may have been copied. */
+    public CacheEntry findLive(CacheEntry maybeStale) {
+        return peek(maybeStale.owner, maybeStale.key, maybeStale.namespace, maybeStale.userKey);
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // writes
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * Inserts a new entry (REQUIRES: none with this identity is live) as most recently used, then
+     * evicts least recently used entries until the bound holds again, writing dirty ones back
+     * through their owner. Returns the new entry, which is never evicted by this call.
+     */
+    public CacheEntry insert(
+            CacheOwner owner,
+            Object key,
+            Object namespace,
+            Object userKey,
+            int keyGroup,
+            Object value,
+            boolean dirty)
+            throws Exception {
+        int h = hash(owner, key, namespace, userKey);
+        int idx = h & (table.length - 1);
+        // A new head never needs a copy: the old head is not written, the snapshot has its own array.
+        CacheEntry e =
+                new CacheEntry(
+                        owner, key, namespace, userKey, h, keyGroup, value, dirty, mapVersion,
+                        table[idx]);
+        table[idx] = e;
+        linkFront(e);
+        size++;
+        if (size > threshold && table.length < MAX_CAPACITY) {
+            resize();
+        }
+        evictIfNeeded(e);
+        return e;
+    }
+
+    /**
+     * Returns an entry with the identity of {@code target} whose value and dirty flag may be
+     * written: {@code target} itself if no snapshot can see it, else a copy (invariant 4).
+     * {@code target} must be live; afterwards only the returned entry is.
+     */
+    public CacheEntry writable(CacheEntry target) {
+        int required = highestRequiredSnapshotVersion;
+        if (target.entryVersion >= required) {
+            return target;
+        }
+        int idx = target.hash & (table.length - 1);
+        CacheEntry prev = null;
+        CacheEntry current = table[idx];
+        while (current != target) {
+            if (current == null) {
+                throw new IllegalStateException("Entry is not live: " + target);
+            }
+            if (current.entryVersion < required) {
+                current = replaceWithCopy(current, prev, idx);
+            }
+            prev = current;
+            current = current.next;
+        }
+        return replaceWithCopy(target, prev, idx);
+    }
+
+    /** Sets value and dirty flag of a live entry (copying it if a snapshot sees it). */
+    public CacheEntry setValue(CacheEntry target, Object value, boolean dirty) {
+        CacheEntry e = writable(target);
+        e.value = value;
+        e.dirty = dirty;
+        e.valueVersion = mapVersion;
+        return e;
+    }
+
+    /** Clears the dirty flag of a live entry after its value reached the delegate. */
+    public CacheEntry markClean(CacheEntry target) {
+        if (!target.dirty) {
+            return target;
+        }
+        CacheEntry e = writable(target);
+        e.dirty = false;
+        return e;
+    }
+
+    /**
+     * Returns a live entry whose value object the caller may mutate in place: if a snapshot may
+     * read the current value object, the entry gets a deep copy made with {@code serializer}.
+     */
+    public CacheEntry privateValue(CacheEntry target, TypeSerializer<Object> serializer) {
+        if (target.valueVersion >= highestRequiredSnapshotVersion || target.value == CacheEntry.ABSENT) {
+            return target;
+        }
+        CacheEntry e = writable(target);
+        e.value = serializer.copy(e.value);
+        e.valueVersion = mapVersion;
+        return e;
+    }
+
+    /** Removes a live entry from the map and the LRU list; does not write it back. */
+    public void remove(CacheEntry target) {
+        int idx = target.hash & (table.length - 1);
+        CacheEntry prev = null;
+        CacheEntry current = table[idx];
+        while (current != target) {
+            if (current == null) {
+                throw new IllegalStateException("Entry is not live: " + target);
+            }
+            prev = current;
+            current = current.next;
+        }
+        if (prev == null) {
+            table[idx] = target.next;
+        } else {
+            CacheEntry livePrev = writable(prev);
+            livePrev.next = target.next;
+        }
+        unlink(target);
+        size--;
+        target.owner.onRemoved(target);
+    }
+
+    /** Live entries that match the filter, in no particular order (a copy of the references). */
+    public List<CacheEntry> liveEntries(Predicate<CacheEntry> filter) {
+        List<CacheEntry> result = new ArrayList<>();
+        for (CacheEntry head : table) {
+            for (CacheEntry e = head; e != null; e = e.next) {
+                if (filter.test(e)) {
+                    result.add(e);
+                }
+            }
+        }
+        return result;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // snapshots
+    // ------------------------------------------------------------------------------------------
+
+    /** Freezes the current contents: O(buckets), copies no entry. Call {@link #release} after. */
+    public CowSnapshot snapshot() {
+        int version;
+        synchronized (snapshotVersions) {
+            version = ++mapVersion;
+            snapshotVersions.add(version);
+            highestRequiredSnapshotVersion = version;
+        }
+        return new CowSnapshot(version, Arrays.copyOf(table, table.length), size);
+    }
+
+    /** Ends a snapshot; once none runs, writes stop copying. May be called from any thread. */
+    public void release(int snapshotVersion) {
+        synchronized (snapshotVersions) {
+            snapshotVersions.remove(snapshotVersion);
+            highestRequiredSnapshotVersion =
+                    snapshotVersions.isEmpty() ? 0 : snapshotVersions.last();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // accessors
+    // ------------------------------------------------------------------------------------------
+
+    public int size() {
+        return size;
+    }
+
+    public int maxEntries() {
+        return maxEntries;
+    }
+
+    public int bucketCount() {
+        return table.length;
+    }
+
+    public long evictions() {
+        return evictions;
+    }
+
+    /** Entries copied because a running snapshot could see them (for tests and metrics). */
+    public long copiesOnWrite() {
+        return copiesOnWrite;
+    }
+
+    public int runningSnapshots() {
+        synchronized (snapshotVersions) {
+            return snapshotVersions.size();
+        }
+    }
+
+    /** Entries from least to most recently used (for tests). */
+    public List<CacheEntry> lruOrder() {
+        List<CacheEntry> order = new ArrayList<>(size);
+        for (CacheEntry e = lru.lruPrev; e != lru; e = e.lruPrev) {
+            order.add(e);
+        }
+        return order;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // internals
+    // ------------------------------------------------------------------------------------------
+
+    private void evictIfNeeded(CacheEntry keep) throws Exception {
+        while (size > maxEntries) {
+            CacheEntry victim = lru.lruPrev;
+            if (victim == keep || victim == lru) {
+                return;
+            }
+            if (victim.dirty) {
+                victim.owner.writeBack(victim);
+            }
+            remove(victim);
+            evictions++;
+        }
+    }
+
+    private CacheEntry replaceWithCopy(CacheEntry original, CacheEntry livePrev, int idx) {
+        CacheEntry copy = original.copy(mapVersion, original.next);
+        if (livePrev == null) {
+            table[idx] = copy;
+        } else {
+            livePrev.next = copy;
+        }
+        // the copy takes the original's place in the LRU list
+        copy.lruPrev = original.lruPrev;
+        copy.lruNext = original.lruNext;
+        copy.lruPrev.lruNext = copy;
+        copy.lruNext.lruPrev = copy;
+        original.lruPrev = null;
+        original.lruNext = null;
+        copiesOnWrite++;
+        return copy;
+    }
+
+    private void resize() {
+        CacheEntry[] old = table;
+        CacheEntry[] grown = new CacheEntry[old.length * 2];
+        int mask = grown.length - 1;
+        int required = highestRequiredSnapshotVersion;
+        for (CacheEntry head : old) {
+            CacheEntry e = head;
+            while (e != null) {
+                CacheEntry following = e.next;
+                CacheEntry moved = e;
+                if (e.entryVersion < required) {
+                    // frozen: its 'next' must stay as the snapshot saw it
+                    moved = e.copy(mapVersion, null);
+                    moved.lruPrev = e.lruPrev;
+                    moved.lruNext = e.lruNext;
+                    moved.lruPrev.lruNext = moved;
+                    moved.lruNext.lruPrev = moved;
+                    e.lruPrev = null;
+                    e.lruNext = null;
+                    copiesOnWrite++;
+                }
+                int idx = moved.hash & mask;
+                moved.next = grown[idx];
+                grown[idx] = moved;
+                e = following;
+            }
+        }
+        table = grown;
+        threshold = grown.length == MAX_CAPACITY ? Integer.MAX_VALUE : grown.length / 4 * 3;
+    }
+
+    private void linkFront(CacheEntry e) {
+        e.lruPrev = lru;
+        e.lruNext = lru.lruNext;
+        lru.lruNext.lruPrev = e;
+        lru.lruNext = e;
+    }
+
+    private void unlink(CacheEntry e) {
+        e.lruPrev.lruNext = e.lruNext;
+        e.lruNext.lruPrev = e.lruPrev;
+        e.lruPrev = null;
+        e.lruNext = null;
+    }
+
+    private void moveToFront(CacheEntry e) {
+        if (lru.lruNext != e) {
+            unlink(e);
+            linkFront(e);
+        }
+    }
+
+    static int hash(CacheOwner owner, Object key, Object namespace, Object userKey) {
+        int h = key.hashCode();
+        h = h * 31 + namespace.hashCode();
+        if (userKey != null) {
+            h = h * 31 + userKey.hashCode();
+        }
+        h ^= System.identityHashCode(owner) * 0x9E3779B9;
+        // murmur3 finalizer: spread high bits into the bucket index
+        h ^= h >>> 16;
+        h *= 0x85EBCA6B;
+        h ^= h >>> 13;
+        h *= 0xC2B2AE35;
+        h ^= h >>> 16;
+        return h;
+    }
+
+    /** Verifies invariants 1-3; for tests. Throws {@link IllegalStateException} on a violation. */
+    public void checkInvariants() {
+        int inTable = 0;
+        java.util.Set<CacheEntry> seen =
+                java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        for (int i = 0; i < table.length; i++) {
+            for (CacheEntry e = table[i]; e != null; e = e.next) {
+                inTable++;
+                if ((e.hash & (table.length - 1)) != i) {
+                    throw new IllegalStateException("entry in wrong bucket: " + e);
+                }
+                for (CacheEntry o = e.next; o != null; o = o.next) {
+                    if (o.matches(e.owner, e.key, e.namespace, e.userKey, e.hash)) {
+                        throw new IllegalStateException("duplicate identity: " + e);
+                    }
+                }
+                seen.add(e);
+            }
+        }
+        int inLru = 0;
+        for (CacheEntry e = lru.lruNext; e != lru; e = e.lruNext) {
+            inLru++;
+            if (!seen.contains(e)) {
+                throw new IllegalStateException("LRU list holds an entry not in the table: " + e);
+            }
+            if (e.lruNext.lruPrev != e) {
+                throw new IllegalStateException("broken LRU links at " + e);
+            }
+        }
+        if (inTable != size || inLru != size) {
+            throw new IllegalStateException(
+                    "size " + size + " but table has " + inTable + " and LRU list " + inLru);
+        }
+        if (size > maxEntries) {
+            throw new IllegalStateException("size " + size + " exceeds bound " + maxEntries);
+        }
+    }
+}

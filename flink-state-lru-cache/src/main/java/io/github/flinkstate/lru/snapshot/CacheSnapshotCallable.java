@@ -1,0 +1,111 @@
+package io.github.flinkstate.lru.snapshot;
+
+import io.github.flinkstate.lru.cow.CowLruMap;
+import io.github.flinkstate.lru.cow.CowSnapshot;
+
+import org.apache.flink.runtime.state.AsyncSnapshotCallable;
+import org.apache.flink.runtime.state.CheckpointStreamFactory;
+import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.KeyGroupsStateHandle;
+import org.apache.flink.runtime.state.KeyedStateHandle;
+import org.apache.flink.runtime.state.SnapshotResult;
+import org.apache.flink.runtime.state.StateUtil;
+import org.apache.flink.runtime.state.StreamStateHandle;
+import org.apache.flink.util.concurrent.FutureUtils;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.concurrent.RunnableFuture;
+
+/**
+ * The asynchronous part of a checkpoint of the LRU cache backend: completes the delegate's
+ * snapshot, writes the cache entries the delegate did not have when the checkpoint started, and
+ * packs both into one handle ({@link SnapshotEnvelope}). Always releases the frozen cache view,
+ * also when cancelled.
+ *
+ * <p>Thread safety: runs once, on the checkpointing thread.
+ */
+public final class CacheSnapshotCallable extends AsyncSnapshotCallable<SnapshotResult<KeyedStateHandle>> {
+
+    private static final Logger LOG = LoggerFactory.getLogger(CacheSnapshotCallable.class);
+
+    private final RunnableFuture<SnapshotResult<KeyedStateHandle>> delegateFuture;
+    private final CowLruMap cache;
+    private final CowSnapshot frozen;
+    private final SnapshotStates states;
+    private final KeyGroupRange keyGroupRange;
+    private final long checkpointId;
+    private final CheckpointStreamFactory streamFactory;
+
+    public CacheSnapshotCallable(
+            RunnableFuture<SnapshotResult<KeyedStateHandle>> delegateFuture,
+            CowLruMap cache,
+            CowSnapshot frozen,
+            SnapshotStates states,
+            KeyGroupRange keyGroupRange,
+            long checkpointId,
+            CheckpointStreamFactory streamFactory) {
+        this.delegateFuture = delegateFuture;
+        this.cache = cache;
+        this.frozen = frozen;
+        this.states = states;
+        this.keyGroupRange = keyGroupRange;
+        this.checkpointId = checkpointId;
+        this.streamFactory = streamFactory;
+    }
+
+    @Override
+    protected SnapshotResult<KeyedStateHandle> callInternal() throws Exception {
+        SnapshotResult<KeyedStateHandle> delegateResult =
+                FutureUtils.runIfNotDoneAndGet(delegateFuture);
+        KeyedStateHandle delegateHandle =
+                delegateResult == null ? null : delegateResult.getJobManagerOwnedSnapshot();
+        if (delegateResult != null && delegateResult.getTaskLocalSnapshot() != null) {
+            // a local copy without the cache entries could not restore correctly: drop it
+            StateUtil.discardStateObjectQuietly(delegateResult.getTaskLocalSnapshot());
+        }
+        StreamStateHandle cacheStream = null;
+        try {
+            if (frozen != null) {
+                byte kind = SnapshotEnvelope.delegateKind(delegateHandle);
+                cacheStream =
+                        new CacheSnapshotWriter(frozen, states, keyGroupRange)
+                                .write(
+                                        kind,
+                                        kind == CacheSnapshotFormat.DELEGATE_KEY_GROUPS
+                                                ? ((KeyGroupsStateHandle) delegateHandle)
+                                                        .getGroupRangeOffsets()
+                                                : null,
+                                        streamFactory,
+                                        snapshotCloseableRegistry);
+            }
+            KeyedStateHandle result =
+                    SnapshotEnvelope.wrap(delegateHandle, cacheStream, checkpointId, keyGroupRange);
+            return result == null ? SnapshotResult.empty() : SnapshotResult.of(result);
+        } catch (Exception e) {
+            StateUtil.discardStateObjectQuietly(delegateHandle);
+            StateUtil.discardStateObjectQuietly(cacheStream);
+            throw e;
+        }
+    }
+
+    @Override
+    protected void cleanupProvidedResources() {
+        if (frozen != null) {
+            cache.release(frozen.version());
+        }
+        if (!delegateFuture.isDone()) {
+            delegateFuture.cancel(true);
+        }
+    }
+
+    @Override
+    protected void logAsyncSnapshotComplete(long startTime) {
+        LOG.debug(
+                "LRU cache snapshot of checkpoint {} ({} frozen entries) completed in {} ms",
+                checkpointId,
+                frozen == null ? 0 : frozen.size(),
+                System.currentTimeMillis() - startTime);
+    }
+}

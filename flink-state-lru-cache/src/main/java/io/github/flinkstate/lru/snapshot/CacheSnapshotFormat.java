@@ -1,0 +1,50 @@
+package io.github.flinkstate.lru.snapshot;
+
+/**
+ * Constants of the cache snapshot stream, format version 1. The layout is specified in {@code
+ * docs/format/lru-cache-snapshot.md}; every number here is persisted and must never change
+ * meaning. A new layout gets a new {@link #VERSION}.
+ *
+ * <pre>
+ * stream  := header proxy blockCount:int32 block*
+ * header  := MAGIC:int32 VERSION:int8 delegateKind:int8 [keyGroupOffsets if KEY_GROUPS]
+ * keyGroupOffsets := first:int32 last:int32 offset:int64 * (last - first + 1)
+ * proxy   := Flink KeyedBackendSerializationProxy (key serializer snapshot, state meta infos)
+ * block   := keyGroup:int32 records:int32 length:int32 record* (length bytes)
+ * record  := stateIndex:int16 op:int8 key namespace [userKey] [value]
+ * </pre>
+ *
+ * All integers are big-endian (Java {@code DataOutput}). Keys, namespaces, user keys and values
+ * are written with the serializers named in the proxy. A map value is a null flag (boolean)
+ * followed by the value when not null.
+ */
+public final class CacheSnapshotFormat {
+
+    /** "LRUC". */
+    public static final int MAGIC = 0x4C525543;
+
+    public static final byte VERSION = 1;
+
+    /** The delegate produced no handle; the envelope holds only the cache stream. */
+    public static final byte DELEGATE_NONE = 0;
+
+    /** The delegate produced an IncrementalRemoteKeyedStateHandle, kept as is in the envelope. */
+    public static final byte DELEGATE_INCREMENTAL = 1;
+
+    /** The delegate produced a KeyGroupsStateHandle; its offsets are stored in this header. */
+    public static final byte DELEGATE_KEY_GROUPS = 2;
+
+    public static final byte OP_PUT = 0;
+    public static final byte OP_DELETE = 1;
+
+    /** Private-state name of the cache stream inside the envelope handle. */
+    public static final String CACHE_STREAM_NAME = "flinkstate-lru-cache.bin";
+
+    /** Private-state name of the delegate's key-groups stream inside the envelope handle. */
+    public static final String DELEGATE_STREAM_NAME = "flinkstate-lru-delegate-keygroups.bin";
+
+    /** Content of the small meta handle of envelopes that have no delegate meta handle. */
+    public static final byte[] ENVELOPE_META = {'L', 'R', 'U', 'C', VERSION};
+
+    private CacheSnapshotFormat() {}
+}

@@ -1,0 +1,80 @@
+package io.github.flinkstate.lru.state;
+
+import io.github.flinkstate.lru.cow.CacheEntry;
+
+import org.apache.flink.api.common.state.StateDescriptor;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.runtime.state.internal.InternalKvState;
+
+/**
+ * Base of states with one value per key and namespace (value, list, reducing, aggregating): one
+ * cache entry holds the whole value, so a cached list is always the complete list.
+ *
+ * <p>Thread safety: task thread only.
+ */
+abstract class AbstractCachedSingleValueState<K, N, SV, D extends InternalKvState<K, N, ?>>
+        extends AbstractCachedState<K, N, SV, D> {
+
+    AbstractCachedSingleValueState(
+            CacheContext<K> context,
+            StateDescriptor.Type type,
+            String name,
+            D delegate,
+            TypeSerializer<N> namespaceSerializer,
+            TypeSerializer<SV> valueSerializer) {
+        super(context, type, name, delegate, namespaceSerializer, valueSerializer);
+    }
+
+    /** Reads the value from the delegate under the current key and namespace (null if none). */
+    protected abstract SV loadFromDelegate() throws Exception;
+
+    /** The live entry of the current key and namespace, loaded into the cache on a miss. */
+    protected final CacheEntry entry() throws Exception {
+        CacheEntry e = lookup(null);
+        if (e != null) {
+            return e;
+        }
+        SV loaded = loadFromDelegate();
+        return insert(null, toCached(copyLoaded(loaded, valueSerializer)), false);
+    }
+
+    /**
+     * The current value, or null. The object is the cached one (object reuse, as with the
+     * HashMap backend); if a running snapshot still reads it, the cache switches to a copy first.
+     */
+    @SuppressWarnings("unchecked")
+    protected final SV getCachedValue() throws Exception {
+        CacheEntry e = entry();
+        if (!valueSerializer.isImmutableType()) {
+            e = cache.privateValue(e, valueSerializerAsObject());
+        }
+        return (SV) fromCached(e.value());
+    }
+
+    /** Replaces the value of the current key and namespace (null deletes it). */
+    protected final void putCachedValue(SV value) throws Exception {
+        CacheEntry e = lookup(null);
+        if (e != null) {
+            cache.setValue(e, toCached(value), true);
+        } else {
+            insert(null, toCached(value), true);
+        }
+    }
+
+    @Override
+    public void clear() {
+        try {
+            CacheEntry e = lookup(null);
+            if (e != null) {
+                cache.setValue(e, CacheEntry.ABSENT, true);
+            } else {
+                // nothing cached: the delegate is the truth, delete there directly
+                delegateForCurrentKey().clear();
+            }
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new RuntimeException("Error while clearing state " + name, e);
+        }
+    }
+}

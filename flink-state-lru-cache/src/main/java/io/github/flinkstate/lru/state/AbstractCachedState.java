@@ -1,0 +1,230 @@
+package io.github.flinkstate.lru.state;
+
+import io.github.flinkstate.lru.cow.CacheEntry;
+import io.github.flinkstate.lru.cow.CacheOwner;
+import io.github.flinkstate.lru.cow.CowLruMap;
+
+import org.apache.flink.api.common.state.StateDescriptor;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.runtime.state.RegisteredKeyValueStateBackendMetaInfo;
+import org.apache.flink.runtime.state.internal.InternalKvState;
+import org.apache.flink.runtime.state.metainfo.StateMetaInfoSnapshot;
+
+/**
+ * Base of the cached state objects: a state that first looks in the shared {@link CowLruMap} and
+ * falls back to the same-named state of the delegate backend, loading what it reads.
+ *
+ * <p>Thread safety: task thread only, like every Flink keyed state object.
+ *
+ * <p>Invariants:
+ *
+ * <ol>
+ *   <li>The logical content of this state is the delegate's content overlaid by this state's
+ *       cache entries; a clean entry equals what the delegate holds.
+ *   <li>Before any call on {@link #delegate}, the delegate's key is synchronized and its
+ *       namespace set, because evictions move the delegate to other keys and namespaces.
+ * </ol>
+ *
+ * @param <K> key type
+ * @param <N> namespace type
+ * @param <SV> the state's value type (for maps: the whole map)
+ * @param <D> the delegate's state type
+ */
+public abstract class AbstractCachedState<K, N, SV, D extends InternalKvState<K, N, ?>>
+        implements InternalKvState<K, N, SV>, CacheOwner {
+
+    protected final CacheContext<K> context;
+    protected final CowLruMap cache;
+    protected final StateDescriptor.Type type;
+    protected final String name;
+
+    protected D delegate;
+    protected TypeSerializer<N> namespaceSerializer;
+    protected TypeSerializer<SV> valueSerializer;
+    protected N currentNamespace;
+
+    protected AbstractCachedState(
+            CacheContext<K> context,
+            StateDescriptor.Type type,
+            String name,
+            D delegate,
+            TypeSerializer<N> namespaceSerializer,
+            TypeSerializer<SV> valueSerializer) {
+        this.context = context;
+        this.cache = context.cache();
+        this.type = type;
+        this.name = name;
+        this.delegate = delegate;
+        this.namespaceSerializer = namespaceSerializer;
+        this.valueSerializer = valueSerializer;
+    }
+
+    /** Rebinds this state after the same name was registered again (new serializers or functions). */
+    @SuppressWarnings("unchecked")
+    public void rebind(
+            D newDelegate,
+            TypeSerializer<N> newNamespaceSerializer,
+            StateDescriptor<?, ?> newDescriptor) {
+        this.delegate = newDelegate;
+        this.namespaceSerializer = newNamespaceSerializer;
+        this.valueSerializer = (TypeSerializer<SV>) newDelegate.getValueSerializer();
+        onRebind(newDescriptor);
+    }
+
+    /** Picks up functions (reduce, aggregate) of a re-registered descriptor. */
+    protected void onRebind(StateDescriptor<?, ?> newDescriptor) {}
+
+    public String name() {
+        return name;
+    }
+
+    public StateDescriptor.Type type() {
+        return type;
+    }
+
+    public D delegate() {
+        return delegate;
+    }
+
+    /** Meta data describing this state in a snapshot of the cache. */
+    public StateMetaInfoSnapshot metaInfoSnapshot() {
+        return new RegisteredKeyValueStateBackendMetaInfo<>(
+                        type, name, namespaceSerializer, valueSerializer)
+                .snapshot();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // InternalKvState
+    // ------------------------------------------------------------------------------------------
+
+    @Override
+    public TypeSerializer<K> getKeySerializer() {
+        return delegate.getKeySerializer();
+    }
+
+    @Override
+    public TypeSerializer<N> getNamespaceSerializer() {
+        return namespaceSerializer;
+    }
+
+    @Override
+    public TypeSerializer<SV> getValueSerializer() {
+        return valueSerializer;
+    }
+
+    @Override
+    public void setCurrentNamespace(N namespace) {
+        this.currentNamespace = namespace;
+    }
+
+    @Override
+    public StateIncrementalVisitor<K, N, SV> getStateIncrementalVisitor(int recommendedMaxNumberOfReturnedRecords) {
+        // Like RocksDB: TTL incremental cleanup is not offered (Flink then skips it).
+        throw new UnsupportedOperationException(
+                "The LRU cache backend does not support TTL incremental cleanup; "
+                        + "use cleanup in full snapshot or compaction filter of the delegate.");
+    }
+
+    @Override
+    public byte[] getSerializedValue(
+            byte[] serializedKeyAndNamespace,
+            TypeSerializer<K> safeKeySerializer,
+            TypeSerializer<N> safeNamespaceSerializer,
+            TypeSerializer<SV> safeValueSerializer)
+            throws Exception {
+        // Make the delegate exact for everything this state caches, then let it answer.
+        flushDirtyEntries();
+        return delegate.getSerializedValue(
+                serializedKeyAndNamespace,
+                safeKeySerializer,
+                safeNamespaceSerializer,
+                (TypeSerializer) safeValueSerializer);
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // CacheOwner
+    // ------------------------------------------------------------------------------------------
+
+    @Override
+    public void writeBack(CacheEntry entry) throws Exception {
+        context.setDelegateKey(entry.key(), entry.keyGroup());
+        delegate.setCurrentNamespace(castNamespace(entry.namespace()));
+        DelegateWrites.write(type, delegate, entry.userKey(), entry.value());
+    }
+
+    /** Writes every dirty entry of this state to the delegate and marks it clean. */
+    public void flushDirtyEntries() throws Exception {
+        for (CacheEntry stale : cache.liveEntries(e -> e.owner() == this && e.isDirty())) {
+            CacheEntry live = cache.findLive(stale);
+            writeBack(live);
+            cache.markClean(live);
+        }
+    }
+
+    /** Drops all of this state's entries, writing dirty ones back first. */
+    public void flushAndDropEntries() throws Exception {
+        for (CacheEntry stale : cache.liveEntries(e -> e.owner() == this)) {
+            CacheEntry live = cache.findLive(stale);
+            if (live.isDirty()) {
+                writeBack(live);
+            }
+            cache.remove(live);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // helpers for subclasses
+    // ------------------------------------------------------------------------------------------
+
+    /** Looks up the entry of the current key and namespace, counting a hit or a miss. */
+    protected final CacheEntry lookup(Object userKey) {
+        CacheEntry e = cache.get(this, context.currentKey(), currentNamespace, userKey);
+        context.statistics().record(e != null);
+        return e;
+    }
+
+    /** Prepares the delegate for an access under the current key and namespace. */
+    protected final D delegateForCurrentKey() {
+        context.syncDelegateKey();
+        delegate.setCurrentNamespace(currentNamespace);
+        return delegate;
+    }
+
+    /** Caches a value for the current key and namespace. */
+    protected final CacheEntry insert(Object userKey, Object value, boolean dirty) throws Exception {
+        return cache.insert(
+                this,
+                context.currentKey(),
+                currentNamespace,
+                userKey,
+                context.currentKeyGroup(),
+                value,
+                dirty);
+    }
+
+    /** Copies a value loaded from the delegate when the delegate keeps that same object. */
+    @SuppressWarnings("unchecked")
+    protected final Object copyLoaded(Object value, TypeSerializer<?> serializer) {
+        return value != null && context.copyOnLoad()
+                ? ((TypeSerializer<Object>) serializer).copy(value)
+                : value;
+    }
+
+    @SuppressWarnings("unchecked")
+    protected final N castNamespace(Object namespace) {
+        return (N) namespace;
+    }
+
+    @SuppressWarnings("unchecked")
+    protected final TypeSerializer<Object> valueSerializerAsObject() {
+        return (TypeSerializer<Object>) (TypeSerializer<?>) valueSerializer;
+    }
+
+    protected static Object toCached(Object value) {
+        return value == null ? CacheEntry.ABSENT : value;
+    }
+
+    protected static Object fromCached(Object value) {
+        return value == CacheEntry.ABSENT ? null : value;
+    }
+}

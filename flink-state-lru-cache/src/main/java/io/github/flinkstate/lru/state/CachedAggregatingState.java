@@ -1,0 +1,100 @@
+package io.github.flinkstate.lru.state;
+
+import org.apache.flink.api.common.functions.AggregateFunction;
+import org.apache.flink.api.common.state.AggregatingStateDescriptor;
+import org.apache.flink.api.common.state.StateDescriptor;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.runtime.state.internal.InternalAggregatingState;
+
+import java.util.Collection;
+
+/**
+ * Cached {@link InternalAggregatingState}: the accumulator lives in one cache entry; the aggregate
+ * function runs on the cached accumulator. Thread safety: task thread only.
+ */
+public final class CachedAggregatingState<K, N, IN, ACC, OUT>
+        extends AbstractCachedSingleValueState<
+                K, N, ACC, InternalAggregatingState<K, N, IN, ACC, OUT>>
+        implements InternalAggregatingState<K, N, IN, ACC, OUT> {
+
+    private AggregateFunction<IN, ACC, OUT> aggregateFunction;
+
+    public CachedAggregatingState(
+            CacheContext<K> context,
+            AggregatingStateDescriptor<IN, ACC, OUT> descriptor,
+            InternalAggregatingState<K, N, IN, ACC, OUT> delegate,
+            TypeSerializer<N> namespaceSerializer) {
+        super(
+                context,
+                StateDescriptor.Type.AGGREGATING,
+                descriptor.getName(),
+                delegate,
+                namespaceSerializer,
+                delegate.getValueSerializer());
+        this.aggregateFunction = descriptor.getAggregateFunction();
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    protected void onRebind(StateDescriptor<?, ?> newDescriptor) {
+        this.aggregateFunction =
+                ((AggregatingStateDescriptor<IN, ACC, OUT>) newDescriptor).getAggregateFunction();
+    }
+
+    @Override
+    protected ACC loadFromDelegate() throws Exception {
+        return delegateForCurrentKey().getInternal();
+    }
+
+    @Override
+    public OUT get() throws Exception {
+        ACC acc = getCachedValue();
+        return acc == null ? null : aggregateFunction.getResult(acc);
+    }
+
+    @Override
+    public void add(IN value) throws Exception {
+        ACC acc = getCachedValue();
+        if (acc == null) {
+            acc = aggregateFunction.createAccumulator();
+        }
+        putCachedValue(aggregateFunction.add(value, acc));
+    }
+
+    @Override
+    public ACC getInternal() throws Exception {
+        return getCachedValue();
+    }
+
+    @Override
+    public void updateInternal(ACC valueToStore) throws Exception {
+        putCachedValue(valueToStore);
+    }
+
+    @Override
+    public void mergeNamespaces(N target, Collection<N> sources) throws Exception {
+        if (sources == null || sources.isEmpty()) {
+            return;
+        }
+        N original = currentNamespace;
+        try {
+            ACC merged = null;
+            for (N source : sources) {
+                setCurrentNamespace(source);
+                ACC sourceAcc = getCachedValue();
+                if (sourceAcc != null) {
+                    merged = merged == null ? sourceAcc : aggregateFunction.merge(merged, sourceAcc);
+                    putCachedValue(null);
+                }
+            }
+            if (merged != null) {
+                setCurrentNamespace(target);
+                ACC targetAcc = getCachedValue();
+                putCachedValue(
+                        targetAcc == null ? merged : aggregateFunction.merge(targetAcc, merged));
+            }
+        } finally {
+            setCurrentNamespace(original);
+        }
+    }
+}

@@ -1,0 +1,133 @@
+package io.github.flinkstate.lru.state;
+
+import io.github.flinkstate.lru.cow.CacheEntry;
+
+import org.apache.flink.api.common.state.StateDescriptor;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.runtime.state.internal.InternalListState;
+import org.apache.flink.util.Preconditions;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+
+/**
+ * Cached {@link InternalListState}. A cache entry holds the complete list; {@code add} on a miss
+ * loads the list first, so the entry can replace the delegate's list on write-back.
+ *
+ * <p>Thread safety: task thread only.
+ */
+public final class CachedListState<K, N, V>
+        extends AbstractCachedSingleValueState<K, N, List<V>, InternalListState<K, N, V>>
+        implements InternalListState<K, N, V> {
+
+    public CachedListState(
+            CacheContext<K> context,
+            String name,
+            InternalListState<K, N, V> delegate,
+            TypeSerializer<N> namespaceSerializer) {
+        super(
+                context,
+                StateDescriptor.Type.LIST,
+                name,
+                delegate,
+                namespaceSerializer,
+                delegate.getValueSerializer());
+    }
+
+    @Override
+    protected List<V> loadFromDelegate() throws Exception {
+        List<V> list = delegateForCurrentKey().getInternal();
+        if (list == null || list.isEmpty()) {
+            return null;
+        }
+        // we append in place later: keep only a private, modifiable list (copyLoaded copies
+        // the delegate's object when the delegate keeps it)
+        return list instanceof ArrayList || context.copyOnLoad() ? list : new ArrayList<>(list);
+    }
+
+    @Override
+    public Iterable<V> get() throws Exception {
+        return getInternal();
+    }
+
+    @Override
+    public List<V> getInternal() throws Exception {
+        return getCachedValue();
+    }
+
+    @Override
+    public void add(V value) throws Exception {
+        Preconditions.checkNotNull(value, "You cannot add null to a ListState.");
+        appendAll(List.of(value));
+    }
+
+    @Override
+    public void addAll(List<V> values) throws Exception {
+        checkElements(values);
+        if (!values.isEmpty()) {
+            appendAll(values);
+        }
+    }
+
+    @Override
+    public void update(List<V> values) throws Exception {
+        checkElements(values);
+        if (values.isEmpty()) {
+            clear();
+            return;
+        }
+        putCachedValue(new ArrayList<>(values));
+    }
+
+    @Override
+    public void updateInternal(List<V> valueToStore) throws Exception {
+        update(valueToStore);
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public void mergeNamespaces(N target, Collection<N> sources) throws Exception {
+        if (sources == null || sources.isEmpty()) {
+            return;
+        }
+        N original = currentNamespace;
+        try {
+            List<V> merged = new ArrayList<>();
+            for (N source : sources) {
+                setCurrentNamespace(source);
+                List<V> sourceList = (List<V>) fromCached(entry().value());
+                if (sourceList != null) {
+                    merged.addAll(sourceList);
+                    putCachedValue(null);
+                }
+            }
+            if (!merged.isEmpty()) {
+                setCurrentNamespace(target);
+                appendAll(merged);
+            }
+        } finally {
+            setCurrentNamespace(original);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private void appendAll(List<V> values) throws Exception {
+        CacheEntry e = entry();
+        if (e.isAbsent()) {
+            cache.setValue(e, new ArrayList<>(values), true);
+            return;
+        }
+        e = cache.privateValue(e, valueSerializerAsObject());
+        List<V> list = (List<V>) e.value();
+        list.addAll(values);
+        cache.setValue(e, list, true);
+    }
+
+    private static <V> void checkElements(List<V> values) {
+        Preconditions.checkNotNull(values, "List of values to add cannot be null.");
+        for (V v : values) {
+            Preconditions.checkNotNull(v, "You cannot add null to a ListState.");
+        }
+    }
+}

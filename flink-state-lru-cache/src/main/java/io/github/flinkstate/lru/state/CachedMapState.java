@@ -1,0 +1,360 @@
+package io.github.flinkstate.lru.state;
+
+import io.github.flinkstate.lru.cow.CacheEntry;
+
+import org.apache.flink.api.common.state.StateDescriptor;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.api.common.typeutils.base.MapSerializer;
+import org.apache.flink.runtime.state.internal.InternalMapState;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
+
+/**
+ * Cached {@link InternalMapState}: one cache entry per user key (value, {@code null} value, or
+ * {@link CacheEntry#ABSENT}). Point operations use the cache; operations over the whole map of a
+ * key and namespace ({@code entries/keys/values/iterator/isEmpty}) first write that row's dirty
+ * entries to the delegate and then read the delegate, so cached, dirty, deleted and uncached
+ * entries all appear exactly once. Changes made through an iterator go to the delegate and drop
+ * the affected cache entry.
+ *
+ * <p>Thread safety: task thread only.
+ *
+ * <p>Invariant: {@link #cachedUserKeys} lists, per (key, namespace), exactly the user keys this
+ * state has live cache entries for.
+ */
+public final class CachedMapState<K, N, UK, UV>
+        extends AbstractCachedState<K, N, Map<UK, UV>, InternalMapState<K, N, UK, UV>>
+        implements InternalMapState<K, N, UK, UV> {
+
+    private final Map<RowKey, Set<Object>> cachedUserKeys = new HashMap<>();
+    private TypeSerializer<UV> userValueSerializer;
+
+    public CachedMapState(
+            CacheContext<K> context,
+            String name,
+            InternalMapState<K, N, UK, UV> delegate,
+            TypeSerializer<N> namespaceSerializer) {
+        super(
+                context,
+                StateDescriptor.Type.MAP,
+                name,
+                delegate,
+                namespaceSerializer,
+                delegate.getValueSerializer());
+        this.userValueSerializer = userValueSerializerOf(valueSerializer);
+    }
+
+    @Override
+    protected void onRebind(StateDescriptor<?, ?> newDescriptor) {
+        this.userValueSerializer = userValueSerializerOf(valueSerializer);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <UK, UV> TypeSerializer<UV> userValueSerializerOf(
+            TypeSerializer<Map<UK, UV>> serializer) {
+        return ((MapSerializer<UK, UV>) serializer).getValueSerializer();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // point operations
+    // ------------------------------------------------------------------------------------------
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public UV get(UK key) throws Exception {
+        CacheEntry e = entry(key);
+        if (e.isAbsent()) {
+            return null;
+        }
+        if (!userValueSerializer.isImmutableType()) {
+            e = cache.privateValue(e, (TypeSerializer<Object>) userValueSerializer);
+        }
+        return (UV) e.value();
+    }
+
+    @Override
+    public void put(UK key, UV value) throws Exception {
+        CacheEntry e = lookup(key);
+        if (e != null) {
+            cache.setValue(e, value, true);
+        } else {
+            insertUserKey(key, value, true);
+        }
+    }
+
+    @Override
+    public void putAll(Map<UK, UV> map) throws Exception {
+        if (map == null) {
+            return;
+        }
+        for (Map.Entry<UK, UV> entry : map.entrySet()) {
+            put(entry.getKey(), entry.getValue());
+        }
+    }
+
+    @Override
+    public void remove(UK key) throws Exception {
+        CacheEntry e = lookup(key);
+        if (e != null) {
+            cache.setValue(e, CacheEntry.ABSENT, true);
+        } else {
+            delegateForCurrentKey().remove(key);
+        }
+    }
+
+    @Override
+    public boolean contains(UK key) throws Exception {
+        return !entry(key).isAbsent();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // whole-map operations
+    // ------------------------------------------------------------------------------------------
+
+    @Override
+    public boolean isEmpty() throws Exception {
+        flushRow();
+        return delegateForCurrentKey().isEmpty();
+    }
+
+    @Override
+    public void clear() {
+        try {
+            Set<Object> userKeys = cachedUserKeys.get(currentRow());
+            if (userKeys != null) {
+                for (Object userKey : new ArrayList<>(userKeys)) {
+                    CacheEntry e = cache.peek(this, context.currentKey(), currentNamespace, userKey);
+                    if (e != null) {
+                        cache.remove(e);
+                    }
+                }
+            }
+            delegateForCurrentKey().clear();
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new RuntimeException("Error while clearing map state " + name, e);
+        }
+    }
+
+    @Override
+    public Iterable<Map.Entry<UK, UV>> entries() throws Exception {
+        flushRow();
+        Iterable<Map.Entry<UK, UV>> entries = delegateForCurrentKey().entries();
+        RowOwner owner = rowOwner();
+        return wrap(entries, owner, Map.Entry::getKey, entry -> new InvalidatingEntry(entry, owner));
+    }
+
+    @Override
+    public Iterable<UK> keys() throws Exception {
+        flushRow();
+        return wrap(
+                delegateForCurrentKey().keys(), rowOwner(), k -> k, Function.identity());
+    }
+
+    @Override
+    public Iterable<UV> values() throws Exception {
+        flushRow();
+        // values() cannot tell which user key an iterator.remove() hits: drop the whole row's cache
+        RowOwner owner = rowOwner();
+        Iterable<UV> values = delegateForCurrentKey().values();
+        return () -> new InvalidatingIterator<>(values.iterator(), owner, v -> null, v -> v);
+    }
+
+    @Override
+    public Iterator<Map.Entry<UK, UV>> iterator() throws Exception {
+        return entries().iterator();
+    }
+
+    private <T> Iterable<T> wrap(
+            Iterable<T> delegateIterable,
+            RowOwner owner,
+            Function<T, Object> userKeyOf,
+            Function<T, T> elementWrapper) {
+        if (delegateIterable == null) {
+            return null;
+        }
+        return () ->
+                new InvalidatingIterator<>(
+                        delegateIterable.iterator(), owner, userKeyOf, elementWrapper);
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // cache bookkeeping
+    // ------------------------------------------------------------------------------------------
+
+    private CacheEntry entry(UK userKey) throws Exception {
+        CacheEntry e = lookup(userKey);
+        if (e != null) {
+            return e;
+        }
+        InternalMapState<K, N, UK, UV> d = delegateForCurrentKey();
+        UV value = d.get(userKey);
+        Object cached;
+        if (value != null) {
+            cached = copyLoaded(value, userValueSerializer);
+        } else {
+            cached = d.contains(userKey) ? null : CacheEntry.ABSENT;
+        }
+        return insertUserKey(userKey, cached, false);
+    }
+
+    private CacheEntry insertUserKey(UK userKey, Object value, boolean dirty) throws Exception {
+        CacheEntry e = insert(userKey, value, dirty);
+        cachedUserKeys.computeIfAbsent(currentRow(), r -> new HashSet<>()).add(userKey);
+        return e;
+    }
+
+    @Override
+    public void onRemoved(CacheEntry entry) {
+        RowKey row = new RowKey(entry.key(), entry.namespace());
+        Set<Object> userKeys = cachedUserKeys.get(row);
+        if (userKeys != null && userKeys.remove(entry.userKey()) && userKeys.isEmpty()) {
+            cachedUserKeys.remove(row);
+        }
+    }
+
+    /** Writes the dirty entries of the current key and namespace to the delegate. */
+    private void flushRow() throws Exception {
+        Set<Object> userKeys = cachedUserKeys.get(currentRow());
+        if (userKeys == null) {
+            return;
+        }
+        for (Object userKey : new ArrayList<>(userKeys)) {
+            CacheEntry e = cache.peek(this, context.currentKey(), currentNamespace, userKey);
+            if (e != null && e.isDirty()) {
+                writeBack(e);
+                cache.markClean(e);
+            }
+        }
+    }
+
+    private RowKey currentRow() {
+        return new RowKey(context.currentKey(), currentNamespace);
+    }
+
+    private RowOwner rowOwner() {
+        return new RowOwner(context.currentKey(), currentNamespace);
+    }
+
+    /** Identifies the map of one key and namespace. */
+    private record RowKey(Object key, Object namespace) {}
+
+    /** The row an iterator was created for; drops cache entries the iterator changed. */
+    private final class RowOwner {
+        private final Object key;
+        private final Object namespace;
+
+        RowOwner(Object key, Object namespace) {
+            this.key = key;
+            this.namespace = namespace;
+        }
+
+        void invalidate(Object userKey) {
+            if (userKey == null) {
+                Set<Object> userKeys = cachedUserKeys.get(new RowKey(key, namespace));
+                if (userKeys != null) {
+                    for (Object uk : new ArrayList<>(userKeys)) {
+                        invalidate(uk);
+                    }
+                }
+                return;
+            }
+            CacheEntry e = cache.peek(CachedMapState.this, key, namespace, userKey);
+            if (e != null) {
+                // clean (the row was flushed before iterating) unless changed meanwhile
+                if (e.isDirty()) {
+                    throw new IllegalStateException(
+                            "Map state " + name + " was modified while being iterated");
+                }
+                cache.remove(e);
+            }
+        }
+    }
+
+    /** Passes through a delegate iterator; a remove() also drops the cached entry. */
+    private final class InvalidatingIterator<T> implements Iterator<T> {
+        private final Iterator<T> delegate;
+        private final RowOwner owner;
+        private final Function<T, Object> userKeyOf;
+        private final Function<T, T> elementWrapper;
+        private T last;
+
+        InvalidatingIterator(
+                Iterator<T> delegate,
+                RowOwner owner,
+                Function<T, Object> userKeyOf,
+                Function<T, T> elementWrapper) {
+            this.delegate = delegate;
+            this.owner = owner;
+            this.userKeyOf = userKeyOf;
+            this.elementWrapper = elementWrapper;
+        }
+
+        @Override
+        public boolean hasNext() {
+            return delegate.hasNext();
+        }
+
+        @Override
+        public T next() {
+            last = delegate.next();
+            return elementWrapper.apply(last);
+        }
+
+        @Override
+        public void remove() {
+            delegate.remove();
+            owner.invalidate(userKeyOf.apply(last));
+        }
+    }
+
+    /** A delegate map entry whose setValue also drops the cached entry. */
+    private final class InvalidatingEntry implements Map.Entry<UK, UV> {
+        private final Map.Entry<UK, UV> delegate;
+        private final RowOwner owner;
+
+        InvalidatingEntry(Map.Entry<UK, UV> delegate, RowOwner owner) {
+            this.delegate = delegate;
+            this.owner = owner;
+        }
+
+        @Override
+        public UK getKey() {
+            return delegate.getKey();
+        }
+
+        @Override
+        public UV getValue() {
+            return delegate.getValue();
+        }
+
+        @Override
+        public UV setValue(UV value) {
+            UV old = delegate.setValue(value);
+            owner.invalidate(delegate.getKey());
+            return old;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return delegate.equals(o);
+        }
+
+        @Override
+        public int hashCode() {
+            return delegate.hashCode();
+        }
+
+        @Override
+        public String toString() {
+            return delegate.toString();
+        }
+    }
+}

@@ -1,0 +1,98 @@
+package io.github.flinkstate.lru.state;
+
+import org.apache.flink.api.common.functions.ReduceFunction;
+import org.apache.flink.api.common.state.ReducingStateDescriptor;
+import org.apache.flink.api.common.state.StateDescriptor;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.runtime.state.internal.InternalReducingState;
+
+import java.util.Collection;
+
+/**
+ * Cached {@link InternalReducingState}: the reduced value lives in one cache entry; the reduce
+ * function runs on the cached value. Thread safety: task thread only.
+ */
+public final class CachedReducingState<K, N, V>
+        extends AbstractCachedSingleValueState<K, N, V, InternalReducingState<K, N, V>>
+        implements InternalReducingState<K, N, V> {
+
+    private ReduceFunction<V> reduceFunction;
+
+    public CachedReducingState(
+            CacheContext<K> context,
+            ReducingStateDescriptor<V> descriptor,
+            InternalReducingState<K, N, V> delegate,
+            TypeSerializer<N> namespaceSerializer) {
+        super(
+                context,
+                StateDescriptor.Type.REDUCING,
+                descriptor.getName(),
+                delegate,
+                namespaceSerializer,
+                delegate.getValueSerializer());
+        this.reduceFunction = descriptor.getReduceFunction();
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    protected void onRebind(StateDescriptor<?, ?> newDescriptor) {
+        this.reduceFunction = ((ReducingStateDescriptor<V>) newDescriptor).getReduceFunction();
+    }
+
+    @Override
+    protected V loadFromDelegate() throws Exception {
+        return delegateForCurrentKey().getInternal();
+    }
+
+    @Override
+    public V get() throws Exception {
+        return getCachedValue();
+    }
+
+    @Override
+    public void add(V value) throws Exception {
+        if (value == null) {
+            clear();
+            return;
+        }
+        V current = getCachedValue();
+        putCachedValue(current == null ? value : reduceFunction.reduce(current, value));
+    }
+
+    @Override
+    public V getInternal() throws Exception {
+        return getCachedValue();
+    }
+
+    @Override
+    public void updateInternal(V valueToStore) throws Exception {
+        putCachedValue(valueToStore);
+    }
+
+    @Override
+    public void mergeNamespaces(N target, Collection<N> sources) throws Exception {
+        if (sources == null || sources.isEmpty()) {
+            return;
+        }
+        N original = currentNamespace;
+        try {
+            V merged = null;
+            for (N source : sources) {
+                setCurrentNamespace(source);
+                V sourceValue = getCachedValue();
+                if (sourceValue != null) {
+                    merged = merged == null ? sourceValue : reduceFunction.reduce(merged, sourceValue);
+                    putCachedValue(null);
+                }
+            }
+            if (merged != null) {
+                setCurrentNamespace(target);
+                V targetValue = getCachedValue();
+                putCachedValue(
+                        targetValue == null ? merged : reduceFunction.reduce(targetValue, merged));
+            }
+        } finally {
+            setCurrentNamespace(original);
+        }
+    }
+}
