@@ -255,6 +255,7 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
         }
         if (existing != null) {
             existing.rebind(delegateState, namespaceSerializer, stateDesc);
+            existing.setSnapshotTransformFactory(snapshotTransformFactory);
             return (IS) existing;
         }
         AbstractCachedState<K, N, ?, ?> state;
@@ -303,6 +304,7 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
                 throw new UnsupportedOperationException(
                         "State " + stateDesc.getName() + " has unsupported type " + stateDesc.getType());
         }
+        state.setSnapshotTransformFactory(snapshotTransformFactory);
         cachedStates.put(stateDesc.getName(), state);
         return (IS) state;
     }

@@ -13,6 +13,7 @@ import org.apache.flink.runtime.state.CheckpointedStateScope;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyGroupRangeOffsets;
 import org.apache.flink.runtime.state.KeyedBackendSerializationProxy;
+import org.apache.flink.runtime.state.StateSnapshotTransformer;
 import org.apache.flink.runtime.state.StreamStateHandle;
 import org.apache.flink.util.IOUtils;
 
@@ -126,22 +127,42 @@ public final class CacheSnapshotWriter {
 
     private void writeRecord(CacheEntry e, DataOutputSerializer out) throws IOException {
         SnapshotStates.Info info = states.infoOf(e.owner());
+        Object value = e.isAbsent() ? CacheEntry.ABSENT : transform(info, e.value());
+        boolean delete = value == CacheEntry.ABSENT;
         out.writeShort(info.index);
-        boolean delete = e.isAbsent();
         out.writeByte(delete ? CacheSnapshotFormat.OP_DELETE : CacheSnapshotFormat.OP_PUT);
         states.keySerializer().serialize(e.key(), out);
         info.namespaceSerializer.serialize(e.namespace(), out);
         if (info.type == StateDescriptor.Type.MAP) {
             info.userKeySerializer.serialize(e.userKey(), out);
             if (!delete) {
-                Object value = e.value();
                 out.writeBoolean(value == null);
                 if (value != null) {
                     info.userValueSerializer.serialize(value, out);
                 }
             }
         } else if (!delete) {
-            info.valueSerializer.serialize(e.value(), out);
+            info.valueSerializer.serialize(value, out);
         }
+    }
+
+    /** Applies the state's snapshot transformer (TTL cleanup); ABSENT if nothing remains. */
+    private static Object transform(SnapshotStates.Info info, Object value) {
+        StateSnapshotTransformer<Object> t = info.transformer;
+        if (t == null || value == null) {
+            return value;
+        }
+        if (info.type == StateDescriptor.Type.LIST) {
+            List<Object> kept = new ArrayList<>();
+            for (Object element : (List<?>) value) {
+                Object transformed = t.filterOrTransform(element);
+                if (transformed != null) {
+                    kept.add(transformed);
+                }
+            }
+            return kept.isEmpty() ? CacheEntry.ABSENT : kept;
+        }
+        Object transformed = t.filterOrTransform(value);
+        return transformed == null ? CacheEntry.ABSENT : transformed;
     }
 }

@@ -6,6 +6,7 @@ import io.github.flinkstate.lru.state.AbstractCachedState;
 import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.base.MapSerializer;
+import org.apache.flink.runtime.state.StateSnapshotTransformer;
 import org.apache.flink.runtime.state.metainfo.StateMetaInfoSnapshot;
 
 import java.util.ArrayList;
@@ -31,12 +32,15 @@ public final class SnapshotStates {
         final TypeSerializer<Object> valueSerializer;
         final TypeSerializer<Object> userKeySerializer;
         final TypeSerializer<Object> userValueSerializer;
+        /** TTL cleanup and similar; null if none. Applied per element for lists and maps. */
+        final StateSnapshotTransformer<Object> transformer;
 
         @SuppressWarnings("unchecked")
         Info(int index, AbstractCachedState<?, ?, ?, ?> state) {
             this.index = index;
             this.type = state.type();
             this.metaInfo = state.metaInfoSnapshot();
+            this.transformer = state.newSnapshotTransformer();
             this.namespaceSerializer =
                     (TypeSerializer<Object>) state.getNamespaceSerializer().duplicate();
             this.valueSerializer = (TypeSerializer<Object>) state.getValueSerializer().duplicate();

@@ -7,6 +7,8 @@ import io.github.flinkstate.lru.cow.CowLruMap;
 import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.runtime.state.RegisteredKeyValueStateBackendMetaInfo;
+import org.apache.flink.runtime.state.StateSnapshotTransformer;
+import org.apache.flink.runtime.state.StateSnapshotTransformer.StateSnapshotTransformFactory;
 import org.apache.flink.runtime.state.internal.InternalKvState;
 import org.apache.flink.runtime.state.metainfo.StateMetaInfoSnapshot;
 
@@ -42,6 +44,8 @@ public abstract class AbstractCachedState<K, N, SV, D extends InternalKvState<K,
     protected TypeSerializer<N> namespaceSerializer;
     protected TypeSerializer<SV> valueSerializer;
     protected N currentNamespace;
+    private StateSnapshotTransformFactory<?> snapshotTransformFactory =
+            StateSnapshotTransformFactory.noTransform();
 
     protected AbstractCachedState(
             CacheContext<K> context,
@@ -69,6 +73,21 @@ public abstract class AbstractCachedState<K, N, SV, D extends InternalKvState<K,
         this.namespaceSerializer = newNamespaceSerializer;
         this.valueSerializer = (TypeSerializer<SV>) newDelegate.getValueSerializer();
         onRebind(newDescriptor);
+    }
+
+    /** Sets the snapshot transformer (e.g. TTL cleanup in full snapshots) of this state's values. */
+    public void setSnapshotTransformFactory(StateSnapshotTransformFactory<?> factory) {
+        this.snapshotTransformFactory = factory;
+    }
+
+    /**
+     * A new transformer for one snapshot, applied to values (for lists: to each element, for
+     * maps: to each user value), or null if this state has none.
+     */
+    @SuppressWarnings("unchecked")
+    public StateSnapshotTransformer<Object> newSnapshotTransformer() {
+        return (StateSnapshotTransformer<Object>)
+                snapshotTransformFactory.createForDeserializedState().orElse(null);
     }
 
     /** Picks up functions (reduce, aggregate) of a re-registered descriptor. */
