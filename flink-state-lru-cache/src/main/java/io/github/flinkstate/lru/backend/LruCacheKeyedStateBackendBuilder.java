@@ -6,6 +6,7 @@ import io.github.flinkstate.lru.restore.CacheSnapshotRestorer;
 import io.github.flinkstate.lru.snapshot.CacheStreamHeader;
 import io.github.flinkstate.lru.snapshot.SnapshotEnvelope;
 
+import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.metrics.Gauge;
 import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
 import org.apache.flink.runtime.state.BackendBuildingException;
@@ -142,7 +143,9 @@ public final class LruCacheKeyedStateBackendBuilder<K> {
                         parameters.getTtlTimeProvider(),
                         latencyTrackingStateConfig,
                         sizeTrackingStateConfig,
-                        parameters.getCancelStreamRegistry());
+                        // the parameters' registry only covers the restore and is closed after
+                        // it; snapshots need one that lives as long as the backend
+                        new CloseableRegistry());
         if (backend.getCache() != null) {
             CacheMetrics.register(
                     parameters.getMetricGroup(),

@@ -1,0 +1,84 @@
+package io.github.flinkstate.benchmarks.common;
+
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.runtime.checkpoint.CheckpointStatsSnapshot;
+import org.apache.flink.runtime.checkpoint.CompletedCheckpointStats;
+import org.apache.flink.runtime.executiongraph.AccessExecutionGraph;
+import org.apache.flink.runtime.jobgraph.JobGraph;
+import org.apache.flink.runtime.jobmaster.JobResult;
+import org.apache.flink.runtime.minicluster.MiniCluster;
+import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+
+import java.util.function.Consumer;
+
+/**
+ * Runs one streaming job on a fresh embedded {@link MiniCluster} and reads its checkpoint
+ * statistics from the finished execution graph. Not thread-safe; one job at a time.
+ */
+public final class MiniClusterJobRunner {
+
+    private MiniClusterJobRunner() {}
+
+    /**
+     * @param config cluster and job configuration (backend, checkpointing, restarts)
+     * @param parallelism slots of the single TaskManager and default job parallelism
+     * @param buildJob adds the job's operators to the environment
+     */
+    public static JobStats run(
+            String backendName,
+            long records,
+            Configuration config,
+            int parallelism,
+            Consumer<StreamExecutionEnvironment> buildJob)
+            throws Exception {
+        Configuration clusterConfig = new Configuration(config);
+        clusterConfig.setString(
+                "metrics.reporter.cachecollector.factory.class",
+                CacheMetricsCollector.Factory.class.getName());
+        CacheMetricsCollector.reset();
+        MiniClusterConfiguration mcc =
+                new MiniClusterConfiguration.Builder()
+                        .setConfiguration(clusterConfig)
+                        .setNumTaskManagers(1)
+                        .setNumSlotsPerTaskManager(parallelism)
+                        .build();
+        try (MiniCluster cluster = new MiniCluster(mcc)) {
+            cluster.start();
+            StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(config);
+            env.setParallelism(parallelism);
+            buildJob.accept(env);
+            JobGraph jobGraph = env.getStreamGraph().getJobGraph();
+            JobID jobId = cluster.submitJob(jobGraph).get().getJobID();
+            JobResult result = cluster.requestJobResult(jobId).get();
+            if (!result.isSuccess()) {
+                throw new RuntimeException(
+                        "Job with backend " + backendName + " failed",
+                        result.getSerializedThrowable()
+                                .map(t -> (Throwable) t.deserializeError(MiniClusterJobRunner.class.getClassLoader()))
+                                .orElse(null));
+            }
+            AccessExecutionGraph graph = cluster.getExecutionGraph(jobId).get();
+            CheckpointStatsSnapshot stats = graph.getCheckpointStatsSnapshot();
+            CompletedCheckpointStats latest =
+                    stats == null ? null : stats.getHistory().getLatestCompletedCheckpoint();
+            int restarts =
+                    graph.getAllVertices().values().stream()
+                            .flatMap(v -> java.util.Arrays.stream(v.getTaskVertices()))
+                            .mapToInt(t -> t.getCurrentExecutionAttempt().getAttemptNumber())
+                            .max()
+                            .orElse(0);
+            return new JobStats(
+                    backendName,
+                    records,
+                    result.getNetRuntime(),
+                    restarts,
+                    stats == null ? 0 : stats.getCounts().getNumberOfCompletedCheckpoints(),
+                    stats == null ? 0 : stats.getSummaryStats().getEndToEndDurationStats().getAverage(),
+                    stats == null ? 0 : stats.getSummaryStats().getEndToEndDurationStats().getMaximum(),
+                    latest == null ? 0 : latest.getStateSize(),
+                    CacheMetricsCollector.hitRatio());
+        }
+    }
+}

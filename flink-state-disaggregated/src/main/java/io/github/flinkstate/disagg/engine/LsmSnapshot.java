@@ -1,0 +1,53 @@
+package io.github.flinkstate.disagg.engine;
+
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A consistent point-in-time image of a store: the manifest bytes and the files it lists.
+ * While unreleased it pins those files (the engine will not delete them). The store can be
+ * reopened from {@link #manifest()} alone; the files are read where they are.
+ *
+ * <p>Thread safety: immutable; {@link #release()} is idempotent and thread-safe.
+ */
+public final class LsmSnapshot implements AutoCloseable {
+
+    private final byte[] manifest;
+    private final List<String> files;
+    private final long lastSeq;
+    private final Runnable onRelease;
+    private final AtomicBoolean released = new AtomicBoolean();
+
+    LsmSnapshot(byte[] manifest, List<String> files, long lastSeq, Runnable onRelease) {
+        this.manifest = manifest;
+        this.files = List.copyOf(files);
+        this.lastSeq = lastSeq;
+        this.onRelease = onRelease;
+    }
+
+    /** The encoded manifest (docs/format/disagg-manifest.md). */
+    public byte[] manifest() {
+        return manifest.clone();
+    }
+
+    /** Full paths of every file the snapshot references. */
+    public List<String> files() {
+        return files;
+    }
+
+    public long lastSeq() {
+        return lastSeq;
+    }
+
+    /** Stops pinning the files; they may then be deleted if the deletion policy allows. */
+    public void release() {
+        if (released.compareAndSet(false, true)) {
+            onRelease.run();
+        }
+    }
+
+    @Override
+    public void close() {
+        release();
+    }
+}

@@ -1,0 +1,540 @@
+package io.github.flinkstate.disagg.engine;
+
+import io.github.flinkstate.disagg.engine.cache.BlockCache;
+import io.github.flinkstate.disagg.engine.cache.ReaderCache;
+import io.github.flinkstate.disagg.engine.compaction.Compaction;
+import io.github.flinkstate.disagg.engine.compaction.CompactionJob;
+import io.github.flinkstate.disagg.engine.compaction.LeveledCompactionPicker;
+import io.github.flinkstate.disagg.engine.compaction.SstOutputs;
+import io.github.flinkstate.disagg.engine.fs.FileNames;
+import io.github.flinkstate.disagg.engine.iterator.LsmIterator;
+import io.github.flinkstate.disagg.engine.key.EntryType;
+import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
+import io.github.flinkstate.disagg.engine.key.KeyRange;
+import io.github.flinkstate.disagg.engine.memtable.Memtable;
+import io.github.flinkstate.disagg.engine.version.FileMeta;
+import io.github.flinkstate.disagg.engine.version.ManifestCodec;
+import io.github.flinkstate.disagg.engine.version.RestorePlan;
+import io.github.flinkstate.disagg.engine.version.Version;
+import io.github.flinkstate.disagg.engine.version.VersionEdit;
+import io.github.flinkstate.disagg.engine.version.VersionSet;
+
+import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.core.fs.Path;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A pure-Java LSM key/value store whose primary copy lives on a Flink {@link FileSystem};
+ * memory is a cache. There is no write-ahead log: a {@link #snapshot()} is the durability point.
+ *
+ * <pre>
+ *  put/delete/deletePrefix ──► active memtable ──freeze──► immutable memtables
+ *                                                              │ flush thread
+ *  get/scan ──► memtables ─► L0 files ─► L1 … Ln               ▼
+ *                 (merge, newest seq wins,        SST files on FileSystem (primary dir)
+ *                  tombstones applied)                        ▲ compaction thread
+ *                                                  version set (ref-counted versions)
+ * </pre>
+ *
+ * <p>Keys start with their key group (2 bytes big-endian, see {@link KeyGroupSpan}); writes
+ * outside the store's span are rejected. Values returned are shared arrays: do not modify.
+ *
+ * <p>Thread safety: thread-safe. Writes are serialised; reads run concurrently with writes,
+ * flushes and compactions. Iterators see the files of the version they were opened on and are
+ * weakly consistent with respect to memtable writes made after they were opened.
+ *
+ * <p>Threads: one flush thread, one compaction thread (per store), plus callers.
+ * Lock order: {@code writeMutex} → {@code versions}; the flush lock and compaction lock are
+ * never taken while holding {@code versions}.
+ *
+ * <p>Invariants (checked by {@link #checkInvariants()}):
+ *
+ * <ol>
+ *   <li>{@code memtables.get(0)} is the only unfrozen memtable; the list is ordered newest
+ *       first and memtable sequence ranges do not interleave.
+ *   <li>A frozen memtable leaves the list only in the same atomic step that installs the file
+ *       holding its data (so a reader sees the data in one place or both, never in neither).
+ *   <li>The version set invariants hold (see {@link VersionSet}).
+ * </ol>
+ */
+public final class LsmStore implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(LsmStore.class);
+    private static final AtomicInteger IDS = new AtomicInteger();
+
+    private final LsmOptions options;
+    private final KeyGroupSpan span;
+    private final FileSystem fs;
+    private final BlockCache blockCache;
+    private final ReaderCache readers;
+    private final SstOutputs outputs;
+    private final VersionSet versions;
+    private final LeveledCompactionPicker picker;
+    private final ReadPath reads;
+    private final LsmStats stats = new LsmStats();
+    private final Object writeMutex = new Object();
+    private final ReentrantLock flushLock = new ReentrantLock();
+    private final ReentrantLock compactionLock = new ReentrantLock();
+    private final ExecutorService flushExecutor;
+    private final ExecutorService compactionExecutor;
+    private final AtomicBoolean flushScheduled = new AtomicBoolean();
+    private final AtomicBoolean compactionScheduled = new AtomicBoolean();
+    private final AtomicLong lastSeq;
+    private final AtomicLong memtableIds = new AtomicLong();
+    private volatile List<Memtable> memtables;
+    private volatile IOException backgroundError;
+    private volatile boolean closed;
+
+    private LsmStore(LsmOptions options, List<List<FileMeta>> levels, long lastSeq) throws IOException {
+        this.options = options;
+        this.span = options.keyGroups();
+        this.fs = options.fileSystem();
+        this.blockCache = options.blockCache() != null ? options.blockCache() : new BlockCache(64L << 20);
+        this.readers = new ReaderCache(fs, blockCache, options.maxOpenFiles());
+        fs.mkdirs(options.primaryDir());
+        this.outputs = new SstOutputs(fs, new FileNames(options.primaryDir()), options.blockSize(),
+                options.bloomBitsPerKey(), span);
+        this.versions = new VersionSet(span, levels, this::onObsolete);
+        this.reads = new ReadPath(readers);
+        this.picker = new LeveledCompactionPicker(levels.size(), options.l0CompactionTrigger(),
+                options.levelBaseBytes(), options.levelMultiplier());
+        this.lastSeq = new AtomicLong(lastSeq);
+        this.memtables = List.of(new Memtable(memtableIds.incrementAndGet()));
+        int id = IDS.incrementAndGet();
+        this.flushExecutor = Executors.newSingleThreadExecutor(r -> daemon(r, "lsm-flush-" + id));
+        this.compactionExecutor = Executors.newSingleThreadExecutor(r -> daemon(r, "lsm-compaction-" + id));
+    }
+
+    /** Opens an empty store. */
+    public static LsmStore open(LsmOptions options) throws IOException {
+        List<List<FileMeta>> levels = new ArrayList<>();
+        for (int i = 0; i < options.numLevels(); i++) {
+            levels.add(new ArrayList<>());
+        }
+        return new LsmStore(options, levels, 0);
+    }
+
+    /**
+     * Opens a store from one or several snapshot manifests without reading or copying data:
+     * each listed file is used in place and clipped to {@code options.keyGroups()} at read time.
+     * The manifests' key-group spans, intersected with the new span, must be pairwise disjoint.
+     */
+    public static LsmStore open(LsmOptions options, List<byte[]> manifests) throws IOException {
+        RestorePlan plan = RestorePlan.of(manifests, options.keyGroups(), options.numLevels());
+        LOG.info("Opening store {} from {} manifest(s)", options.keyGroups(), manifests.size());
+        return new LsmStore(options, plan.levels(), plan.lastSeq());
+    }
+
+    // ------------------------------------------------------------------ writes
+
+    public void put(byte[] key, byte[] value) throws IOException {
+        write(key, EntryType.PUT, value);
+    }
+
+    public void delete(byte[] key) throws IOException {
+        write(key, EntryType.DELETE, null);
+    }
+
+    /** Deletes every key starting with {@code prefix}; REQUIRES a prefix of at least 2 bytes. */
+    public void deletePrefix(byte[] prefix) throws IOException {
+        checkKey(prefix);
+        synchronized (writeMutex) {
+            Memtable m = makeRoom();
+            m.deletePrefix(prefix.clone(), lastSeq.incrementAndGet());
+        }
+    }
+
+    private void write(byte[] key, byte type, byte[] value) throws IOException {
+        checkKey(key);
+        if (type == EntryType.PUT && value == null) {
+            throw new NullPointerException("value");
+        }
+        synchronized (writeMutex) {
+            Memtable m = makeRoom();
+            m.add(key.clone(), lastSeq.incrementAndGet(), type, value == null ? null : value.clone());
+        }
+        stats.userBytesWritten.addAndGet(key.length + (value == null ? 0 : value.length));
+    }
+
+    /** The active memtable, rotated first if full. Called under writeMutex. */
+    private Memtable makeRoom() throws IOException {
+        ensureOpen();
+        Memtable active = memtables.get(0);
+        if (active.approximateBytes() < options.memtableBytes()) {
+            return active;
+        }
+        while (memtables.size() - 1 >= options.maxImmutableMemtables()) {
+            IOException err = backgroundError;
+            scheduleFlush();
+            if (err != null) {
+                throw new IOException("Writes stalled: background flush failed: " + err.getMessage(), err);
+            }
+            try {
+                writeMutex.wait(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted while waiting for a flush", e);
+            }
+            ensureOpen();
+        }
+        rotate();
+        scheduleFlush();
+        return memtables.get(0);
+    }
+
+    /** Freezes the active memtable and starts a new one. Called under writeMutex. */
+    private void rotate() {
+        synchronized (versions) {
+            Memtable active = memtables.get(0);
+            active.freeze();
+            List<Memtable> next = new ArrayList<>(memtables.size() + 1);
+            next.add(new Memtable(memtableIds.incrementAndGet()));
+            next.addAll(memtables);
+            memtables = List.copyOf(next);
+        }
+    }
+
+    // ------------------------------------------------------------------ flush
+
+    /**
+     * Freezes the active memtable and writes all frozen memtables to files, on the caller's
+     * thread. On failure the memtables stay in memory (readable) and a later flush retries.
+     */
+    public void flush() throws IOException {
+        synchronized (writeMutex) {
+            ensureOpen();
+            if (!memtables.get(0).isEmpty()) {
+                rotate();
+            }
+        }
+        flushFrozen();
+    }
+
+    private void scheduleFlush() {
+        if (!closed && flushScheduled.compareAndSet(false, true)) {
+            flushExecutor.execute(() -> {
+                flushScheduled.set(false);
+                try {
+                    flushFrozen();
+                } catch (IOException | RuntimeException e) {
+                    LOG.warn("Background flush failed; memtables stay in memory", e);
+                }
+            });
+        }
+    }
+
+    private void flushFrozen() throws IOException {
+        flushLock.lock();
+        try {
+            while (true) {
+                List<Memtable> list = memtables;
+                Memtable oldest = list.get(list.size() - 1);
+                if (!oldest.isFrozen()) {
+                    break;
+                }
+                FileMeta file = null;
+                if (!oldest.isEmpty()) {
+                    try {
+                        file = outputs.writeMemtable(oldest);
+                    } catch (IOException | RuntimeException e) {
+                        stats.flushFailures.incrementAndGet();
+                        backgroundError = e instanceof IOException
+                                ? (IOException) e : new IOException(e.getMessage(), e);
+                        throw e;
+                    }
+                }
+                synchronized (versions) {
+                    if (file != null) {
+                        versions.install(new VersionEdit().add(0, file));
+                    }
+                    List<Memtable> next = new ArrayList<>(memtables);
+                    next.remove(oldest);
+                    memtables = List.copyOf(next);
+                }
+                if (file != null) {
+                    stats.flushes.incrementAndGet();
+                    stats.flushBytes.addAndGet(file.fileSize());
+                }
+            }
+            backgroundError = null;
+        } finally {
+            flushLock.unlock();
+            synchronized (writeMutex) {
+                writeMutex.notifyAll();
+            }
+        }
+        maybeScheduleCompaction();
+    }
+
+    // ------------------------------------------------------------------ compaction
+
+    private void maybeScheduleCompaction() {
+        if (closed || !options.backgroundCompaction()) {
+            return;
+        }
+        if (compactionScheduled.compareAndSet(false, true)) {
+            compactionExecutor.execute(() -> {
+                try {
+                    while (!closed && compactOnce()) {
+                        // keep going while there is work
+                    }
+                } catch (IOException | RuntimeException e) {
+                    LOG.warn("Background compaction failed; the live version is unchanged", e);
+                } finally {
+                    compactionScheduled.set(false);
+                }
+            });
+        }
+    }
+
+    /** Runs one picked compaction on the caller's thread; false if there was nothing to do. */
+    public boolean compactOnce() throws IOException {
+        return runCompaction(-1);
+    }
+
+    /** Runs compactions until the picker finds no more work. */
+    public void compactUntilIdle() throws IOException {
+        while (compactOnce()) {
+            // loop
+        }
+    }
+
+    /** Pushes all data down level by level to the last level (drops all deletes), then idles. */
+    public void compactAll() throws IOException {
+        for (int l = 0; l < versions.current().numLevels() - 1; l++) {
+            while (runCompaction(l)) {
+                // loop
+            }
+        }
+        compactUntilIdle();
+    }
+
+    private boolean runCompaction(int forcedLevel) throws IOException {
+        compactionLock.lock();
+        Version v = versions.acquire();
+        try {
+            ensureOpen();
+            Compaction c = forcedLevel < 0 ? picker.pick(v) : picker.pickForced(v, forcedLevel);
+            if (c == null) {
+                return false;
+            }
+            CompactionJob job = new CompactionJob(c, readers, outputs, options.targetFileBytes());
+            VersionEdit edit = job.run();
+            versions.install(edit);
+            if (c.trivialMove()) {
+                stats.trivialMoves.incrementAndGet();
+            } else {
+                stats.compactions.incrementAndGet();
+                stats.compactionBytesRead.addAndGet(c.inputBytes());
+                stats.compactionBytesWritten.addAndGet(job.bytesWritten());
+            }
+            LOG.debug("Compacted L{}->L{} ({} + {} files) into {}", c.level(), c.outputLevel(),
+                    c.inputs().size(), c.nextInputs().size(), versions.current());
+            return true;
+        } finally {
+            versions.release(v);
+            compactionLock.unlock();
+        }
+    }
+
+    private void onObsolete(List<FileMeta> files) {
+        for (FileMeta f : files) {
+            readers.evict(f.path());
+            if (options.deletionPolicy().mayDelete(f)) {
+                try {
+                    fs.delete(new Path(f.path()), false);
+                    stats.filesDeleted.incrementAndGet();
+                } catch (IOException | RuntimeException e) {
+                    LOG.warn("Could not delete obsolete file {}", f.path(), e);
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ reads
+
+    private ReadPath.View acquireView() {
+        synchronized (versions) {
+            return new ReadPath.View(memtables, versions.acquire());
+        }
+    }
+
+    /** The value of {@code key}, or null if absent or deleted. */
+    public byte[] get(byte[] key) throws IOException {
+        checkKey(key);
+        ReadPath.View view = acquireView();
+        try {
+            return reads.get(view, key);
+        } finally {
+            versions.release(view.version());
+        }
+    }
+
+    /** Live entries in {@code range}, in key order; always close the iterator. */
+    public LsmIterator scan(KeyRange range) throws IOException {
+        ensureOpen();
+        KeyRange r = range.intersect(KeyRange.of(span));
+        ReadPath.View view = acquireView();
+        try {
+            return reads.scan(view, r, () -> versions.release(view.version()));
+        } catch (IOException | RuntimeException e) {
+            versions.release(view.version());
+            throw e;
+        }
+    }
+
+    /** All live entries whose key starts with {@code prefix}. */
+    public LsmIterator scanPrefix(byte[] prefix) throws IOException {
+        return scan(KeyRange.ofPrefix(prefix.clone()));
+    }
+
+    /** All live entries of the given key groups. */
+    public LsmIterator scanKeyGroups(KeyGroupSpan groups) throws IOException {
+        KeyGroupSpan g = groups.intersect(span);
+        return g.isEmpty() ? scan(new KeyRange(span.lowerKey(), span.lowerKey())) : scan(KeyRange.of(g));
+    }
+
+    /** All live entries of the store. */
+    public LsmIterator scanAll() throws IOException {
+        return scan(KeyRange.ALL);
+    }
+
+    // ------------------------------------------------------------------ snapshots
+
+    /**
+     * Flushes and captures a consistent file set and its manifest. The snapshot contains at
+     * least every write that completed before this call. Release it when no longer needed.
+     */
+    public LsmSnapshot snapshot() throws IOException {
+        flush();
+        Version v;
+        long seq;
+        synchronized (versions) {
+            v = versions.acquire();
+            seq = lastSeq.get();
+        }
+        byte[] manifest = ManifestCodec.encode(span, seq, v);
+        List<String> files = new ArrayList<>();
+        v.allFiles().forEach(f -> files.add(f.path()));
+        return new LsmSnapshot(manifest, files, seq, () -> versions.release(v));
+    }
+
+    // ------------------------------------------------------------------ admin
+
+    public LsmStats stats() {
+        return stats;
+    }
+
+    public KeyGroupSpan keyGroups() {
+        return span;
+    }
+
+    public BlockCache blockCache() {
+        return blockCache;
+    }
+
+    /** A short description of the current level shape, e.g. "Version{ L0=2 L1=5 }". */
+    public String describe() {
+        return versions.current().toString() + " memtables=" + memtables.size();
+    }
+
+    /** Number of files per level in the current version. */
+    public int[] filesPerLevel() {
+        Version v = versions.current();
+        int[] out = new int[v.numLevels()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = v.level(i).size();
+        }
+        return out;
+    }
+
+    /** Paths of all files in the current version. */
+    public List<String> liveFiles() {
+        List<String> out = new ArrayList<>();
+        versions.current().allFiles().forEach(f -> out.add(f.path()));
+        return out;
+    }
+
+    /** Verifies the store invariants; throws {@link IllegalStateException} on violation. */
+    public void checkInvariants() {
+        List<Memtable> list;
+        synchronized (versions) {
+            list = memtables;
+            versions.checkInvariants();
+        }
+        check(!list.get(0).isFrozen(), "active memtable frozen");
+        long newerMin = Long.MAX_VALUE;
+        for (int i = 0; i < list.size(); i++) {
+            Memtable m = list.get(i);
+            m.checkInvariants();
+            check(i == 0 || m.isFrozen(), "unfrozen immutable memtable");
+            if (!m.isEmpty()) {
+                check(m.maxSeq() < newerMin, "memtable sequence ranges interleave");
+                newerMin = m.minSeq();
+            }
+            check(m.maxSeq() <= lastSeq.get(), "memtable seq above lastSeq");
+        }
+        for (FileMeta f : versions.current().allFiles()) {
+            check(f.maxSeq() <= lastSeq.get(), "file seq above lastSeq: " + f);
+        }
+        blockCache.checkInvariants();
+    }
+
+    /** Stops background work (waiting for running jobs) and closes readers. Files are kept. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        flushExecutor.shutdown();
+        compactionExecutor.shutdown();
+        try {
+            flushExecutor.awaitTermination(60, TimeUnit.SECONDS);
+            compactionExecutor.awaitTermination(60, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        readers.clear();
+    }
+
+    private void ensureOpen() throws IOException {
+        if (closed) {
+            throw new IOException("store is closed");
+        }
+    }
+
+    private void checkKey(byte[] key) {
+        if (key.length < KeyGroupSpan.PREFIX_BYTES) {
+            throw new IllegalArgumentException("keys and prefixes need a 2-byte key-group prefix");
+        }
+        int kg = KeyGroupSpan.keyGroupOf(key);
+        if (!span.contains(kg)) {
+            throw new IllegalArgumentException("key group " + kg + " outside " + span);
+        }
+    }
+
+    private static void check(boolean ok, String msg) {
+        if (!ok) {
+            throw new IllegalStateException("LsmStore invariant violated: " + msg);
+        }
+    }
+
+    private static Thread daemon(Runnable r, String name) {
+        Thread t = new Thread(r, name);
+        t.setDaemon(true);
+        return t;
+    }
+}

@@ -1,0 +1,73 @@
+package io.github.flinkstate.disagg.engine.cache;
+
+import io.github.flinkstate.disagg.engine.sst.SstReader;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.RemovalCause;
+
+import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.core.fs.Path;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+
+/**
+ * Keeps a bounded number of opened {@link SstReader}s (parsed footer, index, bloom filter and
+ * an open stream). On eviction the reader's stream is closed; a caller still holding the reader
+ * may keep using it (the stream is reopened on demand), so eviction never breaks a read.
+ *
+ * <p>Thread safety: thread-safe.
+ */
+public final class ReaderCache {
+
+    private final FileSystem fs;
+    private final BlockCache blockCache;
+    private final Cache<String, SstReader> readers;
+
+    public ReaderCache(FileSystem fs, BlockCache blockCache, int maxOpenFiles) {
+        this.fs = fs;
+        this.blockCache = blockCache;
+        this.readers = Caffeine.newBuilder()
+                .maximumSize(maxOpenFiles)
+                .executor(Runnable::run)
+                .removalListener((String k, SstReader r, RemovalCause c) -> {
+                    if (r != null) {
+                        r.closeStream();
+                    }
+                })
+                .build();
+    }
+
+    /** The reader of a file, opened (and its size verified) on first use. */
+    public SstReader get(String path, long expectedSize) throws IOException {
+        SstReader r = readers.getIfPresent(path);
+        if (r != null) {
+            return r;
+        }
+        try {
+            return readers.get(path, p -> {
+                try {
+                    return SstReader.open(fs, new Path(p), blockCache, expectedSize);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
+        } catch (UncheckedIOException e) {
+            throw e.getCause();
+        }
+    }
+
+    public void evict(String path) {
+        readers.invalidate(path);
+    }
+
+    public void clear() {
+        readers.invalidateAll();
+        readers.cleanUp();
+    }
+
+    public long size() {
+        return readers.estimatedSize();
+    }
+}

@@ -1,0 +1,194 @@
+package io.github.flinkstate.disagg.engine.compaction;
+
+import io.github.flinkstate.disagg.engine.cache.ReaderCache;
+import io.github.flinkstate.disagg.engine.iterator.BoundedIterator;
+import io.github.flinkstate.disagg.engine.iterator.InternalIterator;
+import io.github.flinkstate.disagg.engine.iterator.LevelIterator;
+import io.github.flinkstate.disagg.engine.iterator.MergingIterator;
+import io.github.flinkstate.disagg.engine.iterator.TombstoneIndex;
+import io.github.flinkstate.disagg.engine.key.Bytes;
+import io.github.flinkstate.disagg.engine.key.EntryType;
+import io.github.flinkstate.disagg.engine.key.KeyRange;
+import io.github.flinkstate.disagg.engine.sst.PrefixTombstone;
+import io.github.flinkstate.disagg.engine.version.FileMeta;
+import io.github.flinkstate.disagg.engine.version.VersionEdit;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Executes one {@link Compaction} as a streaming merge: input files are read one block at a
+ * time, merged newest-first, filtered, and written to size-bounded output files.
+ *
+ * <p>Drop rules, applied per key to the newest version (older versions are always dropped):
+ *
+ * <ol>
+ *   <li>Keys outside the inputs' effective ranges (i.e. outside the store's key groups) are
+ *       never read, hence dropped.
+ *   <li>An entry covered by a prefix tombstone with a higher sequence number is dropped.
+ *   <li>A point delete is dropped when the compaction is bottommost; prefix tombstones likewise.
+ *       Otherwise they are kept so they still shadow older data in deeper levels.
+ * </ol>
+ *
+ * <p>Output files of one compaction are contiguous and disjoint: file i covers
+ * {@code [lower_i, lower_{i+1})}; a prefix tombstone spanning a boundary is written into each
+ * file it touches and applies only inside each file's range.
+ *
+ * <p>Memory: one block per input file, one output block, one 8-byte hash per output key for the
+ * bloom filter, and the input prefix tombstones.
+ *
+ * <p>Thread safety: confined to the compaction thread.
+ */
+public final class CompactionJob {
+
+    private record Carried(byte[] prefix, long seq, KeyRange effective) {}
+
+    private final Compaction c;
+    private final ReaderCache readers;
+    private final SstOutputs outputs;
+    private final long targetFileBytes;
+    private final List<Carried> carried = new ArrayList<>();
+    private long bytesWritten;
+
+    public CompactionJob(Compaction c, ReaderCache readers, SstOutputs outputs, long targetFileBytes) {
+        this.c = c;
+        this.readers = readers;
+        this.outputs = outputs;
+        this.targetFileBytes = targetFileBytes;
+    }
+
+    public long bytesWritten() {
+        return bytesWritten;
+    }
+
+    /** Runs the merge and returns the edit to install. On failure, partial outputs are deleted. */
+    public VersionEdit run() throws IOException {
+        VersionEdit edit = new VersionEdit();
+        for (FileMeta f : c.inputs()) {
+            edit.remove(c.level(), f);
+        }
+        for (FileMeta f : c.nextInputs()) {
+            edit.remove(c.outputLevel(), f);
+        }
+        if (c.trivialMove()) {
+            edit.add(c.outputLevel(), c.inputs().get(0));
+            return edit;
+        }
+        TombstoneIndex.Builder tb = new TombstoneIndex.Builder();
+        List<InternalIterator> children = new ArrayList<>();
+        for (FileMeta f : c.inputs()) {
+            addTombstones(f, tb, carried);
+            children.add(open(f));
+        }
+        for (FileMeta f : c.nextInputs()) {
+            addTombstones(f, tb, carried);
+        }
+        if (!c.nextInputs().isEmpty()) {
+            List<KeyRange> ranges = new ArrayList<>();
+            c.nextInputs().forEach(f -> ranges.add(f.effectiveRange()));
+            children.add(new LevelIterator(ranges, i -> open(c.nextInputs().get(i))));
+        }
+        if (c.bottommost()) {
+            carried.clear();
+        }
+        carried.sort((a, b) -> Bytes.compare(a.effective.lower(), b.effective.lower()));
+        TombstoneIndex tombstones = tb.build();
+        List<FileMeta> produced = new ArrayList<>();
+        SstOutputs.Output out = null;
+        byte[] lower = null;
+        byte[] lastKey = null;
+        try (MergingIterator merged = new MergingIterator(children)) {
+            merged.seekToFirst();
+            while (merged.valid()) {
+                byte[] key = merged.key();
+                long seq = merged.seq();
+                byte type = merged.type();
+                byte[] value = merged.value();
+                do {
+                    merged.next();
+                } while (merged.valid() && Arrays.equals(merged.key(), key));
+                if (tombstones.coveringSeq(key) > seq || (type == EntryType.DELETE && c.bottommost())) {
+                    continue;
+                }
+                if (out != null && out.writer().bytesWritten() >= targetFileBytes) {
+                    produced.add(finish(out, lower, key));
+                    out = null;
+                    lower = key;
+                }
+                if (out == null) {
+                    out = outputs.create();
+                    if (lower == null) {
+                        lower = firstLower(key);
+                    }
+                }
+                out.writer().add(key, seq, type, value);
+                lastKey = key;
+            }
+            if (out == null && !carried.isEmpty()) {
+                out = outputs.create();
+                lower = carried.get(0).effective.lower();
+            }
+            if (out != null) {
+                produced.add(finish(out, lower, lastLimit(lastKey)));
+                out = null;
+            }
+        } catch (IOException | RuntimeException e) {
+            if (out != null) {
+                out.close();
+            }
+            for (FileMeta f : produced) {
+                outputs.deleteQuietly(f);
+            }
+            throw e;
+        }
+        for (FileMeta f : produced) {
+            edit.add(c.outputLevel(), f);
+            bytesWritten += f.fileSize();
+        }
+        return edit;
+    }
+
+    private InternalIterator open(FileMeta f) throws IOException {
+        return new BoundedIterator(readers.get(f.path(), f.fileSize()).iterator(), f.effectiveRange());
+    }
+
+    private void addTombstones(FileMeta f, TombstoneIndex.Builder tb, List<Carried> carried) {
+        for (PrefixTombstone t : f.tombstones()) {
+            KeyRange eff = KeyRange.ofPrefix(t.prefix()).intersect(f.effectiveRange());
+            if (!eff.isEmpty()) {
+                tb.add(t.prefix(), t.seq(), f.effectiveRange());
+                carried.add(new Carried(t.prefix(), t.seq(), eff));
+            }
+        }
+    }
+
+    private byte[] firstLower(byte[] firstKey) {
+        byte[] lo = firstKey;
+        if (!carried.isEmpty() && Bytes.compare(carried.get(0).effective.lower(), lo) < 0) {
+            lo = carried.get(0).effective.lower();
+        }
+        return lo;
+    }
+
+    private byte[] lastLimit(byte[] lastKey) {
+        byte[] limit = lastKey == null ? null : Bytes.successor(lastKey);
+        boolean seen = lastKey != null;
+        for (Carried t : carried) {
+            limit = seen ? Bytes.maxLimit(limit, t.effective.limit()) : t.effective.limit();
+            seen = true;
+        }
+        return limit;
+    }
+
+    private FileMeta finish(SstOutputs.Output out, byte[] lower, byte[] limit) throws IOException {
+        KeyRange bounds = new KeyRange(lower, limit);
+        for (Carried t : carried) {
+            if (t.effective.overlaps(bounds)) {
+                out.addTombstone(t.prefix, t.seq);
+            }
+        }
+        return out.finish(bounds);
+    }
+}

@@ -1,0 +1,143 @@
+package io.github.flinkstate.disagg.engine.compaction;
+
+import io.github.flinkstate.disagg.engine.key.Bytes;
+import io.github.flinkstate.disagg.engine.key.KeyRange;
+import io.github.flinkstate.disagg.engine.version.FileMeta;
+import io.github.flinkstate.disagg.engine.version.Version;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Chooses the next compaction with a leveled policy (see docs/disaggregated-engine.md for why).
+ *
+ * <ol>
+ *   <li>Score of L0 = file count / {@code l0Trigger}; score of Ln (n >= 1) = bytes / target(n)
+ *       with target(n) = {@code levelBaseBytes * multiplier^(n-1)}. The last level is never a
+ *       source.
+ *   <li>The highest score >= 1 wins. L0 compacts all its files plus the overlapping L1 files;
+ *       Ln compacts one file (round-robin by key via a compaction pointer) plus the overlapping
+ *       files of Ln+1. A single Ln file with no overlap below and no clip is moved, not rewritten.
+ *   <li>With no scored work, a file whose key-group clip hides data (restored from a foreign
+ *       snapshot) is rewritten in place to drop the out-of-range keys.
+ * </ol>
+ *
+ * <p>Thread safety: not thread-safe; used by the single compaction thread (the pointers are its
+ * private state).
+ */
+public final class LeveledCompactionPicker {
+
+    private final int l0Trigger;
+    private final long levelBaseBytes;
+    private final int multiplier;
+    private final byte[][] pointers;
+
+    public LeveledCompactionPicker(int numLevels, int l0Trigger, long levelBaseBytes, int multiplier) {
+        this.l0Trigger = l0Trigger;
+        this.levelBaseBytes = levelBaseBytes;
+        this.multiplier = multiplier;
+        this.pointers = new byte[numLevels][];
+    }
+
+    /** The next compaction for version {@code v}, or null if nothing needs doing. */
+    public Compaction pick(Version v) {
+        int last = v.numLevels() - 1;
+        int best = -1;
+        double bestScore = 1.0;
+        for (int l = 0; l < last; l++) {
+            double score = l == 0
+                    ? (double) v.level(0).size() / l0Trigger
+                    : (double) v.levelBytes(l) / targetBytes(l);
+            if (score >= bestScore) {
+                bestScore = score;
+                best = l;
+            }
+        }
+        if (best == 0) {
+            return build(v, 0, new ArrayList<>(v.level(0)));
+        }
+        if (best > 0) {
+            return build(v, best, List.of(pickFile(v, best)));
+        }
+        return pickClipCleanup(v);
+    }
+
+    /** A compaction of everything down to the bottom, level by level (used by compactAll). */
+    public Compaction pickForced(Version v, int level) {
+        if (v.level(level).isEmpty() || level >= v.numLevels() - 1) {
+            return null;
+        }
+        return build(v, level, new ArrayList<>(v.level(level)));
+    }
+
+    long targetBytes(int level) {
+        long t = levelBaseBytes;
+        for (int i = 1; i < level; i++) {
+            t *= multiplier;
+        }
+        return t;
+    }
+
+    private FileMeta pickFile(Version v, int level) {
+        List<FileMeta> files = v.level(level);
+        byte[] p = pointers[level];
+        FileMeta chosen = files.get(0);
+        if (p != null) {
+            for (FileMeta f : files) {
+                if (Bytes.compare(f.effectiveRange().lower(), p) >= 0) {
+                    chosen = f;
+                    break;
+                }
+            }
+        }
+        byte[] limit = chosen.effectiveRange().limit();
+        pointers[level] = limit;
+        return chosen;
+    }
+
+    private Compaction build(Version v, int level, List<FileMeta> inputs) {
+        KeyRange range = union(inputs);
+        List<FileMeta> next = v.overlapping(level + 1, range);
+        KeyRange all = union(range, next);
+        boolean bottom = !v.overlapsBelow(level + 1, all);
+        boolean trivial = level > 0 && inputs.size() == 1 && next.isEmpty() && !inputs.get(0).isClipped();
+        return new Compaction(level, level + 1, inputs, next, all, bottom, trivial);
+    }
+
+    private Compaction pickClipCleanup(Version v) {
+        for (int l = 1; l < v.numLevels(); l++) {
+            for (FileMeta f : v.level(l)) {
+                if (f.isClipped()) {
+                    KeyRange r = f.effectiveRange();
+                    return new Compaction(l, l, List.of(f), List.of(), r, !v.overlapsBelow(l, r), false);
+                }
+            }
+        }
+        for (FileMeta f : v.level(0)) {
+            if (f.isClipped() && v.numLevels() > 1) {
+                return build(v, 0, new ArrayList<>(v.level(0)));
+            }
+        }
+        return null;
+    }
+
+    static KeyRange union(List<FileMeta> files) {
+        KeyRange r = null;
+        for (FileMeta f : files) {
+            r = r == null ? f.effectiveRange() : span(r, f.effectiveRange());
+        }
+        return r;
+    }
+
+    private static KeyRange union(KeyRange r, List<FileMeta> files) {
+        for (FileMeta f : files) {
+            r = span(r, f.effectiveRange());
+        }
+        return r;
+    }
+
+    private static KeyRange span(KeyRange a, KeyRange b) {
+        byte[] lo = Bytes.compare(a.lower(), b.lower()) <= 0 ? a.lower() : b.lower();
+        return new KeyRange(lo, Bytes.maxLimit(a.limit(), b.limit()));
+    }
+}

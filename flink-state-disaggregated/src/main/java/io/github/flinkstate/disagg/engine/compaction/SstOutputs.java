@@ -1,0 +1,108 @@
+package io.github.flinkstate.disagg.engine.compaction;
+
+import io.github.flinkstate.disagg.engine.fs.FileNames;
+import io.github.flinkstate.disagg.engine.key.Bytes;
+import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
+import io.github.flinkstate.disagg.engine.key.KeyRange;
+import io.github.flinkstate.disagg.engine.key.Versioned;
+import io.github.flinkstate.disagg.engine.memtable.Memtable;
+import io.github.flinkstate.disagg.engine.sst.PrefixTombstone;
+import io.github.flinkstate.disagg.engine.sst.SstFooter;
+import io.github.flinkstate.disagg.engine.sst.SstWriter;
+import io.github.flinkstate.disagg.engine.version.FileMeta;
+
+import org.apache.flink.core.fs.FileSystem;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Creates the SST files a store writes (flush and compaction outputs) in its primary
+ * directory and turns finished writers into {@link FileMeta}.
+ *
+ * <p>Thread safety: thread-safe (file numbers are atomic; each writer is confined).
+ */
+public final class SstOutputs {
+
+    private final FileSystem fs;
+    private final FileNames names;
+    private final int blockSize;
+    private final int bloomBitsPerKey;
+    private final KeyGroupSpan span;
+
+    public SstOutputs(FileSystem fs, FileNames names, int blockSize, int bloomBitsPerKey,
+            KeyGroupSpan span) {
+        this.fs = fs;
+        this.names = names;
+        this.blockSize = blockSize;
+        this.bloomBitsPerKey = bloomBitsPerKey;
+        this.span = span;
+    }
+
+    /** A writer for a new file; tombstones are tracked so they can go into the manifest. */
+    public Output create() throws IOException {
+        return new Output(new SstWriter(fs, names.nextSst(), blockSize, bloomBitsPerKey, span));
+    }
+
+    /**
+     * Writes a frozen memtable (entries and prefix tombstones) to a new file. On failure the
+     * partial file is deleted and the memtable is untouched.
+     */
+    public FileMeta writeMemtable(Memtable m) throws IOException {
+        Output out = create();
+        try {
+            for (Map.Entry<byte[], Versioned> e : m.rangeOf(Bytes.EMPTY, null).entrySet()) {
+                Versioned v = e.getValue();
+                out.writer().add(e.getKey(), v.seq(), v.type(), v.value());
+            }
+            for (Map.Entry<byte[], Long> t : m.prefixTombstones().entrySet()) {
+                out.addTombstone(t.getKey(), t.getValue());
+            }
+            return out.finish(null);
+        } catch (IOException | RuntimeException e) {
+            out.close();
+            throw new IOException("Flush of memtable " + m.id() + " to " + out.writer().path()
+                    + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** Deletes a file written by this store that never became live (best effort). */
+    public void deleteQuietly(FileMeta f) {
+        try {
+            fs.delete(new org.apache.flink.core.fs.Path(f.path()), false);
+        } catch (IOException | RuntimeException ignored) {
+            // an orphan is harmless: no version references it
+        }
+    }
+
+    /** A writer plus the tombstones added to it. */
+    public static final class Output implements AutoCloseable {
+        private final SstWriter writer;
+        private final List<PrefixTombstone> tombstones = new ArrayList<>();
+
+        Output(SstWriter writer) {
+            this.writer = writer;
+        }
+
+        public SstWriter writer() {
+            return writer;
+        }
+
+        public void addTombstone(byte[] prefix, long seq) {
+            writer.addTombstone(prefix, seq);
+            tombstones.add(new PrefixTombstone(prefix, seq));
+        }
+
+        public FileMeta finish(KeyRange bounds) throws IOException {
+            SstFooter footer = writer.finish(bounds);
+            return FileMeta.fromFooter(writer.path().toString(), writer.fileSize(), footer, tombstones);
+        }
+
+        @Override
+        public void close() {
+            writer.abort();
+        }
+    }
+}

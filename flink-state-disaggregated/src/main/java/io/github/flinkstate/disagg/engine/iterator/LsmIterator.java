@@ -1,0 +1,88 @@
+package io.github.flinkstate.disagg.engine.iterator;
+
+import io.github.flinkstate.disagg.engine.key.Bytes;
+import io.github.flinkstate.disagg.engine.key.EntryType;
+import io.github.flinkstate.disagg.engine.key.KeyRange;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.util.Arrays;
+import java.util.function.ToLongFunction;
+
+/**
+ * The user-facing scan cursor: the live key/value pairs of a key range, in increasing key
+ * order, merged from memtables and files and with point and prefix deletes applied.
+ *
+ * <p>Thread safety: not thread-safe; use from one thread. It pins the version it was created
+ * on (files cannot be deleted underneath it) until {@link #close()}; always close it.
+ *
+ * <p>Visibility rule: for each key, only the newest entry (highest sequence number) counts; it
+ * is visible when it is a put and no prefix tombstone with a higher sequence number covers it.
+ */
+public final class LsmIterator implements Closeable {
+
+    private final InternalIterator merged;
+    private final KeyRange range;
+    private final ToLongFunction<byte[]> coveringSeq;
+    private final Runnable onClose;
+    private byte[] key;
+    private byte[] value;
+    private boolean closed;
+
+    public LsmIterator(InternalIterator merged, KeyRange range, ToLongFunction<byte[]> coveringSeq,
+            Runnable onClose) throws IOException {
+        this.merged = merged;
+        this.range = range;
+        this.coveringSeq = coveringSeq;
+        this.onClose = onClose;
+        merged.seek(range.lower());
+        advance();
+    }
+
+    public boolean isValid() {
+        return key != null;
+    }
+
+    public byte[] key() {
+        return key;
+    }
+
+    public byte[] value() {
+        return value;
+    }
+
+    public void next() throws IOException {
+        advance();
+    }
+
+    private void advance() throws IOException {
+        key = null;
+        value = null;
+        while (merged.valid()) {
+            byte[] k = merged.key();
+            if (!Bytes.lessThanLimit(k, range.limit())) {
+                return;
+            }
+            long seq = merged.seq();
+            byte type = merged.type();
+            byte[] v = merged.value();
+            do {
+                merged.next(); // skip older versions of the same key
+            } while (merged.valid() && Arrays.equals(merged.key(), k));
+            if (type == EntryType.PUT && coveringSeq.applyAsLong(k) < seq) {
+                key = k;
+                value = v;
+                return;
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        if (!closed) {
+            closed = true;
+            merged.close();
+            onClose.run();
+        }
+    }
+}

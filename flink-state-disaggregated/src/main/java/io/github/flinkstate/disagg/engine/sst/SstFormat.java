@@ -1,0 +1,30 @@
+package io.github.flinkstate.disagg.engine.sst;
+
+import java.util.zip.CRC32C;
+
+/**
+ * Frozen constants of the SST file format; the specification is docs/format/disagg-sst.md.
+ *
+ * <p>Every persisted number here is part of the on-disk format: never change a value, add a
+ * new {@link #VERSION} instead.
+ */
+public final class SstFormat {
+
+    /** Last 8 bytes of every SST file: ASCII "DISAGSST". */
+    public static final long MAGIC = 0x4449534147535354L;
+    /** Format version written by this code. */
+    public static final byte VERSION = 1;
+    /** Trailer: u32 footer length, u32 footer CRC32C, u8 version, u64 magic. */
+    public static final int TRAILER_BYTES = 4 + 4 + 1 + 8;
+    /** Each block is followed by a u32 CRC32C of its payload. */
+    public static final int BLOCK_CRC_BYTES = 4;
+
+    private SstFormat() {}
+
+    /** CRC32C of a byte range, as an unsigned 32-bit value stored in an int. */
+    public static int crc32c(byte[] b, int off, int len) {
+        CRC32C c = new CRC32C();
+        c.update(b, off, len);
+        return (int) c.getValue();
+    }
+}

@@ -1,0 +1,259 @@
+package io.github.flinkstate.disagg.engine.sst;
+
+import io.github.flinkstate.disagg.engine.key.Bytes;
+import io.github.flinkstate.disagg.engine.key.EntryType;
+import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
+import io.github.flinkstate.disagg.engine.key.KeyRange;
+
+import org.apache.flink.core.fs.FSDataOutputStream;
+import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.core.fs.Path;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Streams one SST file straight to a Flink {@link FileSystem} (format: docs/format/disagg-sst.md,
+ * version {@link SstFormat#VERSION}).
+ *
+ * <p>Call order: {@code add* (addTombstone)* (finish | abort)}. Entries must come in strictly
+ * increasing key order (checked: a violation throws {@link IllegalArgumentException}); prefix
+ * tombstones may be added in any order.
+ *
+ * <p>Thread safety: not thread-safe; one writer per thread. Memory: one data block buffer, the
+ * index entries and one 64-bit hash per key for the bloom filter.
+ *
+ * <p>Invariants:
+ *
+ * <ol>
+ *   <li>Bytes written so far equal {@link #bytesWritten()}, the next block's offset.
+ *   <li>Every key lies in the writer's key-group span.
+ * </ol>
+ */
+public final class SstWriter implements AutoCloseable {
+
+    private final FileSystem fs;
+    private final Path path;
+    private final int blockSize;
+    private final int bloomBitsPerKey;
+    private final KeyGroupSpan span;
+    private final FSDataOutputStream out;
+    private final ByteWriter block = new ByteWriter(8192);
+    private final ByteWriter index = new ByteWriter(1024);
+    private final List<PrefixTombstone> tombstones = new ArrayList<>();
+    private long[] hashes = new long[1024];
+    private long offset;
+    private byte[] firstKey;
+    private byte[] lastKey;
+    private long entries;
+    private long deletes;
+    private int dataBlocks;
+    private long minSeq = Long.MAX_VALUE;
+    private long maxSeq = 0;
+    private boolean done;
+
+    public SstWriter(FileSystem fs, Path path, int blockSize, int bloomBitsPerKey, KeyGroupSpan span)
+            throws IOException {
+        this.fs = fs;
+        this.path = path;
+        this.blockSize = blockSize;
+        this.bloomBitsPerKey = bloomBitsPerKey;
+        this.span = span;
+        this.out = fs.create(path, FileSystem.WriteMode.NO_OVERWRITE);
+    }
+
+    public Path path() {
+        return path;
+    }
+
+    /** Appends an entry. REQUIRES: key greater than the previous key; key in the span. */
+    public void add(byte[] key, long seq, byte type, byte[] value) throws IOException {
+        if (lastKey != null && Bytes.compare(key, lastKey) <= 0) {
+            throw new IllegalArgumentException("SST keys out of order in " + path + ": "
+                    + Bytes.hex(key) + " after " + Bytes.hex(lastKey));
+        }
+        checkKeyGroup(key);
+        if (block.length() > 0 && block.length() + key.length >= blockSize) {
+            flushBlock();
+        }
+        DataBlock.encodeEntry(block, key, seq, type, value);
+        if (firstKey == null) {
+            firstKey = key;
+        }
+        lastKey = key;
+        if (entries == hashes.length) {
+            hashes = Arrays.copyOf(hashes, hashes.length * 2);
+        }
+        hashes[(int) entries] = BloomFilter.hash(key);
+        entries++;
+        if (type == EntryType.DELETE) {
+            deletes++;
+        }
+        noteSeq(seq);
+    }
+
+    /** Records a prefix tombstone (prefix of at least 2 bytes, in the span). */
+    public void addTombstone(byte[] prefix, long seq) {
+        checkKeyGroup(prefix);
+        tombstones.add(new PrefixTombstone(prefix, seq));
+        noteSeq(seq);
+    }
+
+    public boolean isEmpty() {
+        return entries == 0 && tombstones.isEmpty();
+    }
+
+    public long entryCount() {
+        return entries;
+    }
+
+    public long bytesWritten() {
+        return offset + block.length();
+    }
+
+    /**
+     * Writes the remaining blocks, footer and trailer and closes the file.
+     *
+     * @param bounds the file's declared key range, or null to derive it from the content; when
+     *     given it must contain every key, and tombstones apply only inside it
+     * @return the footer written
+     */
+    public SstFooter finish(KeyRange bounds) throws IOException {
+        if (block.length() > 0) {
+            flushBlock();
+        }
+        BlockHandle tombHandle = writeBlock(encodeTombstones());
+        BloomFilter bloom = BloomFilter.build(hashes, (int) entries, bloomBitsPerKey);
+        ByteWriter bw = new ByteWriter(bloom.sizeBytes());
+        bloom.encode(bw);
+        BlockHandle bloomHandle = writeBlock(bw);
+        BlockHandle indexHandle = writeBlock(index);
+        KeyRange range = bounds != null ? bounds : contentRange();
+        if (firstKey != null && !(range.contains(firstKey) && range.contains(lastKey))) {
+            throw new IllegalArgumentException("bounds " + range + " do not contain keys of " + path);
+        }
+        SstFooter footer = new SstFooter(indexHandle, bloomHandle, tombHandle, dataBlocks, entries,
+                deletes, tombstones.size(), minSeq == Long.MAX_VALUE ? 0 : minSeq, maxSeq,
+                keyGroups(range), range);
+        byte[] f = footer.encode();
+        ByteWriter trailer = new ByteWriter(SstFormat.TRAILER_BYTES);
+        trailer.u32(f.length).u32(SstFormat.crc32c(f, 0, f.length)).u8(SstFormat.VERSION)
+                .u64(SstFormat.MAGIC);
+        out.write(f);
+        out.write(trailer.array(), 0, trailer.length());
+        offset += f.length + trailer.length();
+        out.flush();
+        out.sync();
+        out.close();
+        done = true;
+        return footer;
+    }
+
+    /** Closes and deletes a partially written file (best effort). */
+    public void abort() {
+        if (done) {
+            return;
+        }
+        done = true;
+        try {
+            out.close();
+        } catch (IOException | RuntimeException ignored) {
+            // the original failure is what matters
+        }
+        try {
+            fs.delete(path, false);
+        } catch (IOException | RuntimeException ignored) {
+            // an orphan file is harmless: no version references it
+        }
+    }
+
+    @Override
+    public void close() {
+        abort();
+    }
+
+    /** The total file size after {@link #finish}. */
+    public long fileSize() {
+        return offset;
+    }
+
+    private KeyRange contentRange() {
+        byte[] lo = firstKey;
+        byte[] limit = lastKey == null ? null : Bytes.successor(lastKey);
+        boolean unbounded = false;
+        for (PrefixTombstone t : tombstones) {
+            if (lo == null || Bytes.compare(t.prefix(), lo) < 0) {
+                lo = t.prefix();
+            }
+            byte[] tl = Bytes.prefixLimit(t.prefix());
+            if (tl == null) {
+                unbounded = true;
+            } else if (limit == null || Bytes.compare(tl, limit) > 0) {
+                limit = tl;
+            }
+        }
+        if (lo == null) {
+            return new KeyRange(span.lowerKey(), span.lowerKey());
+        }
+        return new KeyRange(lo, unbounded ? null : limit);
+    }
+
+    private KeyGroupSpan keyGroups(KeyRange range) {
+        if (firstKey == null && tombstones.isEmpty()) {
+            return KeyGroupSpan.EMPTY;
+        }
+        int lo = Integer.MAX_VALUE;
+        int hi = -1;
+        if (firstKey != null) {
+            lo = KeyGroupSpan.keyGroupOf(firstKey);
+            hi = KeyGroupSpan.keyGroupOf(lastKey);
+        }
+        for (PrefixTombstone t : tombstones) {
+            int kg = KeyGroupSpan.keyGroupOf(t.prefix());
+            lo = Math.min(lo, kg);
+            hi = Math.max(hi, kg);
+        }
+        return KeyGroupSpan.of(lo, hi);
+    }
+
+    private void checkKeyGroup(byte[] key) {
+        if (key.length < KeyGroupSpan.PREFIX_BYTES || !span.contains(KeyGroupSpan.keyGroupOf(key))) {
+            throw new IllegalArgumentException("key " + Bytes.hex(key) + " outside " + span);
+        }
+    }
+
+    private void noteSeq(long seq) {
+        minSeq = Math.min(minSeq, seq);
+        maxSeq = Math.max(maxSeq, seq);
+    }
+
+    private ByteWriter encodeTombstones() {
+        ByteWriter w = new ByteWriter(16 + tombstones.size() * 16);
+        w.varint(tombstones.size());
+        for (PrefixTombstone t : tombstones) {
+            w.bytes(t.prefix());
+            w.varint(t.seq());
+        }
+        return w;
+    }
+
+    private void flushBlock() throws IOException {
+        BlockHandle h = writeBlock(block);
+        index.bytes(lastKey);
+        index.varint(h.offset());
+        index.varint(h.length());
+        dataBlocks++;
+        block.reset();
+    }
+
+    private BlockHandle writeBlock(ByteWriter payload) throws IOException {
+        BlockHandle h = new BlockHandle(offset, payload.length());
+        int crc = SstFormat.crc32c(payload.array(), 0, payload.length());
+        out.write(payload.array(), 0, payload.length());
+        out.write(new byte[] {(byte) (crc >>> 24), (byte) (crc >>> 16), (byte) (crc >>> 8), (byte) crc});
+        offset = h.end();
+        return h;
+    }
+}

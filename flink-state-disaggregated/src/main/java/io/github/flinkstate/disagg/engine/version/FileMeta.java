@@ -1,0 +1,90 @@
+package io.github.flinkstate.disagg.engine.version;
+
+import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
+import io.github.flinkstate.disagg.engine.key.KeyRange;
+import io.github.flinkstate.disagg.engine.sst.PrefixTombstone;
+import io.github.flinkstate.disagg.engine.sst.SstFooter;
+
+import java.util.List;
+
+/**
+ * What a store knows about one SST file: where it is, what its footer says, and the key-group
+ * clip this store applies to it at read time.
+ *
+ * <p>Thread safety: immutable except for the reference count, which only {@link VersionSet}
+ * touches under its lock.
+ *
+ * <p>Invariants:
+ *
+ * <ol>
+ *   <li>{@code clip} is a subset of the owning store's key-group span.
+ *   <li>{@link #effectiveRange()} = {@code range} ∩ key range of {@code clip}; it is what reads,
+ *       overlap checks and compactions use.
+ *   <li>{@code refs} = number of live versions that list this file.
+ * </ol>
+ *
+ * @param path full URI of the file (it may live in another store's directory)
+ * @param fileSize exact size in bytes, used to detect truncation
+ * @param range key range declared in the footer
+ * @param keyGroups key groups present in the file (footer)
+ * @param clip key groups this store reads from the file
+ * @param entries entry count (puts and point deletes)
+ * @param minSeq smallest sequence number in the file
+ * @param maxSeq largest sequence number in the file
+ * @param tombstones the file's prefix tombstones (copied into the manifest)
+ * @param createdHere true when this store instance wrote the file
+ */
+public record FileMeta(
+        String path,
+        long fileSize,
+        KeyRange range,
+        KeyGroupSpan keyGroups,
+        KeyGroupSpan clip,
+        long entries,
+        long minSeq,
+        long maxSeq,
+        List<PrefixTombstone> tombstones,
+        boolean createdHere,
+        RefCount refs) {
+
+    /** Mutable reference counter; guarded by the owning {@link VersionSet}'s lock. */
+    public static final class RefCount {
+        int count;
+
+        public int get() {
+            return count;
+        }
+    }
+
+    /** Metadata of a file this store just wrote; its clip is exactly its key groups. */
+    public static FileMeta fromFooter(String path, long size, SstFooter f,
+            List<PrefixTombstone> tombstones) {
+        return new FileMeta(path, size, f.range(), f.keyGroups(), f.keyGroups(), f.entries(), f.minSeq(),
+                f.maxSeq(), List.copyOf(tombstones), true, new RefCount());
+    }
+
+    /** The key range actually read from this file (footer range clipped to the key groups). */
+    public KeyRange effectiveRange() {
+        if (clip.isEmpty()) {
+            return new KeyRange(range.lower(), range.lower());
+        }
+        return range.intersect(KeyRange.of(clip));
+    }
+
+    /** A copy clipped further to {@code span}, as a foreign (not created here) file. */
+    public FileMeta restoredWithClip(KeyGroupSpan span) {
+        return new FileMeta(path, fileSize, range, keyGroups, clip.intersect(span).intersect(keyGroups),
+                entries, minSeq, maxSeq, tombstones, false, new RefCount());
+    }
+
+    /** True when the clip hides part of the file's key groups (compaction should rewrite it). */
+    public boolean isClipped() {
+        return !clip.equals(keyGroups);
+    }
+
+    @Override
+    public String toString() {
+        return "FileMeta{" + path + ", " + fileSize + "B, " + effectiveRange() + ", clip=" + clip
+                + ", seq=[" + minSeq + "," + maxSeq + "]}";
+    }
+}

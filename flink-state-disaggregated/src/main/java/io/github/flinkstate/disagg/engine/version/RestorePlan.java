@@ -1,0 +1,69 @@
+package io.github.flinkstate.disagg.engine.version;
+
+import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The initial level layout of a store opened from one or several snapshot manifests, with every
+ * file clipped to the new store's key groups at read time (no data is read or rewritten).
+ *
+ * <p>Rules:
+ *
+ * <ol>
+ *   <li>Each manifest's span, intersected with the new span, must be disjoint from the others'
+ *       (otherwise {@link IllegalArgumentException}).
+ *   <li>Each file keeps its level; its clip becomes {@code clip ∩ manifest span ∩ new span};
+ *       files whose clip or effective range is empty are left out.
+ *   <li>The last sequence number is the maximum over the manifests, so new writes are newer
+ *       than everything restored.
+ * </ol>
+ *
+ * <p>Thread safety: immutable.
+ *
+ * @param levels files per level (level count = max of the requested and the manifests' counts)
+ * @param lastSeq the sequence number to continue from
+ */
+public record RestorePlan(List<List<FileMeta>> levels, long lastSeq) {
+
+    public static RestorePlan of(List<byte[]> manifests, KeyGroupSpan span, int numLevels)
+            throws IOException {
+        List<ManifestCodec.Manifest> decoded = new ArrayList<>();
+        int levelsWanted = numLevels;
+        for (byte[] m : manifests) {
+            ManifestCodec.Manifest d = ManifestCodec.decode(m);
+            decoded.add(d);
+            levelsWanted = Math.max(levelsWanted, d.levels().size());
+        }
+        List<KeyGroupSpan> used = new ArrayList<>();
+        for (ManifestCodec.Manifest d : decoded) {
+            KeyGroupSpan s = d.span().intersect(span);
+            for (KeyGroupSpan u : used) {
+                if (!s.isEmpty() && s.overlaps(u)) {
+                    throw new IllegalArgumentException("manifests overlap in key groups: " + s + " and " + u);
+                }
+            }
+            used.add(s);
+        }
+        List<List<FileMeta>> levels = new ArrayList<>();
+        for (int i = 0; i < levelsWanted; i++) {
+            levels.add(new ArrayList<>());
+        }
+        long seq = 0;
+        for (ManifestCodec.Manifest d : decoded) {
+            seq = Math.max(seq, d.lastSeq());
+            KeyGroupSpan clipTo = d.span().intersect(span);
+            for (int l = 0; l < d.levels().size(); l++) {
+                for (FileMeta f : d.levels().get(l)) {
+                    FileMeta r = f.restoredWithClip(clipTo);
+                    if (!r.clip().isEmpty() && !r.effectiveRange().isEmpty()) {
+                        levels.get(l).add(r);
+                    }
+                }
+            }
+        }
+        return new RestorePlan(levels, seq);
+    }
+}

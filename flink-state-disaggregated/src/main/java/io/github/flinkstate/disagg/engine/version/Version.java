@@ -1,0 +1,162 @@
+package io.github.flinkstate.disagg.engine.version;
+
+import io.github.flinkstate.disagg.engine.iterator.TombstoneIndex;
+import io.github.flinkstate.disagg.engine.key.Bytes;
+import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
+import io.github.flinkstate.disagg.engine.key.KeyRange;
+import io.github.flinkstate.disagg.engine.sst.PrefixTombstone;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * An immutable set of live files per level, as seen by readers at one point in time.
+ *
+ * <p>Thread safety: immutable; the reference count is guarded by the {@link VersionSet} lock.
+ * A reader must hold a reference (acquire/release through the version set) while it reads, so
+ * the files cannot be deleted underneath it.
+ *
+ * <p>Invariants (checked by {@link #checkInvariants}):
+ *
+ * <ol>
+ *   <li>Level 0 files may overlap each other; conflicts are resolved by sequence number.
+ *   <li>In every level >= 1, files are sorted by effective lower key and their effective ranges
+ *       are pairwise disjoint.
+ *   <li>Every file's clip lies in the store's key-group span and its effective range is not
+ *       empty.
+ *   <li>A file appears at most once in a version.
+ * </ol>
+ */
+public final class Version {
+
+    private final List<List<FileMeta>> levels;
+    private final TombstoneIndex tombstones;
+    int refs;
+
+    Version(List<List<FileMeta>> levels) {
+        List<List<FileMeta>> copy = new ArrayList<>(levels.size());
+        for (List<FileMeta> l : levels) {
+            copy.add(Collections.unmodifiableList(new ArrayList<>(l)));
+        }
+        this.levels = Collections.unmodifiableList(copy);
+        TombstoneIndex.Builder b = new TombstoneIndex.Builder();
+        for (List<FileMeta> l : levels) {
+            for (FileMeta f : l) {
+                for (PrefixTombstone t : f.tombstones()) {
+                    b.add(t.prefix(), t.seq(), f.effectiveRange());
+                }
+            }
+        }
+        this.tombstones = b.build();
+    }
+
+    public int numLevels() {
+        return levels.size();
+    }
+
+    public List<FileMeta> level(int i) {
+        return levels.get(i);
+    }
+
+    public List<List<FileMeta>> levels() {
+        return levels;
+    }
+
+    public TombstoneIndex tombstones() {
+        return tombstones;
+    }
+
+    public List<FileMeta> allFiles() {
+        List<FileMeta> out = new ArrayList<>();
+        levels.forEach(out::addAll);
+        return out;
+    }
+
+    public long levelBytes(int i) {
+        long sum = 0;
+        for (FileMeta f : levels.get(i)) {
+            sum += f.fileSize();
+        }
+        return sum;
+    }
+
+    /** Files of a level whose effective range overlaps {@code range}, in level order. */
+    public List<FileMeta> overlapping(int level, KeyRange range) {
+        List<FileMeta> out = new ArrayList<>();
+        for (FileMeta f : levels.get(level)) {
+            if (f.effectiveRange().overlaps(range)) {
+                out.add(f);
+            }
+        }
+        return out;
+    }
+
+    /** The file of a sorted level (>= 1) whose effective range contains key, or null. */
+    public FileMeta fileContaining(int level, byte[] key) {
+        List<FileMeta> files = levels.get(level);
+        int lo = 0;
+        int hi = files.size() - 1;
+        while (lo <= hi) {
+            int mid = (lo + hi) >>> 1;
+            KeyRange r = files.get(mid).effectiveRange();
+            if (Bytes.compare(key, r.lower()) < 0) {
+                hi = mid - 1;
+            } else if (!Bytes.lessThanLimit(key, r.limit())) {
+                lo = mid + 1;
+            } else {
+                return files.get(mid);
+            }
+        }
+        return null;
+    }
+
+    /** True when some level below {@code level} has a file overlapping {@code range}. */
+    public boolean overlapsBelow(int level, KeyRange range) {
+        for (int l = level + 1; l < levels.size(); l++) {
+            if (!overlapping(l, range).isEmpty()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    public void checkInvariants(KeyGroupSpan storeSpan) {
+        Set<FileMeta> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        for (int l = 0; l < levels.size(); l++) {
+            List<FileMeta> files = levels.get(l);
+            for (int i = 0; i < files.size(); i++) {
+                FileMeta f = files.get(i);
+                check(seen.add(f), "file twice: " + f);
+                check(!f.clip().isEmpty() && storeSpan.intersect(f.clip()).equals(f.clip()),
+                        "clip outside store span: " + f);
+                check(!f.effectiveRange().isEmpty(), "empty effective range: " + f);
+                if (l > 0 && i > 0) {
+                    KeyRange prev = files.get(i - 1).effectiveRange();
+                    KeyRange cur = f.effectiveRange();
+                    check(prev.limit() != null && Bytes.compare(prev.limit(), cur.lower()) <= 0,
+                            "L" + l + " overlap/order: " + files.get(i - 1) + " vs " + f);
+                }
+            }
+        }
+    }
+
+    static void check(boolean ok, String msg) {
+        if (!ok) {
+            throw new IllegalStateException("Version invariant violated: " + msg);
+        }
+    }
+
+    @Override
+    public String toString() {
+        StringBuilder sb = new StringBuilder("Version{");
+        for (int l = 0; l < levels.size(); l++) {
+            if (!levels.get(l).isEmpty()) {
+                sb.append(" L").append(l).append('=').append(levels.get(l).size());
+            }
+        }
+        return sb.append(" }").toString();
+    }
+}

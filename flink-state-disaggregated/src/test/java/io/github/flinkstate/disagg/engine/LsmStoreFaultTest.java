@@ -1,0 +1,303 @@
+package io.github.flinkstate.disagg.engine;
+
+import io.github.flinkstate.disagg.engine.cache.BlockCache;
+import io.github.flinkstate.disagg.engine.fs.FileDeletionPolicy;
+import io.github.flinkstate.disagg.engine.iterator.LsmIterator;
+import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
+import io.github.flinkstate.disagg.engine.testutil.FaultInjectingFileSystem;
+import io.github.flinkstate.disagg.engine.testutil.LsmModelRunner;
+
+import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.core.fs.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.File;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Fault injection through {@link FaultInjectingFileSystem}: corrupted blocks, truncated and
+ * missing files must fail reads with an {@link IOException} naming the file and the offset; a
+ * failing write must fail the flush (or compaction) without touching the live version.
+ */
+class LsmStoreFaultTest {
+
+    private static final KeyGroupSpan SPAN = KeyGroupSpan.of(0, 3);
+
+    @TempDir
+    File tmp;
+
+    private final FaultInjectingFileSystem fs = new FaultInjectingFileSystem(FileSystem.getLocalFileSystem());
+    private int dirs;
+
+    private LsmOptions options() {
+        return new LsmOptions(fs, new Path(new Path(tmp.toURI()), "s" + (dirs++)), SPAN)
+                .blockSize(256)
+                .memtableBytes(1 << 20)
+                .backgroundCompaction(false)
+                .blockCache(new BlockCache(1 << 20));
+    }
+
+    private static NavigableMap<byte[], byte[]> fill(LsmStore store, int n, int salt) throws IOException {
+        NavigableMap<byte[], byte[]> model = LsmModelRunner.newModel();
+        for (int i = 0; i < n; i++) {
+            byte[] k = LsmModelRunner.key(i % 4, 0, i);
+            byte[] v = ("value-" + salt + "-" + i).getBytes();
+            store.put(k, v);
+            model.put(k, v);
+        }
+        return model;
+    }
+
+    private static void assertContent(LsmStore store, NavigableMap<byte[], byte[]> model) throws IOException {
+        store.checkInvariants();
+        for (Map.Entry<byte[], byte[]> e : model.entrySet()) {
+            assertThat(store.get(e.getKey())).isEqualTo(e.getValue());
+        }
+        int n = 0;
+        try (LsmIterator it = store.scanAll()) {
+            for (Map.Entry<byte[], byte[]> e : model.entrySet()) {
+                assertThat(it.isValid()).isTrue();
+                assertThat(it.key()).isEqualTo(e.getKey());
+                assertThat(it.value()).isEqualTo(e.getValue());
+                it.next();
+                n++;
+            }
+            assertThat(it.isValid()).isFalse();
+        }
+        assertThat(n).isEqualTo(model.size());
+    }
+
+    /** A store with one flushed file, closed; returns its retained snapshot. */
+    private LsmSnapshot oneFileSnapshot() throws IOException {
+        try (LsmStore store = LsmStore.open(options())) {
+            fill(store, 400, 0);
+            LsmSnapshot snap = store.snapshot();
+            assertThat(snap.files()).hasSize(1);
+            return snap;
+        }
+    }
+
+    @Test
+    void corruptedBlock_failsWithPathAndOffset() throws Exception {
+        LsmSnapshot snap = oneFileSnapshot();
+        String file = snap.files().get(0);
+        fs.corrupt(file, 10); // inside the first data block, which starts at offset 0
+        try (LsmStore store = LsmStore.open(options(), List.of(snap.manifest()))) {
+            byte[] firstKey = LsmModelRunner.key(0, 0, 0);
+            assertThatThrownBy(() -> store.get(firstKey))
+                    .isInstanceOf(IOException.class)
+                    .hasMessageContaining(file)
+                    .hasMessageContaining("offset 0")
+                    .hasMessageContaining("CRC32C");
+            assertThatThrownBy(() -> {
+                try (LsmIterator it = store.scanAll()) {
+                    while (it.isValid()) {
+                        it.next();
+                    }
+                }
+            }).isInstanceOf(IOException.class).hasMessageContaining(file).hasMessageContaining("offset");
+            store.checkInvariants();
+        }
+    }
+
+    @Test
+    void corruptedFooter_failsWithPathAndOffset() throws Exception {
+        LsmSnapshot snap = oneFileSnapshot();
+        String file = snap.files().get(0);
+        long size = fs.getFileStatus(new Path(file)).getLen();
+        fs.corrupt(file, size - 20); // inside the footer, just before the trailer
+        try (LsmStore store = LsmStore.open(options(), List.of(snap.manifest()))) {
+            assertThatThrownBy(() -> store.get(LsmModelRunner.key(1, 0, 1)))
+                    .isInstanceOf(IOException.class)
+                    .hasMessageContaining(file)
+                    .hasMessageContaining("offset")
+                    .hasMessageContaining("footer");
+        }
+    }
+
+    @Test
+    void truncatedFile_failsWithPathAndOffset() throws Exception {
+        LsmSnapshot snap = oneFileSnapshot();
+        String file = snap.files().get(0);
+        long size = fs.getFileStatus(new Path(file)).getLen();
+        fs.truncate(file, size - 7);
+        try (LsmStore store = LsmStore.open(options(), List.of(snap.manifest()))) {
+            assertThatThrownBy(() -> store.get(LsmModelRunner.key(1, 0, 1)))
+                    .isInstanceOf(IOException.class)
+                    .hasMessageContaining(file)
+                    .hasMessageContaining("offset " + (size - 17))
+                    .hasMessageContaining("Truncated");
+        }
+    }
+
+    @Test
+    void missingFile_failsWithPathAndOffset() throws Exception {
+        LsmSnapshot snap = oneFileSnapshot();
+        String file = snap.files().get(0);
+        fs.hide(file);
+        try (LsmStore store = LsmStore.open(options(), List.of(snap.manifest()))) {
+            assertThatThrownBy(() -> store.get(LsmModelRunner.key(2, 0, 2)))
+                    .isInstanceOf(IOException.class)
+                    .hasMessageContaining(file)
+                    .hasMessageContaining("offset 0")
+                    .hasMessageContaining("Missing");
+            assertThatThrownBy(store::scanAll).isInstanceOf(IOException.class).hasMessageContaining(file);
+            store.checkInvariants();
+            fs.heal();
+            assertThat(store.get(LsmModelRunner.key(2, 0, 2))).isEqualTo("value-0-2".getBytes());
+        }
+    }
+
+    @Test
+    void failingFlush_keepsMemtableReadable_andLaterFlushRetries() throws Exception {
+        try (LsmStore store = LsmStore.open(options())) {
+            NavigableMap<byte[], byte[]> model = fill(store, 300, 1);
+            store.flush();
+            List<String> before = store.liveFiles();
+            NavigableMap<byte[], byte[]> more = fill(store, 500, 2);
+            model.putAll(more);
+            store.deletePrefix(LsmModelRunner.key(3, 0, 1)); // namespace-ish prefix "03 00 31"
+            model.keySet().removeIf(k -> k[1] == 3 && k[2] == 0 && k[3] == '1');
+
+            fs.failNextCreates(1);
+            assertThatThrownBy(store::flush)
+                    .isInstanceOf(IOException.class)
+                    .hasMessageContaining("injected write failure");
+            assertThat(store.liveFiles()).isEqualTo(before);
+            assertThat(store.stats().flushFailures()).isEqualTo(1);
+            assertContent(store, model);
+            // the partial file was removed; only live files remain in the directory
+            assertThat(listSst(store)).containsExactlyInAnyOrderElementsOf(before);
+
+            store.flush(); // retry succeeds
+            assertThat(store.liveFiles()).hasSize(before.size() + 1);
+            assertContent(store, model);
+            LsmSnapshot snap = store.snapshot();
+            try (LsmStore reopened = LsmStore.open(options(), List.of(snap.manifest()))) {
+                assertContent(reopened, model);
+            }
+            snap.release();
+        }
+    }
+
+    @Test
+    void failingCompaction_keepsLiveVersion() throws Exception {
+        try (LsmStore store = LsmStore.open(options().l0CompactionTrigger(2))) {
+            NavigableMap<byte[], byte[]> model = LsmModelRunner.newModel();
+            for (int round = 0; round < 3; round++) {
+                model.putAll(fill(store, 200, round));
+                store.flush();
+            }
+            List<String> before = store.liveFiles();
+            fs.failNextCreates(1);
+            assertThatThrownBy(store::compactOnce).isInstanceOf(IOException.class);
+            assertThat(store.liveFiles()).isEqualTo(before);
+            assertContent(store, model);
+            assertThat(store.compactOnce()).isTrue();
+            assertThat(store.liveFiles()).isNotEqualTo(before);
+            assertContent(store, model);
+        }
+    }
+
+    @Test
+    void backgroundFlushFailure_stallsWriters_thenRecovers() throws Exception {
+        LsmOptions o = options().memtableBytes(4096).maxImmutableMemtables(1);
+        try (LsmStore store = LsmStore.open(o)) {
+            fs.failNextCreates(Integer.MAX_VALUE);
+            NavigableMap<byte[], byte[]> model = LsmModelRunner.newModel();
+            IOException stalled = null;
+            for (int i = 0; i < 100_000 && stalled == null; i++) {
+                byte[] k = LsmModelRunner.key(i % 4, 1, i);
+                try {
+                    store.put(k, new byte[] {(byte) i});
+                    model.put(k, new byte[] {(byte) i});
+                } catch (IOException e) {
+                    stalled = e;
+                }
+            }
+            assertThat(stalled).isNotNull().hasMessageContaining("flush failed");
+            assertContent(store, model);
+            fs.heal();
+            store.flush();
+            assertContent(store, model);
+            assertThat(store.liveFiles()).isNotEmpty();
+        }
+    }
+
+    @Test
+    void obsoleteFiles_deletedOnlyWhenNoSnapshotOrReaderNeedsThem() throws Exception {
+        try (LsmStore store = LsmStore.open(options())) {
+            NavigableMap<byte[], byte[]> model = LsmModelRunner.newModel();
+            for (int round = 0; round < 3; round++) {
+                model.putAll(fill(store, 200, round));
+                store.flush();
+            }
+            List<String> old = store.liveFiles();
+            LsmSnapshot snap = store.snapshot();
+            LsmIterator pinned = store.scanAll();
+            store.compactAll();
+            assertThat(store.liveFiles()).doesNotContainAnyElementsOf(old);
+            assertThat(exist(old)).isTrue();
+            snap.release();
+            assertThat(exist(old)).isTrue(); // the open iterator still pins them
+            int n = 0;
+            while (pinned.isValid()) {
+                n++;
+                pinned.next();
+            }
+            assertThat(n).isEqualTo(model.size());
+            pinned.close();
+            assertThat(old).allSatisfy(f -> assertThat(fs.exists(new Path(f))).isFalse());
+            assertContent(store, model);
+            store.checkInvariants();
+        }
+    }
+
+    @Test
+    void deletionPolicy_decidesWhichFilesTheEngineDeletes() throws Exception {
+        try (LsmStore store = LsmStore.open(options().deletionPolicy(FileDeletionPolicy.never()))) {
+            for (int round = 0; round < 3; round++) {
+                fill(store, 100, round);
+                store.flush();
+            }
+            List<String> old = store.liveFiles();
+            store.compactAll();
+            assertThat(exist(old)).isTrue();
+        }
+        // A restored store never deletes the foreign files it read (default policy).
+        LsmSnapshot snap = oneFileSnapshot();
+        try (LsmStore restored = LsmStore.open(options(), List.of(snap.manifest()))) {
+            fill(restored, 100, 9);
+            restored.flush();
+            restored.compactAll();
+            assertThat(restored.liveFiles()).doesNotContainAnyElementsOf(snap.files());
+            assertThat(exist(snap.files())).isTrue();
+        }
+    }
+
+    private boolean exist(List<String> files) throws IOException {
+        for (String f : files) {
+            if (!fs.exists(new Path(f))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private List<String> listSst(LsmStore store) throws IOException {
+        List<String> out = new ArrayList<>();
+        Path dir = new Path(store.liveFiles().get(0)).getParent();
+        for (var s : fs.listStatus(dir)) {
+            out.add(s.getPath().toString());
+        }
+        return out;
+    }
+}

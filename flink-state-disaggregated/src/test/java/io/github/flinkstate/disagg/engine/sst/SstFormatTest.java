@@ -1,0 +1,133 @@
+package io.github.flinkstate.disagg.engine.sst;
+
+import io.github.flinkstate.disagg.engine.cache.BlockCache;
+import io.github.flinkstate.disagg.engine.key.Bytes;
+import io.github.flinkstate.disagg.engine.key.EntryType;
+import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
+import io.github.flinkstate.disagg.engine.key.Versioned;
+import io.github.flinkstate.disagg.engine.testutil.LsmModelRunner;
+
+import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.core.fs.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.File;
+import java.io.RandomAccessFile;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.Random;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** Round trips and format checks of {@link SstWriter} / {@link SstReader}. */
+class SstFormatTest {
+
+    @TempDir
+    File tmp;
+
+    private final FileSystem fs = FileSystem.getLocalFileSystem();
+
+    @Test
+    void roundTrip_pointAndRangeReads_matchModel() throws Exception {
+        long seed = 12345;
+        Random rnd = new Random(seed);
+        NavigableMap<byte[], byte[]> model = LsmModelRunner.newModel();
+        for (int i = 0; i < 3000; i++) {
+            byte[] v = new byte[rnd.nextInt(50)];
+            rnd.nextBytes(v);
+            model.put(LsmModelRunner.key(rnd.nextInt(8), rnd.nextInt(3), rnd.nextInt(5000)), v);
+        }
+        Path path = new Path(new Path(tmp.toURI()), "a.sst");
+        SstWriter w = new SstWriter(fs, path, 512, 10, KeyGroupSpan.of(0, 7));
+        long seq = 1;
+        for (Map.Entry<byte[], byte[]> e : model.entrySet()) {
+            w.add(e.getKey(), seq++, EntryType.PUT, e.getValue());
+        }
+        w.addTombstone(LsmModelRunner.key(3, 1, 7), seq++);
+        SstFooter footer = w.finish(null);
+        assertThat(footer.entries()).isEqualTo(model.size());
+        assertThat(footer.tombstoneCount()).isEqualTo(1);
+        assertThat(footer.keyGroups()).isEqualTo(KeyGroupSpan.of(0, 7));
+        assertThat(footer.range().lower()).isEqualTo(model.firstKey());
+        assertThat(footer.dataBlocks()).isGreaterThan(10);
+
+        SstReader r = SstReader.open(fs, path, new BlockCache(1 << 20), w.fileSize());
+        assertThat(r.tombstones()).hasSize(1);
+        for (Map.Entry<byte[], byte[]> e : model.entrySet()) {
+            Versioned got = r.get(e.getKey());
+            assertThat(got).isNotNull();
+            assertThat(got.value()).isEqualTo(e.getValue());
+        }
+        assertThat(r.get(LsmModelRunner.key(2, 2, 999_999))).isNull();
+        // seek into the middle and iterate to the end
+        byte[] mid = LsmModelRunner.key(4, 0, 0);
+        SstIterator it = r.iterator();
+        it.seek(mid);
+        for (byte[] k : model.tailMap(mid, true).keySet()) {
+            assertThat(it.valid()).isTrue();
+            assertThat(it.key()).isEqualTo(k);
+            it.next();
+        }
+        assertThat(it.valid()).isFalse();
+    }
+
+    @Test
+    void writer_rejectsKeysOutOfOrderAndOutsideKeyGroups() throws Exception {
+        Path path = new Path(new Path(tmp.toURI()), "b.sst");
+        SstWriter w = new SstWriter(fs, path, 512, 10, KeyGroupSpan.of(0, 3));
+        w.add(LsmModelRunner.key(1, 0, 5), 1, EntryType.PUT, new byte[1]);
+        assertThatThrownBy(() -> w.add(LsmModelRunner.key(1, 0, 4), 2, EntryType.PUT, new byte[1]))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("out of order");
+        assertThatThrownBy(() -> w.add(LsmModelRunner.key(1, 0, 5), 2, EntryType.PUT, new byte[1]))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> w.add(LsmModelRunner.key(9, 0, 5), 2, EntryType.PUT, new byte[1]))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("outside");
+        w.abort();
+        assertThat(fs.exists(path)).isFalse();
+    }
+
+    @Test
+    void file_endsWithVersionAndMagic() throws Exception {
+        Path path = new Path(new Path(tmp.toURI()), "c.sst");
+        SstWriter w = new SstWriter(fs, path, 512, 10, KeyGroupSpan.of(0, 3));
+        w.add(LsmModelRunner.key(0, 0, 1), 1, EntryType.DELETE, null);
+        w.finish(null);
+        try (RandomAccessFile f = new RandomAccessFile(new File(path.toUri()), "r")) {
+            byte[] tail = new byte[9];
+            f.seek(f.length() - 9);
+            f.readFully(tail);
+            assertThat(tail[0]).isEqualTo(SstFormat.VERSION);
+            assertThat(new String(tail, 1, 8, StandardCharsets.US_ASCII)).isEqualTo("DISAGSST");
+        }
+        SstReader r = SstReader.open(fs, path, new BlockCache(0), -1);
+        assertThat(r.get(LsmModelRunner.key(0, 0, 1)).type()).isEqualTo(EntryType.DELETE);
+        assertThat(r.footer().deletes()).isEqualTo(1);
+    }
+
+    @Test
+    void bloomFilter_hasNoFalseNegatives() {
+        long[] hashes = new long[1000];
+        for (int i = 0; i < hashes.length; i++) {
+            hashes[i] = BloomFilter.hash(LsmModelRunner.key(0, 0, i));
+        }
+        BloomFilter b = BloomFilter.build(hashes, hashes.length, 10);
+        int falsePositives = 0;
+        for (int i = 0; i < 1000; i++) {
+            assertThat(b.mightContain(LsmModelRunner.key(0, 0, i))).isTrue();
+            if (b.mightContain(LsmModelRunner.key(0, 1, i))) {
+                falsePositives++;
+            }
+        }
+        assertThat(falsePositives).isLessThan(100);
+    }
+
+    @Test
+    void bytes_prefixLimit() {
+        assertThat(Bytes.prefixLimit(new byte[] {1, 2})).isEqualTo(new byte[] {1, 3});
+        assertThat(Bytes.prefixLimit(new byte[] {1, (byte) 0xFF})).isEqualTo(new byte[] {2});
+        assertThat(Bytes.prefixLimit(new byte[] {(byte) 0xFF})).isNull();
+    }
+}
