@@ -420,6 +420,7 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
             @Nonnull CheckpointStreamFactory streamFactory,
             @Nonnull CheckpointOptions checkpointOptions)
             throws Exception {
+        checkNotDisposed();
         CowSnapshot frozen = cache == null ? null : cache.snapshot();
         try {
             SnapshotStates states =
@@ -446,6 +447,7 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
     @Nonnull
     @Override
     public SavepointResources<K> savepoint() throws Exception {
+        checkNotDisposed();
         // canonical savepoints are the delegate's: give it everything first
         flushAll();
         return delegate.savepoint();
@@ -502,6 +504,16 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
             delegate.close();
         } finally {
             super.close();
+        }
+    }
+
+    /**
+     * A snapshot of a disposed backend would reach a closed delegate (for RocksDB: freed native
+     * memory); Flink's changelog backend can still trigger one from its materialization timer.
+     */
+    private void checkNotDisposed() {
+        if (disposed) {
+            throw new IllegalStateException("The LRU cache keyed backend is disposed; cannot snapshot");
         }
     }
 

@@ -322,14 +322,7 @@ public final class CowLruMap {
         } else {
             livePrev.next = copy;
         }
-        // the copy takes the original's place in the LRU list
-        copy.lruPrev = original.lruPrev;
-        copy.lruNext = original.lruNext;
-        copy.lruPrev.lruNext = copy;
-        copy.lruNext.lruPrev = copy;
-        original.lruPrev = null;
-        original.lruNext = null;
-        copiesOnWrite++;
+        takeLruPlace(original, copy);
         return copy;
     }
 
@@ -346,13 +339,7 @@ public final class CowLruMap {
                 if (e.entryVersion < required) {
                     // frozen: its 'next' must stay as the snapshot saw it
                     moved = e.copy(mapVersion, null);
-                    moved.lruPrev = e.lruPrev;
-                    moved.lruNext = e.lruNext;
-                    moved.lruPrev.lruNext = moved;
-                    moved.lruNext.lruPrev = moved;
-                    e.lruPrev = null;
-                    e.lruNext = null;
-                    copiesOnWrite++;
+                    takeLruPlace(e, moved);
                 }
                 int idx = moved.hash & mask;
                 moved.next = grown[idx];
@@ -362,6 +349,17 @@ public final class CowLruMap {
         }
         table = grown;
         threshold = grown.length == MAX_CAPACITY ? Integer.MAX_VALUE : grown.length / 4 * 3;
+    }
+
+    /** The copy replaces the original in the LRU list (same recency); counts the copy. */
+    private void takeLruPlace(CacheEntry original, CacheEntry copy) {
+        copy.lruPrev = original.lruPrev;
+        copy.lruNext = original.lruNext;
+        copy.lruPrev.lruNext = copy;
+        copy.lruNext.lruPrev = copy;
+        original.lruPrev = null;
+        original.lruNext = null;
+        copiesOnWrite++;
     }
 
     private void linkFront(CacheEntry e) {

@@ -68,15 +68,8 @@ public final class SnapshotEnvelope {
             IncrementalRemoteKeyedStateHandle inc = (IncrementalRemoteKeyedStateHandle) delegate;
             List<HandleAndLocalPath> privateState = new ArrayList<>(inc.getPrivateState());
             privateState.add(cacheEntry);
-            return IncrementalRemoteKeyedStateHandle.restore(
-                    inc.getBackendIdentifier(),
-                    inc.getKeyGroupRange(),
-                    inc.getCheckpointId(),
-                    inc.getSharedState(),
-                    privateState,
-                    inc.getMetaDataStateHandle(),
-                    inc.getCheckpointedSize() + cacheStream.getStateSize(),
-                    inc.getStateHandleId());
+            return withPrivateState(
+                    inc, privateState, inc.getCheckpointedSize() + cacheStream.getStateSize());
         }
         List<HandleAndLocalPath> privateState = new ArrayList<>(2);
         long size = cacheStream.getStateSize();
@@ -122,15 +115,7 @@ public final class SnapshotEnvelope {
                 List<HandleAndLocalPath> privateState = new ArrayList<>(inc.getPrivateState());
                 privateState.removeIf(
                         p -> CacheSnapshotFormat.CACHE_STREAM_NAME.equals(p.getLocalPath()));
-                return IncrementalRemoteKeyedStateHandle.restore(
-                        inc.getBackendIdentifier(),
-                        inc.getKeyGroupRange(),
-                        inc.getCheckpointId(),
-                        inc.getSharedState(),
-                        privateState,
-                        inc.getMetaDataStateHandle(),
-                        inc.getCheckpointedSize(),
-                        inc.getStateHandleId());
+                return withPrivateState(inc, privateState, inc.getCheckpointedSize());
             case CacheSnapshotFormat.DELEGATE_KEY_GROUPS:
                 HandleAndLocalPath stream =
                         privateEntry(envelope, CacheSnapshotFormat.DELEGATE_STREAM_NAME);
@@ -145,6 +130,22 @@ public final class SnapshotEnvelope {
             default:
                 throw new IllegalStateException("Unknown delegate kind " + header.delegateKind());
         }
+    }
+
+    /** The same handle (same id, shared files, meta) with other private files. */
+    private static IncrementalRemoteKeyedStateHandle withPrivateState(
+            IncrementalRemoteKeyedStateHandle handle,
+            List<HandleAndLocalPath> privateState,
+            long checkpointedSize) {
+        return IncrementalRemoteKeyedStateHandle.restore(
+                handle.getBackendIdentifier(),
+                handle.getKeyGroupRange(),
+                handle.getCheckpointId(),
+                handle.getSharedState(),
+                privateState,
+                handle.getMetaDataStateHandle(),
+                checkpointedSize,
+                handle.getStateHandleId());
     }
 
     private static HandleAndLocalPath privateEntry(KeyedStateHandle handle, String name) {

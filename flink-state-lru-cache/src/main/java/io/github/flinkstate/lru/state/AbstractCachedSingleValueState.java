@@ -6,6 +6,9 @@ import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.runtime.state.internal.InternalKvState;
 
+import java.util.Collection;
+import java.util.function.BinaryOperator;
+
 /**
  * Base of states with one value per key and namespace (value, list, reducing, aggregating): one
  * cache entry holds the whole value, so a cached list is always the complete list.
@@ -30,7 +33,7 @@ abstract class AbstractCachedSingleValueState<K, N, SV, D extends InternalKvStat
 
     /** The live entry of the current key and namespace, loaded into the cache on a miss. */
     protected final CacheEntry entry() throws Exception {
-        CacheEntry e = lookup(null);
+        CacheEntry e = lookupForRead(null);
         if (e != null) {
             return e;
         }
@@ -53,7 +56,7 @@ abstract class AbstractCachedSingleValueState<K, N, SV, D extends InternalKvStat
 
     /** Replaces the value of the current key and namespace (null deletes it). */
     protected final void putCachedValue(SV value) throws Exception {
-        CacheEntry e = lookup(null);
+        CacheEntry e = lookupForWrite(null);
         if (e != null) {
             cache.setValue(e, toCached(value), true);
         } else {
@@ -61,10 +64,40 @@ abstract class AbstractCachedSingleValueState<K, N, SV, D extends InternalKvStat
         }
     }
 
+    /**
+     * Folds the values of {@code sources} into {@code target} with {@code merge} (sources first,
+     * then the target's old value) and deletes the sources, for the current key.
+     */
+    protected final void mergeNamespacesWith(
+            N target, Collection<N> sources, BinaryOperator<SV> merge) throws Exception {
+        if (sources == null || sources.isEmpty()) {
+            return;
+        }
+        N original = currentNamespace;
+        try {
+            SV merged = null;
+            for (N source : sources) {
+                setCurrentNamespace(source);
+                SV sourceValue = getCachedValue();
+                if (sourceValue != null) {
+                    merged = merged == null ? sourceValue : merge.apply(merged, sourceValue);
+                    putCachedValue(null);
+                }
+            }
+            if (merged != null) {
+                setCurrentNamespace(target);
+                SV targetValue = getCachedValue();
+                putCachedValue(targetValue == null ? merged : merge.apply(targetValue, merged));
+            }
+        } finally {
+            setCurrentNamespace(original);
+        }
+    }
+
     @Override
     public void clear() {
         try {
-            CacheEntry e = lookup(null);
+            CacheEntry e = lookupForWrite(null);
             if (e != null) {
                 cache.setValue(e, CacheEntry.ABSENT, true);
             } else {

@@ -195,11 +195,20 @@ public abstract class AbstractCachedState<K, N, SV, D extends InternalKvState<K,
     // helpers for subclasses
     // ------------------------------------------------------------------------------------------
 
-    /** Looks up the entry of the current key and namespace, counting a hit or a miss. */
-    protected final CacheEntry lookup(Object userKey) {
+    /**
+     * Looks up the entry of the current key and namespace for a read, counting a hit or a miss:
+     * the hit ratio counts reads only, because a write-back cache never needs the delegate to
+     * write.
+     */
+    protected final CacheEntry lookupForRead(Object userKey) {
         CacheEntry e = cache.get(this, context.currentKey(), currentNamespace, userKey);
         context.statistics().record(e != null);
         return e;
+    }
+
+    /** Looks up the entry of the current key and namespace for a write (not counted). */
+    protected final CacheEntry lookupForWrite(Object userKey) {
+        return cache.get(this, context.currentKey(), currentNamespace, userKey);
     }
 
     /** Prepares the delegate for an access under the current key and namespace. */

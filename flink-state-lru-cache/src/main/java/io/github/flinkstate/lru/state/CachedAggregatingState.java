@@ -73,28 +73,6 @@ public final class CachedAggregatingState<K, N, IN, ACC, OUT>
 
     @Override
     public void mergeNamespaces(N target, Collection<N> sources) throws Exception {
-        if (sources == null || sources.isEmpty()) {
-            return;
-        }
-        N original = currentNamespace;
-        try {
-            ACC merged = null;
-            for (N source : sources) {
-                setCurrentNamespace(source);
-                ACC sourceAcc = getCachedValue();
-                if (sourceAcc != null) {
-                    merged = merged == null ? sourceAcc : aggregateFunction.merge(merged, sourceAcc);
-                    putCachedValue(null);
-                }
-            }
-            if (merged != null) {
-                setCurrentNamespace(target);
-                ACC targetAcc = getCachedValue();
-                putCachedValue(
-                        targetAcc == null ? merged : aggregateFunction.merge(targetAcc, merged));
-            }
-        } finally {
-            setCurrentNamespace(original);
-        }
+        mergeNamespacesWith(target, sources, aggregateFunction::merge);
     }
 }

@@ -80,7 +80,7 @@ public final class CachedMapState<K, N, UK, UV>
 
     @Override
     public void put(UK key, UV value) throws Exception {
-        CacheEntry e = lookup(key);
+        CacheEntry e = lookupForWrite(key);
         if (e != null) {
             cache.setValue(e, value, true);
         } else {
@@ -100,7 +100,7 @@ public final class CachedMapState<K, N, UK, UV>
 
     @Override
     public void remove(UK key) throws Exception {
-        CacheEntry e = lookup(key);
+        CacheEntry e = lookupForWrite(key);
         if (e != null) {
             cache.setValue(e, CacheEntry.ABSENT, true);
         } else {
@@ -190,7 +190,7 @@ public final class CachedMapState<K, N, UK, UV>
     // ------------------------------------------------------------------------------------------
 
     private CacheEntry entry(UK userKey) throws Exception {
-        CacheEntry e = lookup(userKey);
+        CacheEntry e = lookupForRead(userKey);
         if (e != null) {
             return e;
         }

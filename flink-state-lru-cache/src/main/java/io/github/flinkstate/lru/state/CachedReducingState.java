@@ -71,28 +71,16 @@ public final class CachedReducingState<K, N, V>
 
     @Override
     public void mergeNamespaces(N target, Collection<N> sources) throws Exception {
-        if (sources == null || sources.isEmpty()) {
-            return;
-        }
-        N original = currentNamespace;
+        mergeNamespacesWith(target, sources, this::reduce);
+    }
+
+    private V reduce(V a, V b) {
         try {
-            V merged = null;
-            for (N source : sources) {
-                setCurrentNamespace(source);
-                V sourceValue = getCachedValue();
-                if (sourceValue != null) {
-                    merged = merged == null ? sourceValue : reduceFunction.reduce(merged, sourceValue);
-                    putCachedValue(null);
-                }
-            }
-            if (merged != null) {
-                setCurrentNamespace(target);
-                V targetValue = getCachedValue();
-                putCachedValue(
-                        targetValue == null ? merged : reduceFunction.reduce(targetValue, merged));
-            }
-        } finally {
-            setCurrentNamespace(original);
+            return reduceFunction.reduce(a, b);
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new RuntimeException("Reduce function of state " + name + " failed", e);
         }
     }
 }

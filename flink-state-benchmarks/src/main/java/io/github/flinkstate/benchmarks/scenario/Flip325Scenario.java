@@ -1,0 +1,146 @@
+package io.github.flinkstate.benchmarks.scenario;
+
+import io.github.flinkstate.benchmarks.common.BackendSpec;
+import io.github.flinkstate.benchmarks.common.JobStats;
+import io.github.flinkstate.benchmarks.common.MiniClusterJobRunner;
+import io.github.flinkstate.benchmarks.demo.CountPerKey;
+
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
+
+import java.io.File;
+import java.io.FileWriter;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The FLIP-325 benchmark job as a scenario: a sequence of N longs, key = (x % 500) + 500 * ((x /
+ * 1000) % 2), a count per key in ValueState, object reuse, parallelism 1, incremental checkpoints
+ * every second to a local directory. Runs every backend in the same process, one after another,
+ * and prints records/s as ratios to RocksDB and HashMap; writes JSON with the raw figures.
+ *
+ * <p>With cache sizes 250 / 500 / 1000 the cache hit ratio is 0% / 50% / 100% (FLIP-325).
+ *
+ * <p>Usage: {@code Flip325Scenario [--records N] [--repeats R] [--backends hashmap,rocksdb,lru:250,lru:500,lru:1000] [--json file]}
+ */
+public final class Flip325Scenario {
+
+    private Flip325Scenario() {}
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> flags = parseFlags(args);
+        long records = Long.parseLong(flags.getOrDefault("records", "5000000"));
+        int repeats = Integer.parseInt(flags.getOrDefault("repeats", "1"));
+        List<BackendSpec> backends =
+                BackendSpec.parseList(
+                        flags.getOrDefault("backends", "rocksdb,hashmap,lru:250,lru:500,lru:1000"));
+        File json = new File(flags.getOrDefault("json", "target/flip325-results.json"));
+        File checkpointRoot = Files.createTempDirectory("flip325").toFile();
+
+        List<JobStats> results = new ArrayList<>();
+        for (int r = 0; r < repeats; r++) {
+            for (BackendSpec backend : backends) {
+                Configuration config = new Configuration();
+                backend.applyTo(config);
+                config.setString("execution.checkpointing.interval", "1 s");
+                config.setString(
+                        "execution.checkpointing.dir",
+                        new File(checkpointRoot, backend.name().replaceAll("[^a-z0-9]", "_") + r)
+                                .toURI()
+                                .toString());
+                config.setString("pipeline.object-reuse", "true");
+                CountPerKey.resetRun();
+                JobStats stats =
+                        MiniClusterJobRunner.run(
+                                backend.name(),
+                                records,
+                                config,
+                                1,
+                                env ->
+                                        env.fromSequence(0, records - 1)
+                                                .keyBy(CountPerKey::flip325Key, Types.LONG)
+                                                .process(new CountPerKey(0))
+                                                .sinkTo(new DiscardingSink<>()));
+                if (CountPerKey.MAX_COUNT.size() != 1000) {
+                    throw new IllegalStateException(
+                            backend.name() + " produced counts for " + CountPerKey.MAX_COUNT.size() + " keys, expected 1000");
+                }
+                results.add(stats);
+                System.out.printf(Locale.ROOT, "%-18s run %d: %,.0f records/s%n", backend.name(), r, stats.recordsPerSecond());
+            }
+        }
+        printTable(results);
+        writeJson(json, records, results);
+        System.out.println("JSON written to " + json.getAbsolutePath());
+    }
+
+    /** The median records/s of a backend over the repeats. */
+    private static double medianRate(List<JobStats> results, String backend) {
+        List<Double> rates = new ArrayList<>();
+        for (JobStats s : results) {
+            if (s.backend().equals(backend)) {
+                rates.add(s.recordsPerSecond());
+            }
+        }
+        rates.sort(Double::compare);
+        return rates.isEmpty() ? Double.NaN : rates.get(rates.size() / 2);
+    }
+
+    private static void printTable(List<JobStats> results) {
+        double rocks = medianRate(results, "rocksdb");
+        double heap = medianRate(results, "hashmap");
+        System.out.printf(Locale.ROOT, "%n%-18s %14s %10s %10s %10s%n", "backend", "records/s", "x rocksdb", "x hashmap", "cache hit");
+        List<String> seen = new ArrayList<>();
+        for (JobStats s : results) {
+            if (seen.contains(s.backend())) {
+                continue;
+            }
+            seen.add(s.backend());
+            double rate = medianRate(results, s.backend());
+            System.out.printf(
+                    Locale.ROOT,
+                    "%-18s %,14.0f %10.3f %10.3f %10s%n",
+                    s.backend(),
+                    rate,
+                    rate / rocks,
+                    rate / heap,
+                    Double.isNaN(s.cacheHitRatio()) ? "-" : String.format(Locale.ROOT, "%.1f%%", 100 * s.cacheHitRatio()));
+        }
+    }
+
+    private static void writeJson(File file, long records, List<JobStats> results) throws IOException {
+        file.getAbsoluteFile().getParentFile().mkdirs();
+        StringBuilder sb = new StringBuilder();
+        sb.append("{\n  \"scenario\": \"flip325\",\n");
+        sb.append("  \"machine\": {\"cores\": ").append(Runtime.getRuntime().availableProcessors())
+                .append(", \"java\": \"").append(System.getProperty("java.version"))
+                .append("\", \"os\": \"").append(System.getProperty("os.name")).append("\"},\n");
+        sb.append("  \"records\": ").append(records).append(",\n  \"runs\": [\n");
+        for (int i = 0; i < results.size(); i++) {
+            JobStats s = results.get(i);
+            sb.append(String.format(Locale.ROOT,
+                    "    {\"backend\": \"%s\", \"recordsPerSecond\": %.1f, \"netRuntimeMs\": %d, \"checkpoints\": %d, \"checkpointAvgMs\": %d, \"cacheHitRatio\": %s}%s%n",
+                    s.backend(), s.recordsPerSecond(), s.netRuntimeMillis(), s.completedCheckpoints(),
+                    s.checkpointAvgMillis(),
+                    Double.isNaN(s.cacheHitRatio()) ? "null" : String.format(Locale.ROOT, "%.4f", s.cacheHitRatio()),
+                    i + 1 < results.size() ? "," : ""));
+        }
+        sb.append("  ]\n}\n");
+        try (FileWriter w = new FileWriter(file)) {
+            w.write(sb.toString());
+        }
+    }
+
+    private static Map<String, String> parseFlags(String[] args) {
+        Map<String, String> flags = new java.util.HashMap<>();
+        for (int i = 0; i + 1 < args.length; i += 2) {
+            flags.put(args[i].replaceFirst("^--", ""), args[i + 1]);
+        }
+        return flags;
+    }
+}

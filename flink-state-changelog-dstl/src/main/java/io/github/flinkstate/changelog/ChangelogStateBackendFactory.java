@@ -1,0 +1,170 @@
+package io.github.flinkstate.changelog;
+
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.IllegalConfigurationException;
+import org.apache.flink.configuration.ReadableConfig;
+import org.apache.flink.configuration.StateBackendOptions;
+import org.apache.flink.configuration.StateChangelogOptions;
+import org.apache.flink.configuration.StateRecoveryOptions;
+import org.apache.flink.core.execution.RecoveryClaimMode;
+import org.apache.flink.runtime.state.StateBackend;
+import org.apache.flink.runtime.state.StateBackendFactory;
+import org.apache.flink.runtime.state.StateBackendLoader;
+import org.apache.flink.runtime.state.delegate.DelegatingStateBackend;
+import org.apache.flink.util.DynamicCodeLoadingException;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.lang.reflect.Constructor;
+import java.lang.reflect.InvocationTargetException;
+
+/**
+ * {@code state.backend.type: io.github.flinkstate.changelog.ChangelogStateBackendFactory}: builds
+ * Flink's own {@code org.apache.flink.state.changelog.ChangelogStateBackend} around the backend
+ * named by {@code state.backend.changelog.delegate}, for use with the {@code dfs-batched} DSTL.
+ *
+ * <p>Flink's class must be used (not a subclass or copy): the runtime recognises changelog
+ * checkpoints by that exact class on restore. Its constructor is package-private, so it is called
+ * reflectively, as Flink's {@link StateBackendLoader} does.
+ *
+ * <p>Checks, each failing with a message naming the option to change:
+ *
+ * <ol>
+ *   <li>{@code state.changelog.storage} must be {@code dfs-batched};
+ *   <li>{@code state.changelog.enabled} must not also be true (Flink would wrap twice);
+ *   <li>a restore from {@code execution.state-recovery.path} must use claim mode CLAIM, because
+ *       Flink's changelog backend cannot take the full checkpoint that NO_CLAIM requires;
+ *   <li>the delegate must not itself be a changelog backend or this factory.
+ * </ol>
+ *
+ * <p>Thread safety: stateless. Flink calls it on the JobManager and in every task, so it has no
+ * side effects.
+ */
+public final class ChangelogStateBackendFactory implements StateBackendFactory<StateBackend> {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ChangelogStateBackendFactory.class);
+
+    static final String CHANGELOG_BACKEND_CLASS =
+            "org.apache.flink.state.changelog.ChangelogStateBackend";
+
+    @Override
+    public StateBackend createFromConfig(ReadableConfig config, ClassLoader classLoader)
+            throws IllegalConfigurationException, IOException {
+        validate(config);
+        StateBackend delegate = loadDelegate(config, classLoader);
+        if (delegate instanceof DelegatingStateBackend) {
+            throw new IllegalConfigurationException(
+                    "'" + DfsChangelogOptions.DELEGATE.key() + "' names a delegating backend ("
+                            + delegate.getClass().getName()
+                            + "); Flink's changelog backend cannot wrap it.");
+        }
+        StateBackend backend = wrap(delegate, classLoader);
+        LOG.info(
+                "Created ChangelogStateBackend over {} with the dfs-batched DSTL",
+                delegate.getClass().getSimpleName());
+        return backend;
+    }
+
+    static void validate(ReadableConfig config) {
+        String storage = config.get(StateChangelogOptions.STATE_CHANGE_LOG_STORAGE);
+        if (!DfsBatchedChangelogStorageFactory.IDENTIFIER.equalsIgnoreCase(storage)) {
+            throw new IllegalConfigurationException(
+                    "State backend factory "
+                            + ChangelogStateBackendFactory.class.getName()
+                            + " needs the dfs-batched DSTL, but '"
+                            + StateChangelogOptions.STATE_CHANGE_LOG_STORAGE.key()
+                            + "' is '"
+                            + storage
+                            + "'. Set '"
+                            + StateChangelogOptions.STATE_CHANGE_LOG_STORAGE.key()
+                            + ": "
+                            + DfsBatchedChangelogStorageFactory.IDENTIFIER
+                            + "' in the cluster (TaskManager) configuration.");
+        }
+        if (config.get(StateChangelogOptions.ENABLE_STATE_CHANGE_LOG)) {
+            throw new IllegalConfigurationException(
+                    "'"
+                            + StateChangelogOptions.ENABLE_STATE_CHANGE_LOG.key()
+                            + "' is true and '"
+                            + StateBackendOptions.STATE_BACKEND.key()
+                            + "' is "
+                            + ChangelogStateBackendFactory.class.getName()
+                            + ": the changelog would be applied twice. Set '"
+                            + StateChangelogOptions.ENABLE_STATE_CHANGE_LOG.key()
+                            + ": false' (this factory already enables it), or use"
+                            + " a plain backend type with the option.");
+        }
+        String recoveryPath = config.get(StateRecoveryOptions.SAVEPOINT_PATH);
+        if (recoveryPath != null
+                && !recoveryPath.isBlank()
+                && config.get(StateRecoveryOptions.RESTORE_MODE) == RecoveryClaimMode.NO_CLAIM) {
+            throw new IllegalConfigurationException(
+                    "Restoring from '"
+                            + recoveryPath
+                            + "' in NO_CLAIM mode is not supported by Flink's changelog state"
+                            + " backend (it cannot take the required full checkpoint, so every"
+                            + " checkpoint would fail). Set '"
+                            + StateRecoveryOptions.RESTORE_MODE.key()
+                            + ": CLAIM'.");
+        }
+    }
+
+    private static StateBackend loadDelegate(ReadableConfig config, ClassLoader classLoader)
+            throws IOException {
+        String delegate = config.get(DfsChangelogOptions.DELEGATE).trim();
+        if (delegate.isEmpty()
+                || delegate.equals(ChangelogStateBackendFactory.class.getName())
+                || delegate.equalsIgnoreCase("changelog")) {
+            throw new IllegalConfigurationException(
+                    "'" + DfsChangelogOptions.DELEGATE.key() + "' must name the wrapped backend"
+                            + " ('hashmap', 'rocksdb' or a StateBackendFactory class), but is '"
+                            + delegate + "'.");
+        }
+        Configuration delegateConfig = Configuration.fromMap(config.toMap());
+        delegateConfig.set(StateBackendOptions.STATE_BACKEND, delegate);
+        try {
+            return StateBackendLoader.loadStateBackendFromConfig(delegateConfig, classLoader, LOG);
+        } catch (DynamicCodeLoadingException e) {
+            throw new IllegalConfigurationException(
+                    "Cannot load the backend named by '" + DfsChangelogOptions.DELEGATE.key()
+                            + "': " + delegate,
+                    e);
+        }
+    }
+
+    static StateBackend wrap(StateBackend delegate, ClassLoader classLoader) {
+        Class<?> changelogClass;
+        try {
+            changelogClass = Class.forName(CHANGELOG_BACKEND_CLASS, false, classLoader);
+        } catch (ClassNotFoundException e) {
+            try {
+                changelogClass =
+                        Class.forName(
+                                CHANGELOG_BACKEND_CLASS,
+                                false,
+                                ChangelogStateBackendFactory.class.getClassLoader());
+            } catch (ClassNotFoundException again) {
+                throw new IllegalConfigurationException(
+                        "Flink's changelog state backend (flink-statebackend-changelog) is not on"
+                                + " the class path",
+                        again);
+            }
+        }
+        try {
+            Constructor<? extends DelegatingStateBackend> constructor =
+                    changelogClass
+                            .asSubclass(DelegatingStateBackend.class)
+                            .getDeclaredConstructor(StateBackend.class);
+            constructor.setAccessible(true);
+            return constructor.newInstance(delegate);
+        } catch (InvocationTargetException e) {
+            throw new IllegalConfigurationException(
+                    "Cannot create Flink's changelog state backend: " + e.getCause(), e.getCause());
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalConfigurationException(
+                    "Cannot create Flink's changelog state backend", e);
+        }
+    }
+}

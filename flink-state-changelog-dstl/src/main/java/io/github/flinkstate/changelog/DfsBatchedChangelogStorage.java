@@ -1,0 +1,185 @@
+package io.github.flinkstate.changelog;
+
+import io.github.flinkstate.changelog.read.DfsChangelogStorageView;
+import io.github.flinkstate.changelog.registry.TaskFileRegistry;
+import io.github.flinkstate.changelog.upload.BatchingUploadScheduler;
+import io.github.flinkstate.changelog.upload.DfsChangelogWriter;
+import io.github.flinkstate.changelog.upload.InFlightLimiter;
+import io.github.flinkstate.changelog.upload.LocalCopies;
+import io.github.flinkstate.changelog.upload.UploadMetrics;
+import io.github.flinkstate.changelog.util.DaemonThreadFactory;
+
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.operators.MailboxExecutor;
+import org.apache.flink.core.fs.Path;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.runtime.io.AvailabilityProvider;
+import org.apache.flink.runtime.state.ChangelogTaskLocalStateStore;
+import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.LocalRecoveryConfig;
+import org.apache.flink.runtime.state.LocalSnapshotDirectoryProvider;
+import org.apache.flink.runtime.state.changelog.LocalChangelogRegistry;
+import org.apache.flink.runtime.state.changelog.LocalChangelogRegistryImpl;
+import org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl;
+import org.apache.flink.runtime.state.changelog.StateChangelogHandleReader;
+import org.apache.flink.runtime.state.changelog.StateChangelogStorage;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import javax.annotation.concurrent.ThreadSafe;
+
+import java.io.File;
+import java.io.IOException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The {@code dfs-batched} changelog storage of one job on one TaskManager: every writer (one per
+ * keyed operator subtask) shares its upload scheduler, so the changes of all tasks go to the same
+ * few files under {@code <base-path>/<job-id>/dstl/}.
+ *
+ * <p>Thread safety: thread-safe.
+ *
+ * <p>Local recovery: when local backup is enabled, every uploaded file is also written to the
+ * job's task-owned local state directory; checkpoints then carry a task-local changelog handle,
+ * whose files Flink's {@code LocalChangelogRegistry} (kept here, one per storage) deletes once a
+ * later checkpoint is confirmed.
+ *
+ * <p>Lifecycle: created by {@link DfsBatchedChangelogStorageFactory} when the first task of the
+ * job starts on the TaskManager; closed when the job leaves it. Closing fails queued uploads,
+ * waits (bounded) for running attempts and then for pending file deletions.
+ */
+@ThreadSafe
+public final class DfsBatchedChangelogStorage
+        implements StateChangelogStorage<ChangelogStateHandleStreamImpl> {
+
+    private static final Logger LOG = LoggerFactory.getLogger(DfsBatchedChangelogStorage.class);
+
+    private final DfsChangelogSettings settings;
+    private final Path directory;
+    private final ExecutorService uploadExecutor;
+    private final ScheduledExecutorService timer;
+    private final ExecutorService discardExecutor;
+    private final InFlightLimiter limiter;
+    private final UploadMetrics metrics;
+    private final TaskFileRegistry registry;
+    private final BatchingUploadScheduler scheduler;
+    private final DfsChangelogStorageView view;
+    private final LocalChangelogRegistry localRegistry;
+    private final LocalCopies localCopies;
+    private final AtomicInteger writerCount = new AtomicInteger();
+
+    public DfsBatchedChangelogStorage(
+            JobID jobId,
+            DfsChangelogSettings settings,
+            MetricGroup metricGroup,
+            LocalRecoveryConfig localRecoveryConfig,
+            File localTempDirectory)
+            throws IOException {
+        this.settings = settings;
+        this.directory = new Path(new Path(settings.basePath(), jobId.toHexString()), "dstl");
+        directory.getFileSystem().mkdirs(directory);
+        this.uploadExecutor =
+                Executors.newFixedThreadPool(
+                        settings.uploadThreads(), new DaemonThreadFactory("dstl-upload"));
+        this.timer =
+                Executors.newSingleThreadScheduledExecutor(new DaemonThreadFactory("dstl-timer"));
+        this.discardExecutor =
+                Executors.newFixedThreadPool(
+                        settings.discardThreads(), new DaemonThreadFactory("dstl-discard"));
+        this.limiter = new InFlightLimiter(settings.maxInFlightBytes());
+        this.metrics = new UploadMetrics(metricGroup, limiter::inFlightBytes);
+        this.registry = new TaskFileRegistry(discardExecutor);
+        LocalSnapshotDirectoryProvider localDirs =
+                localRecoveryConfig.isLocalBackupEnabled()
+                        ? localRecoveryConfig.getLocalStateDirectoryProvider().orElse(null)
+                        : null;
+        if (localDirs != null) {
+            this.localCopies =
+                    new LocalCopies(
+                            ChangelogTaskLocalStateStore.getLocalTaskOwnedDirectory(localDirs, jobId));
+            this.localRegistry =
+                    new LocalChangelogRegistryImpl(
+                            Executors.newSingleThreadExecutor(
+                                    new DaemonThreadFactory("dstl-local-discard")));
+        } else {
+            this.localCopies = null;
+            this.localRegistry = LocalChangelogRegistry.NO_OP;
+        }
+        this.scheduler =
+                new BatchingUploadScheduler(
+                        settings,
+                        directory,
+                        registry,
+                        uploadExecutor,
+                        timer,
+                        metrics,
+                        limiter,
+                        localCopies);
+        this.view = new DfsChangelogStorageView(settings, localTempDirectory);
+        LOG.info(
+                "Created dfs-batched changelog storage for job {} in {} (local copies: {})",
+                jobId,
+                directory,
+                localCopies == null ? "off" : localCopies.getDirectory());
+    }
+
+    @Override
+    public DfsChangelogWriter createWriter(
+            String operatorId, KeyGroupRange keyGroupRange, MailboxExecutor mailboxExecutor) {
+        return new DfsChangelogWriter(
+                operatorId + "#" + writerCount.incrementAndGet(),
+                keyGroupRange,
+                DfsBatchedChangelogStorageFactory.IDENTIFIER,
+                scheduler,
+                registry,
+                limiter,
+                settings.preemptivePersistThreshold(),
+                localRegistry);
+    }
+
+    @Override
+    public StateChangelogHandleReader<ChangelogStateHandleStreamImpl> createReader() {
+        return view.createReader();
+    }
+
+    @Override
+    public AvailabilityProvider getAvailabilityProvider() {
+        return limiter;
+    }
+
+    /** The directory of this job's files. */
+    public Path getDirectory() {
+        return directory;
+    }
+
+    public TaskFileRegistry getRegistry() {
+        return registry;
+    }
+
+    public UploadMetrics getMetrics() {
+        return metrics;
+    }
+
+    @Override
+    public void close() throws Exception {
+        scheduler.close();
+        uploadExecutor.shutdown();
+        // let running attempts finish so that their callbacks release or delete their files
+        if (!uploadExecutor.awaitTermination(30, TimeUnit.SECONDS)) {
+            LOG.warn("DSTL uploads still running after 30s; their files may remain");
+        }
+        timer.shutdownNow();
+        discardExecutor.shutdown();
+        if (!discardExecutor.awaitTermination(30, TimeUnit.SECONDS)) {
+            LOG.warn("Pending deletions of DSTL files did not finish; some files may remain");
+        }
+        view.close();
+        localRegistry.close();
+        LOG.info("Closed dfs-batched changelog storage in {}", directory);
+    }
+}

@@ -1,0 +1,154 @@
+package io.github.flinkstate.changelog;
+
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
+import org.apache.flink.configuration.MemorySize;
+
+import java.time.Duration;
+
+/**
+ * All configuration options of this module: the {@code dfs-batched} DSTL (read from the
+ * TaskManager configuration, because Flink creates changelog storages per job per TaskManager
+ * from it) and the {@link ChangelogStateBackendFactory} (read from the job/cluster configuration).
+ *
+ * <p>Thread safety: constants only.
+ */
+public final class DfsChangelogOptions {
+
+    /** Prefix of every DSTL option. */
+    public static final String PREFIX = "state.changelog.dstl.dfs-batched.";
+
+    public static final ConfigOption<String> BASE_PATH =
+            ConfigOptions.key(PREFIX + "base-path")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "Required. Base URI of the DSTL files, on any Flink file system"
+                                    + " (hdfs://, s3://, file://). Files go to"
+                                    + " <base-path>/<job-id>/dstl/.");
+
+    public static final ConfigOption<Boolean> COMPRESSION_ENABLED =
+            ConfigOptions.key(PREFIX + "compression.enabled")
+                    .booleanType()
+                    .defaultValue(true)
+                    .withDescription(
+                            "Whether segments are compressed (raw DEFLATE, fastest level). A segment"
+                                    + " that does not shrink is stored uncompressed either way.");
+
+    public static final ConfigOption<Duration> PERSIST_DELAY =
+            ConfigOptions.key(PREFIX + "batch.persist-delay")
+                    .durationType()
+                    .defaultValue(Duration.ofMillis(10))
+                    .withDescription(
+                            "How long an upload request may wait for requests of other tasks of the"
+                                    + " same job on this TaskManager, so that they share one file."
+                                    + " 0 uploads every request at once. See also"
+                                    + " batch.persist-size-threshold.");
+
+    public static final ConfigOption<MemorySize> PERSIST_SIZE_THRESHOLD =
+            ConfigOptions.key(PREFIX + "batch.persist-size-threshold")
+                    .memoryType()
+                    .defaultValue(MemorySize.parse("10mb"))
+                    .withDescription(
+                            "Uncompressed bytes waiting for upload at which a batch is uploaded"
+                                    + " without waiting for batch.persist-delay.");
+
+    public static final ConfigOption<MemorySize> PREEMPTIVE_PERSIST_THRESHOLD =
+            ConfigOptions.key(PREFIX + "preemptive-persist-threshold")
+                    .memoryType()
+                    .defaultValue(MemorySize.parse("5mb"))
+                    .withDescription(
+                            "Uncompressed bytes a single writer (one keyed operator subtask) may"
+                                    + " accumulate before uploading them ahead of the next"
+                                    + " checkpoint. Pre-emptive uploads are held back while the"
+                                    + " storage is back-pressured (upload.max-in-flight).");
+
+    public static final ConfigOption<MemorySize> MAX_IN_FLIGHT =
+            ConfigOptions.key(PREFIX + "upload.max-in-flight")
+                    .memoryType()
+                    .defaultValue(MemorySize.parse("100mb"))
+                    .withDescription(
+                            "Uncompressed bytes queued or being uploaded at which the storage"
+                                    + " reports itself unavailable, which pauses the input of the"
+                                    + " job's tasks on this TaskManager (back-pressure) instead of"
+                                    + " failing them. Checkpoint uploads are still accepted, so the"
+                                    + " bound can be exceeded by one checkpoint's data.");
+
+    public static final ConfigOption<Integer> UPLOAD_THREADS =
+            ConfigOptions.key(PREFIX + "upload.num-threads")
+                    .intType()
+                    .defaultValue(5)
+                    .withDescription(
+                            "Threads writing DSTL files (per job per TaskManager). Hedged attempts"
+                                    + " need a free thread to start.");
+
+    public static final ConfigOption<Duration> UPLOAD_TIMEOUT =
+            ConfigOptions.key(PREFIX + "upload.timeout")
+                    .durationType()
+                    .defaultValue(Duration.ofSeconds(1))
+                    .withDescription(
+                            "Time after which an unfinished upload attempt is hedged: a new attempt"
+                                    + " writes the same bytes to a new file while the old one keeps"
+                                    + " running; the first to finish wins and the other file is"
+                                    + " deleted.");
+
+    public static final ConfigOption<Integer> MAX_ATTEMPTS =
+            ConfigOptions.key(PREFIX + "upload.max-attempts")
+                    .intType()
+                    .defaultValue(3)
+                    .withDescription(
+                            "Maximum attempts (first try, hedges and retries) per batch. When all"
+                                    + " failed, the checkpoints waiting for the batch fail; the job"
+                                    + " does not.");
+
+    public static final ConfigOption<Duration> RETRY_DELAY =
+            ConfigOptions.key(PREFIX + "upload.retry-delay")
+                    .durationType()
+                    .defaultValue(Duration.ofMillis(100))
+                    .withDescription(
+                            "Delay before a new attempt after an attempt failed with an error"
+                                    + " (timeouts are hedged immediately).");
+
+    public static final ConfigOption<Integer> DISCARD_THREADS =
+            ConfigOptions.key(PREFIX + "discard.num-threads")
+                    .intType()
+                    .defaultValue(1)
+                    .withDescription("Threads deleting DSTL files no checkpoint uses.");
+
+    public static final ConfigOption<Integer> DOWNLOAD_THREADS =
+            ConfigOptions.key(PREFIX + "download.num-threads")
+                    .intType()
+                    .defaultValue(4)
+                    .withDescription(
+                            "Threads prefetching DSTL files in parallel during restore.");
+
+    public static final ConfigOption<Boolean> DOWNLOAD_CACHE_ENABLED =
+            ConfigOptions.key(PREFIX + "download.local-cache.enabled")
+                    .booleanType()
+                    .defaultValue(true)
+                    .withDescription(
+                            "Whether files on distributed file systems are downloaded once into a"
+                                    + " local directory (under io.tmp.dirs) and read from there"
+                                    + " during restore. Files on local file systems are never"
+                                    + " copied.");
+
+    public static final ConfigOption<Duration> DOWNLOAD_CACHE_IDLE_TIMEOUT =
+            ConfigOptions.key(PREFIX + "download.local-cache.idle-timeout")
+                    .durationType()
+                    .defaultValue(Duration.ofMinutes(10))
+                    .withDescription(
+                            "A cached file not read for this long is deleted from the local cache.");
+
+    /** Option of {@link ChangelogStateBackendFactory}: the backend that Flink's changelog wraps. */
+    public static final ConfigOption<String> DELEGATE =
+            ConfigOptions.key("state.backend.changelog.delegate")
+                    .stringType()
+                    .defaultValue("hashmap")
+                    .withDescription(
+                            "Backend wrapped by Flink's ChangelogStateBackend when state.backend.type"
+                                    + " is io.github.flinkstate.changelog.ChangelogStateBackendFactory:"
+                                    + " 'hashmap', 'rocksdb', 'forst' or the class name of a"
+                                    + " StateBackendFactory.");
+
+    private DfsChangelogOptions() {}
+}

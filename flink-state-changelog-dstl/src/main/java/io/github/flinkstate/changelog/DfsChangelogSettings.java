@@ -1,0 +1,95 @@
+package io.github.flinkstate.changelog;
+
+import org.apache.flink.configuration.IllegalConfigurationException;
+import org.apache.flink.configuration.ReadableConfig;
+import org.apache.flink.core.fs.Path;
+
+import javax.annotation.Nullable;
+
+import java.time.Duration;
+
+/**
+ * Validated, immutable view of {@link DfsChangelogOptions} for one storage.
+ *
+ * <p>Thread safety: immutable.
+ *
+ * @param basePath base directory; null only for restore-only views, which read absolute paths
+ */
+public record DfsChangelogSettings(
+        @Nullable Path basePath,
+        boolean compression,
+        Duration persistDelay,
+        long persistSizeThreshold,
+        long preemptivePersistThreshold,
+        long maxInFlightBytes,
+        int uploadThreads,
+        Duration uploadTimeout,
+        int maxAttempts,
+        Duration retryDelay,
+        int discardThreads,
+        int downloadThreads,
+        boolean downloadCacheEnabled,
+        Duration downloadCacheIdleTimeout) {
+
+    /** Reads the settings of a writing storage; the base path is required. */
+    public static DfsChangelogSettings forWriting(ReadableConfig config) {
+        String base = config.get(DfsChangelogOptions.BASE_PATH);
+        if (base == null || base.isBlank()) {
+            throw new IllegalConfigurationException(
+                    "The 'dfs-batched' changelog storage needs a base directory: set '"
+                            + DfsChangelogOptions.BASE_PATH.key()
+                            + "' in the TaskManager configuration (e.g. hdfs:///flink/dstl).");
+        }
+        return read(config, new Path(base));
+    }
+
+    /** Reads the settings of a restore-only view; the base path is not needed. */
+    public static DfsChangelogSettings forReading(ReadableConfig config) {
+        String base = config.get(DfsChangelogOptions.BASE_PATH);
+        return read(config, base == null || base.isBlank() ? null : new Path(base));
+    }
+
+    private static DfsChangelogSettings read(ReadableConfig config, @Nullable Path base) {
+        DfsChangelogSettings settings =
+                new DfsChangelogSettings(
+                        base,
+                        config.get(DfsChangelogOptions.COMPRESSION_ENABLED),
+                        config.get(DfsChangelogOptions.PERSIST_DELAY),
+                        config.get(DfsChangelogOptions.PERSIST_SIZE_THRESHOLD).getBytes(),
+                        config.get(DfsChangelogOptions.PREEMPTIVE_PERSIST_THRESHOLD).getBytes(),
+                        config.get(DfsChangelogOptions.MAX_IN_FLIGHT).getBytes(),
+                        config.get(DfsChangelogOptions.UPLOAD_THREADS),
+                        config.get(DfsChangelogOptions.UPLOAD_TIMEOUT),
+                        config.get(DfsChangelogOptions.MAX_ATTEMPTS),
+                        config.get(DfsChangelogOptions.RETRY_DELAY),
+                        config.get(DfsChangelogOptions.DISCARD_THREADS),
+                        config.get(DfsChangelogOptions.DOWNLOAD_THREADS),
+                        config.get(DfsChangelogOptions.DOWNLOAD_CACHE_ENABLED),
+                        config.get(DfsChangelogOptions.DOWNLOAD_CACHE_IDLE_TIMEOUT));
+        settings.validate();
+        return settings;
+    }
+
+    private void validate() {
+        positive(uploadThreads, DfsChangelogOptions.UPLOAD_THREADS.key());
+        positive(maxAttempts, DfsChangelogOptions.MAX_ATTEMPTS.key());
+        positive(discardThreads, DfsChangelogOptions.DISCARD_THREADS.key());
+        positive(downloadThreads, DfsChangelogOptions.DOWNLOAD_THREADS.key());
+        if (uploadTimeout.isZero() || uploadTimeout.isNegative()) {
+            throw new IllegalConfigurationException(
+                    "'" + DfsChangelogOptions.UPLOAD_TIMEOUT.key() + "' must be positive");
+        }
+        if (persistDelay.isNegative() || retryDelay.isNegative()) {
+            throw new IllegalConfigurationException(
+                    "'" + DfsChangelogOptions.PERSIST_DELAY.key() + "' and '"
+                            + DfsChangelogOptions.RETRY_DELAY.key() + "' must not be negative");
+        }
+    }
+
+    private static void positive(int value, String key) {
+        if (value <= 0) {
+            throw new IllegalConfigurationException(
+                    "'" + key + "' must be positive, but is " + value);
+        }
+    }
+}

@@ -1,0 +1,181 @@
+package io.github.flinkstate.changelog.format;
+
+import org.apache.flink.runtime.state.changelog.StateChange;
+
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.zip.CRC32C;
+import java.util.zip.DataFormatException;
+import java.util.zip.Inflater;
+
+/**
+ * Decodes DSTL file headers and segments written by {@link SegmentEncoder}; every failure is a
+ * {@link CorruptSegmentException} naming the file and the offset.
+ *
+ * <p>Thread safety: stateless.
+ *
+ * <p>Checks, in order: segment magic, version, codec, lengths, CRC32C of header and stored payload,
+ * decompressed length, then that the payload holds exactly {@code count} well-formed changes.
+ */
+public final class SegmentDecoder {
+
+    private SegmentDecoder() {}
+
+    /** Reads and validates the 8-byte file header from a stream positioned at offset 0. */
+    public static void readFileHeader(InputStream in, String file) throws IOException {
+        byte[] header = new byte[SegmentFormat.FILE_HEADER_SIZE];
+        readFully(in, header, file, 0, "file header");
+        ByteBuffer buffer = ByteBuffer.wrap(header);
+        int magic = buffer.getInt();
+        if (magic != SegmentFormat.FILE_MAGIC) {
+            throw new CorruptSegmentException(
+                    file, 0, String.format("not a DSTL file (magic 0x%08x)", magic));
+        }
+        byte version = buffer.get();
+        if (version != SegmentFormat.FILE_VERSION) {
+            throw new CorruptSegmentException(
+                    file, 0, "unsupported DSTL file version " + version);
+        }
+    }
+
+    /**
+     * Reads one segment from a stream positioned at {@code offset} and returns its changes in
+     * append order.
+     */
+    public static List<StateChange> readSegment(InputStream in, String file, long offset)
+            throws IOException {
+        byte[] header = new byte[SegmentFormat.SEGMENT_HEADER_SIZE];
+        readFully(in, header, file, offset, "segment header");
+        ByteBuffer buffer = ByteBuffer.wrap(header);
+        int magic = buffer.getInt();
+        if (magic != SegmentFormat.SEGMENT_MAGIC) {
+            throw new CorruptSegmentException(
+                    file, offset, String.format("bad segment magic 0x%08x", magic));
+        }
+        byte version = buffer.get();
+        if (version != SegmentFormat.SEGMENT_VERSION) {
+            throw new CorruptSegmentException(
+                    file, offset, "unsupported segment version " + version);
+        }
+        byte codec = buffer.get();
+        buffer.getShort(); // flags, reserved
+        int count = buffer.getInt();
+        int rawLength = buffer.getInt();
+        int storedLength = buffer.getInt();
+        int expectedCrc = buffer.getInt();
+        if (count < 0 || rawLength < 0 || storedLength < 0
+                || rawLength > SegmentFormat.MAX_PAYLOAD_BYTES
+                || storedLength > SegmentFormat.MAX_PAYLOAD_BYTES) {
+            throw new CorruptSegmentException(
+                    file,
+                    offset,
+                    String.format(
+                            "invalid lengths (count %d, raw %d, stored %d)",
+                            count, rawLength, storedLength));
+        }
+        byte[] stored = new byte[storedLength];
+        readFully(in, stored, file, offset, "segment payload");
+        CRC32C crc = new CRC32C();
+        crc.update(header, 0, SegmentFormat.CHECKSUMMED_HEADER_BYTES);
+        crc.update(stored, 0, stored.length);
+        if ((int) crc.getValue() != expectedCrc) {
+            throw new CorruptSegmentException(
+                    file,
+                    offset,
+                    String.format(
+                            "checksum mismatch (stored 0x%08x, computed 0x%08x)",
+                            expectedCrc, (int) crc.getValue()));
+        }
+        byte[] raw;
+        if (codec == SegmentFormat.CODEC_NONE) {
+            raw = stored;
+        } else if (codec == SegmentFormat.CODEC_DEFLATE) {
+            raw = inflate(stored, rawLength, file, offset);
+        } else {
+            throw new CorruptSegmentException(file, offset, "unknown codec " + codec);
+        }
+        if (raw.length != rawLength) {
+            throw new CorruptSegmentException(
+                    file,
+                    offset,
+                    String.format("payload length %d, header says %d", raw.length, rawLength));
+        }
+        return parseChanges(raw, count, file, offset);
+    }
+
+    private static List<StateChange> parseChanges(byte[] raw, int count, String file, long offset)
+            throws CorruptSegmentException {
+        List<StateChange> changes = new ArrayList<>(count);
+        ByteBuffer payload = ByteBuffer.wrap(raw);
+        for (int i = 0; i < count; i++) {
+            if (payload.remaining() < 8) {
+                throw new CorruptSegmentException(file, offset, "payload ends inside change " + i);
+            }
+            int keyGroup = payload.getInt();
+            int length = payload.getInt();
+            if (length < 0 || length > payload.remaining() || keyGroup < -1) {
+                throw new CorruptSegmentException(
+                        file,
+                        offset,
+                        String.format(
+                                "malformed change %d (key group %d, length %d)",
+                                i, keyGroup, length));
+            }
+            byte[] bytes = new byte[length];
+            payload.get(bytes);
+            changes.add(
+                    keyGroup == SegmentFormat.META_KEY_GROUP
+                            ? StateChange.ofMetadataChange(bytes)
+                            : StateChange.ofDataChange(keyGroup, bytes));
+        }
+        if (payload.hasRemaining()) {
+            throw new CorruptSegmentException(
+                    file, offset, payload.remaining() + " trailing bytes after " + count + " changes");
+        }
+        return changes;
+    }
+
+    private static byte[] inflate(byte[] stored, int rawLength, String file, long offset)
+            throws CorruptSegmentException {
+        Inflater inflater = new Inflater(true);
+        try {
+            inflater.setInput(stored);
+            byte[] raw = new byte[rawLength];
+            int length = 0;
+            while (length < rawLength && !inflater.finished()) {
+                int n = inflater.inflate(raw, length, rawLength - length);
+                if (n == 0 && (inflater.needsInput() || inflater.needsDictionary())) {
+                    break;
+                }
+                length += n;
+            }
+            if (length != rawLength) {
+                throw new CorruptSegmentException(
+                        file,
+                        offset,
+                        String.format("decompressed %d bytes, expected %d", length, rawLength));
+            }
+            return raw;
+        } catch (DataFormatException e) {
+            throw new CorruptSegmentException(file, offset, "cannot decompress payload", e);
+        } finally {
+            inflater.end();
+        }
+    }
+
+    private static void readFully(
+            InputStream in, byte[] target, String file, long offset, String what)
+            throws IOException {
+        try {
+            new DataInputStream(in).readFully(target);
+        } catch (EOFException e) {
+            throw new CorruptSegmentException(
+                    file, offset, "file is truncated inside the " + what, e);
+        }
+    }
+}

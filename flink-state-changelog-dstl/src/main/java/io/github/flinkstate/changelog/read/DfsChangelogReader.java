@@ -1,0 +1,157 @@
+package io.github.flinkstate.changelog.read;
+
+import io.github.flinkstate.changelog.format.SegmentDecoder;
+
+import org.apache.flink.api.java.tuple.Tuple2;
+import org.apache.flink.core.fs.FSDataInputStream;
+import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.StreamStateHandle;
+import org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl;
+import org.apache.flink.runtime.state.changelog.StateChange;
+import org.apache.flink.runtime.state.changelog.StateChangelogHandleReader;
+import org.apache.flink.runtime.state.filesystem.FileStateHandle;
+import org.apache.flink.util.CloseableIterator;
+
+import javax.annotation.Nullable;
+import javax.annotation.concurrent.ThreadSafe;
+
+import java.io.BufferedInputStream;
+import java.io.File;
+import java.io.FileNotFoundException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
+import java.nio.file.StandardOpenOption;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.NoSuchElementException;
+import java.util.Set;
+
+/**
+ * Reads the state changes behind a {@link ChangelogStateHandleStreamImpl} written by the {@code
+ * dfs-batched} DSTL, in the order they were appended.
+ *
+ * <p>On {@link #getChanges} the reader starts downloading every distinct file of the handle in
+ * parallel (when the file is on a distributed file system and the local cache is enabled), then
+ * decodes one segment at a time. Files on local file systems are read in place. Changes of key
+ * groups outside the handle's range are skipped; metadata changes are always returned.
+ *
+ * <p>Errors: a missing, truncated or corrupt file fails the iteration with an exception whose
+ * message names the file and the segment offset (an {@link UncheckedIOException}, because the
+ * iterator cannot throw checked exceptions).
+ *
+ * <p>Thread safety: the reader is thread-safe; each returned iterator is for one thread.
+ */
+@ThreadSafe
+public final class DfsChangelogReader
+        implements StateChangelogHandleReader<ChangelogStateHandleStreamImpl> {
+
+    @Nullable private final DownloadCache cache;
+
+    DfsChangelogReader(@Nullable DownloadCache cache) {
+        this.cache = cache;
+    }
+
+    @Override
+    public CloseableIterator<StateChange> getChanges(ChangelogStateHandleStreamImpl handle)
+            throws IOException {
+        List<Tuple2<StreamStateHandle, Long>> segments = handle.getHandlesAndOffsets();
+        if (cache != null) {
+            Set<StreamStateHandle> distinct = new LinkedHashSet<>();
+            segments.forEach(s -> distinct.add(s.f0));
+            for (StreamStateHandle file : distinct) {
+                if (DownloadCache.isCacheable(file)) {
+                    cache.prefetch((FileStateHandle) file);
+                }
+            }
+        }
+        return new ChangeIterator(segments.iterator(), handle.getKeyGroupRange());
+    }
+
+    /** Reads one segment, from the local cache or straight from the file system. */
+    List<StateChange> readSegment(StreamStateHandle file, long offset) throws IOException {
+        String name = ReadUtils.nameOf(file);
+        if (cache != null && DownloadCache.isCacheable(file)) {
+            FileStateHandle remote = (FileStateHandle) file;
+            File local;
+            try {
+                local = cache.pin(remote);
+            } catch (IOException e) {
+                throw new IOException(
+                        "Could not read DSTL segment at offset " + offset + " of file '" + name
+                                + "': " + e.getMessage(),
+                        e);
+            }
+            try (FileChannel channel = FileChannel.open(local.toPath(), StandardOpenOption.READ)) {
+                channel.position(offset);
+                InputStream in = Channels.newInputStream(channel);
+                return SegmentDecoder.readSegment(new BufferedInputStream(in), name, offset);
+            } finally {
+                cache.unpin(remote);
+            }
+        }
+        try (FSDataInputStream in = DownloadCache.openRemote(file)) {
+            SegmentDecoder.readFileHeader(in, name);
+            in.seek(offset);
+            return SegmentDecoder.readSegment(new BufferedInputStream(in), name, offset);
+        } catch (FileNotFoundException e) {
+            throw new IOException(
+                    "Could not read DSTL segment at offset " + offset + ": " + e.getMessage(), e);
+        }
+    }
+
+    private final class ChangeIterator implements CloseableIterator<StateChange> {
+
+        private final Iterator<Tuple2<StreamStateHandle, Long>> segments;
+        private final KeyGroupRange keyGroups;
+        private Iterator<StateChange> current = Collections.emptyIterator();
+        private StateChange next;
+
+        ChangeIterator(Iterator<Tuple2<StreamStateHandle, Long>> segments, KeyGroupRange keyGroups) {
+            this.segments = segments;
+            this.keyGroups = keyGroups;
+        }
+
+        @Override
+        public boolean hasNext() {
+            while (next == null) {
+                while (!current.hasNext()) {
+                    if (!segments.hasNext()) {
+                        return false;
+                    }
+                    Tuple2<StreamStateHandle, Long> segment = segments.next();
+                    try {
+                        current = readSegment(segment.f0, segment.f1).iterator();
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e.getMessage(), e);
+                    }
+                }
+                StateChange candidate = current.next();
+                if (candidate.getKeyGroup() == StateChange.META_KEY_GROUP
+                        || keyGroups.contains(candidate.getKeyGroup())) {
+                    next = candidate;
+                }
+            }
+            return true;
+        }
+
+        @Override
+        public StateChange next() {
+            if (!hasNext()) {
+                throw new NoSuchElementException();
+            }
+            StateChange result = next;
+            next = null;
+            return result;
+        }
+
+        @Override
+        public void close() {
+            current = Collections.emptyIterator();
+        }
+    }
+}

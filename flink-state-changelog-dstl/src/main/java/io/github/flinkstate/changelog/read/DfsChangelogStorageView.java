@@ -1,0 +1,71 @@
+package io.github.flinkstate.changelog.read;
+
+import io.github.flinkstate.changelog.DfsChangelogSettings;
+import io.github.flinkstate.changelog.util.DaemonThreadFactory;
+
+import org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl;
+import org.apache.flink.runtime.state.changelog.StateChangelogHandleReader;
+import org.apache.flink.runtime.state.changelog.StateChangelogStorageView;
+
+import javax.annotation.Nullable;
+import javax.annotation.concurrent.ThreadSafe;
+
+import java.io.File;
+import java.util.UUID;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Read access to {@code dfs-batched} changelogs: creates {@link DfsChangelogReader}s that share one
+ * {@link DownloadCache} and one pool of download threads (idle threads exit).
+ *
+ * <p>Thread safety: thread-safe.
+ *
+ * <p>Lifecycle: Flink caches one view per job per TaskManager and closes it when the job leaves
+ * the TaskManager; closing deletes the local cache directory.
+ */
+@ThreadSafe
+public final class DfsChangelogStorageView
+        implements StateChangelogStorageView<ChangelogStateHandleStreamImpl> {
+
+    private final ThreadPoolExecutor downloadExecutor;
+    @Nullable private final DownloadCache cache;
+
+    public DfsChangelogStorageView(DfsChangelogSettings settings, File localTempDirectory) {
+        this.downloadExecutor =
+                new ThreadPoolExecutor(
+                        settings.downloadThreads(),
+                        settings.downloadThreads(),
+                        30,
+                        TimeUnit.SECONDS,
+                        new LinkedBlockingQueue<>(),
+                        new DaemonThreadFactory("dstl-download"));
+        this.downloadExecutor.allowCoreThreadTimeOut(true);
+        this.cache =
+                settings.downloadCacheEnabled()
+                        ? new DownloadCache(
+                                new File(localTempDirectory, "dstl-cache-" + UUID.randomUUID()),
+                                downloadExecutor,
+                                settings.downloadCacheIdleTimeout())
+                        : null;
+    }
+
+    @Override
+    public StateChangelogHandleReader<ChangelogStateHandleStreamImpl> createReader() {
+        return new DfsChangelogReader(cache);
+    }
+
+    /** Number of files in the local download cache; for tests and metrics. */
+    public int cachedFiles() {
+        return cache == null ? 0 : cache.size();
+    }
+
+    @Override
+    public void close() {
+        downloadExecutor.shutdownNow();
+        if (cache != null) {
+            cache.close();
+        }
+    }
+}

@@ -1,0 +1,230 @@
+package io.github.flinkstate.changelog.read;
+
+import io.github.flinkstate.changelog.format.SegmentDecoder;
+
+import org.apache.flink.core.fs.FSDataInputStream;
+import org.apache.flink.runtime.state.StreamStateHandle;
+import org.apache.flink.runtime.state.filesystem.FileStateHandle;
+import org.apache.flink.util.FileUtils;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import javax.annotation.concurrent.GuardedBy;
+import javax.annotation.concurrent.ThreadSafe;
+
+import java.io.Closeable;
+import java.io.File;
+import java.io.FileNotFoundException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+
+/**
+ * Local copies of DSTL files that live on a distributed file system: each file is downloaded at
+ * most once (in parallel, on the download executor), its header verified, and later reads seek
+ * in the local copy.
+ *
+ * <p>Thread safety: thread-safe.
+ *
+ * <p>Lifecycle: entries not used for {@code idleTimeout} are deleted when the cache is next used;
+ * {@link #close()} deletes everything. A failed download is forgotten so the next read retries.
+ *
+ * <p>Invariants: (1) an entry with {@code users > 0} is never deleted; (2) at most one download
+ * per file path is running.
+ */
+@ThreadSafe
+final class DownloadCache implements Closeable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(DownloadCache.class);
+
+    private final File directory;
+    private final Executor downloadExecutor;
+    private final long idleTimeoutNanos;
+
+    @GuardedBy("this")
+    private final Map<String, Entry> entries = new HashMap<>();
+
+    @GuardedBy("this")
+    private boolean closed;
+
+    DownloadCache(File directory, Executor downloadExecutor, Duration idleTimeout) {
+        this.directory = directory;
+        this.downloadExecutor = downloadExecutor;
+        this.idleTimeoutNanos = idleTimeout.toNanos();
+    }
+
+    /** Whether the handle is worth caching: a file on a distributed file system. */
+    static boolean isCacheable(StreamStateHandle handle) {
+        if (!(handle instanceof FileStateHandle)) {
+            return false;
+        }
+        try {
+            return ((FileStateHandle) handle).getFilePath().getFileSystem().isDistributedFS();
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** Starts downloading the file unless it is cached or being downloaded. */
+    void prefetch(FileStateHandle handle) {
+        List<File> expired = new ArrayList<>();
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            collectExpired(expired);
+            entryFor(handle);
+        }
+        expired.forEach(DownloadCache::deleteQuietly);
+    }
+
+    /** Waits for the local copy and pins it; call {@link #unpin} when done reading. */
+    File pin(FileStateHandle handle) throws IOException {
+        Entry entry;
+        synchronized (this) {
+            if (closed) {
+                throw new IOException("The DSTL download cache is closed");
+            }
+            entry = entryFor(handle);
+            entry.users++;
+        }
+        try {
+            return entry.file.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            unpin(handle);
+            throw new IOException("Interrupted while downloading " + handle.getFilePath(), e);
+        } catch (ExecutionException e) {
+            unpin(handle);
+            Throwable cause = e.getCause() instanceof CompletionException ? e.getCause().getCause() : e.getCause();
+            if (cause instanceof IOException) {
+                throw (IOException) cause;
+            }
+            throw new IOException("Could not download DSTL file " + handle.getFilePath(), cause);
+        }
+    }
+
+    synchronized void unpin(FileStateHandle handle) {
+        Entry entry = entries.get(key(handle));
+        if (entry != null) {
+            entry.users--;
+            entry.lastUsedNanos = System.nanoTime();
+        }
+    }
+
+    synchronized int size() {
+        return entries.size();
+    }
+
+    @Override
+    public void close() {
+        synchronized (this) {
+            closed = true;
+            entries.clear();
+        }
+        try {
+            FileUtils.deleteDirectory(directory);
+        } catch (IOException e) {
+            LOG.warn("Could not delete the DSTL download cache {}", directory, e);
+        }
+    }
+
+    @GuardedBy("this")
+    private Entry entryFor(FileStateHandle handle) {
+        String key = key(handle);
+        Entry entry = entries.get(key);
+        if (entry == null) {
+            entry = new Entry();
+            entries.put(key, entry);
+            Entry created = entry;
+            entry.file =
+                    CompletableFuture.supplyAsync(() -> download(handle), downloadExecutor)
+                            .whenComplete(
+                                    (file, failure) -> {
+                                        if (failure != null) {
+                                            forget(key, created);
+                                        }
+                                    });
+        }
+        entry.lastUsedNanos = System.nanoTime();
+        return entry;
+    }
+
+    private synchronized void forget(String key, Entry entry) {
+        entries.remove(key, entry);
+    }
+
+    @GuardedBy("this")
+    private void collectExpired(List<File> expired) {
+        long now = System.nanoTime();
+        Iterator<Entry> it = entries.values().iterator();
+        while (it.hasNext()) {
+            Entry entry = it.next();
+            if (entry.users == 0
+                    && entry.file.isDone()
+                    && !entry.file.isCompletedExceptionally()
+                    && now - entry.lastUsedNanos > idleTimeoutNanos) {
+                expired.add(entry.file.join());
+                it.remove();
+            }
+        }
+    }
+
+    private File download(FileStateHandle handle) {
+        File target = new File(directory, "dstl-" + UUID.randomUUID());
+        String name = handle.getFilePath().toString();
+        try {
+            Files.createDirectories(directory.toPath());
+            try (FSDataInputStream in = openRemote(handle);
+                    OutputStream out = Files.newOutputStream(target.toPath())) {
+                in.transferTo(out);
+            }
+            try (InputStream in = Files.newInputStream(target.toPath())) {
+                SegmentDecoder.readFileHeader(in, name);
+            }
+            LOG.debug("Downloaded DSTL file {} to {}", name, target);
+            return target;
+        } catch (IOException e) {
+            deleteQuietly(target);
+            throw new CompletionException(e);
+        }
+    }
+
+    static FSDataInputStream openRemote(StreamStateHandle handle) throws IOException {
+        try {
+            return handle.openInputStream();
+        } catch (FileNotFoundException e) {
+            throw new FileNotFoundException(
+                    "DSTL file '" + ReadUtils.nameOf(handle) + "' is missing: " + e.getMessage());
+        }
+    }
+
+    private static String key(FileStateHandle handle) {
+        return handle.getFilePath().toString();
+    }
+
+    private static void deleteQuietly(File file) {
+        if (file != null && file.exists() && !file.delete()) {
+            LOG.warn("Could not delete cached DSTL file {}", file);
+        }
+    }
+
+    private static final class Entry {
+        CompletableFuture<File> file;
+        int users;
+        long lastUsedNanos;
+    }
+}

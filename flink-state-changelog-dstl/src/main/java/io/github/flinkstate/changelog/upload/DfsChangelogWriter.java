@@ -1,0 +1,546 @@
+package io.github.flinkstate.changelog.upload;
+
+import io.github.flinkstate.changelog.registry.TaskFileRegistry;
+
+import org.apache.flink.runtime.io.AvailabilityProvider;
+import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.SnapshotResult;
+import org.apache.flink.runtime.state.StreamStateHandle;
+import org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl;
+import org.apache.flink.runtime.state.changelog.LocalChangelogRegistry;
+import org.apache.flink.runtime.state.changelog.SequenceNumber;
+import org.apache.flink.runtime.state.changelog.StateChange;
+import org.apache.flink.runtime.state.changelog.StateChangelogWriter;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import javax.annotation.concurrent.GuardedBy;
+import javax.annotation.concurrent.ThreadSafe;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.NavigableMap;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The changelog of one keyed state backend (one operator subtask): buffers appended changes,
+ * uploads them through the shared {@link BatchingUploadScheduler} and builds the {@link
+ * ChangelogStateHandleStreamImpl}s that checkpoints reference.
+ *
+ * <p>Thread safety: thread-safe (one lock). Flink calls it from the task thread; upload results
+ * arrive on upload threads. Futures are completed outside the lock.
+ *
+ * <p>Sequence numbers: all changes appended between two calls of {@link #nextSequenceNumber()} or
+ * {@link #persist} share one number and form one change set (one segment). {@code
+ * nextSequenceNumber()} seals the active change set, so every change appended before the call has
+ * a smaller number than the returned one.
+ *
+ * <p>Ownership (see docs/changelog-dstl.md, "Deletion rules"): a file is deleted by the
+ * TaskManager ({@link TaskFileRegistry}) only when all its change sets were released and none was
+ * handed over. A change set is handed over (the JobManager owns its file) by {@link #confirm} of a
+ * checkpoint that used it or that is later than a checkpoint that used it, by {@link #truncate}
+ * once any persist result contained it (or a pending persist will), and by a {@link #reset} when
+ * an earlier checkpoint used it. It is released by {@link #truncate} if no persist result ever
+ * contained it, by {@link #truncateAndClose} (the tail no checkpoint contains), by a {@link
+ * #reset} of the only checkpoint that used it (it is then re-uploaded when needed again), or when
+ * its upload result is stale. Change bytes are kept until confirm or truncation so that a reset
+ * can re-upload them.
+ *
+ * <p>The task mailbox is not used: results are applied under the lock on upload threads.
+ *
+ * <p>Invariants (checked by {@link #checkInvariants()}):
+ *
+ * <ol>
+ *   <li>every change set in {@code changeSets} has a sequence number in [lowest, active);
+ *   <li>{@code notUploadedBytes} equals the raw bytes of the NOT_UPLOADED change sets in {@code
+ *       changeSets};
+ *   <li>an UPLOADED change set has a result; a confirmed one is UPLOADED and holds no bytes;
+ *   <li>every pending persist still waits for at least one change set (its result is built, under
+ *       the lock, as soon as the last one is uploaded).
+ * </ol>
+ */
+@ThreadSafe
+public final class DfsChangelogWriter implements StateChangelogWriter<ChangelogStateHandleStreamImpl> {
+
+    private static final Logger LOG = LoggerFactory.getLogger(DfsChangelogWriter.class);
+
+    private final String logId;
+    private final KeyGroupRange keyGroupRange;
+    private final String storageIdentifier;
+    private final BatchingUploadScheduler scheduler;
+    private final TaskFileRegistry registry;
+    private final AvailabilityProvider availability;
+    private final long preemptiveThreshold;
+    private final LocalChangelogRegistry localRegistry;
+
+    @GuardedBy("this")
+    private long activeSqn;
+
+    @GuardedBy("this")
+    private List<StateChange> active = new ArrayList<>();
+
+    @GuardedBy("this")
+    private long activeBytes;
+
+    @GuardedBy("this")
+    private long lowestSqn;
+
+    @GuardedBy("this")
+    private final NavigableMap<Long, ChangeSetState> changeSets = new TreeMap<>();
+
+    @GuardedBy("this")
+    private long notUploadedBytes;
+
+    @GuardedBy("this")
+    private final List<PendingPersist> pending = new ArrayList<>();
+
+    @GuardedBy("this")
+    private long lastUploadId;
+
+    @GuardedBy("this")
+    private boolean closed;
+
+    public DfsChangelogWriter(
+            String logId,
+            KeyGroupRange keyGroupRange,
+            String storageIdentifier,
+            BatchingUploadScheduler scheduler,
+            TaskFileRegistry registry,
+            AvailabilityProvider availability,
+            long preemptiveThreshold,
+            LocalChangelogRegistry localRegistry) {
+        this.logId = logId;
+        this.keyGroupRange = keyGroupRange;
+        this.storageIdentifier = storageIdentifier;
+        this.scheduler = scheduler;
+        this.registry = registry;
+        this.availability = availability;
+        this.preemptiveThreshold = preemptiveThreshold;
+        this.localRegistry = localRegistry;
+    }
+
+    @Override
+    public SequenceNumber initialSequenceNumber() {
+        return SequenceNumber.of(0);
+    }
+
+    @Override
+    public synchronized SequenceNumber nextSequenceNumber() {
+        seal();
+        return SequenceNumber.of(activeSqn);
+    }
+
+    @Override
+    public void appendMeta(byte[] value) throws IOException {
+        append(StateChange.ofMetadataChange(value));
+    }
+
+    @Override
+    public void append(int keyGroup, byte[] value) throws IOException {
+        append(StateChange.ofDataChange(keyGroup, value));
+    }
+
+    private void append(StateChange change) {
+        UploadTask task = null;
+        synchronized (this) {
+            checkOpen();
+            active.add(change);
+            activeBytes += change.getChange().length;
+            if (activeBytes + notUploadedBytes >= preemptiveThreshold
+                    && availability.isAvailable()) {
+                seal();
+                task = startUploads(new ArrayList<>(changeSets.tailMap(lowestSqn).values()));
+                LOG.debug("{} uploads pre-emptively up to sqn {}", logId, activeSqn);
+            }
+        }
+        submit(task);
+    }
+
+    @Override
+    public CompletableFuture<SnapshotResult<ChangelogStateHandleStreamImpl>> persist(
+            SequenceNumber from, long checkpointId) throws IOException {
+        PendingPersist persist;
+        UploadTask task;
+        Completion ready = null;
+        synchronized (this) {
+            checkOpen();
+            seal();
+            long start = Math.max(number(from), lowestSqn);
+            persist =
+                    new PendingPersist(
+                            checkpointId,
+                            new ArrayList<>(changeSets.subMap(start, activeSqn).values()));
+            task = startUploads(persist.changeSets);
+            if (persist.allUploaded()) {
+                ready = completion(persist);
+            } else {
+                pending.add(persist);
+            }
+            LOG.debug(
+                    "{} persists sqn [{}, {}) for checkpoint {}: {} change sets, {} to upload",
+                    logId,
+                    start,
+                    activeSqn,
+                    checkpointId,
+                    persist.changeSets.size(),
+                    task == null ? 0 : task.changeSets().size());
+        }
+        submit(task);
+        if (ready != null) {
+            ready.complete(localRegistry);
+        }
+        return persist.future;
+    }
+
+    @Override
+    public void truncate(SequenceNumber to) {
+        synchronized (this) {
+            long upTo = number(to);
+            Iterator<ChangeSetState> it = changeSets.headMap(upTo, false).values().iterator();
+            while (it.hasNext()) {
+                drop(it.next());
+                it.remove();
+            }
+            lowestSqn = Math.max(lowestSqn, upTo);
+            LOG.debug("{} truncated to sqn {} (exclusive)", logId, upTo);
+        }
+    }
+
+    @Override
+    public void confirm(SequenceNumber from, SequenceNumber to, long checkpointId) {
+        synchronized (this) {
+            for (ChangeSetState state : changeSets.values()) {
+                boolean inRange =
+                        state.sequenceNumber >= number(from) && state.sequenceNumber < number(to);
+                boolean usedByEarlier = state.firstCheckpoint <= checkpointId;
+                if (state.status == ChangeSetState.Status.UPLOADED
+                        && !state.confirmed
+                        && (inRange || usedByEarlier)) {
+                    state.confirmed = true;
+                    state.changeSet = null;
+                    registry.handOver(state.result.file());
+                }
+            }
+            LOG.debug("{} confirmed sqn [{}, {}) for checkpoint {}", logId, from, to, checkpointId);
+        }
+        // only the latest confirmed checkpoint is kept for local recovery
+        localRegistry.discardUpToCheckpoint(checkpointId);
+    }
+
+    @Override
+    public void reset(SequenceNumber from, SequenceNumber to, long checkpointId) {
+        List<UploadTask> tasks = new ArrayList<>();
+        synchronized (this) {
+            for (ChangeSetState state : changeSets.subMap(number(from), number(to)).values()) {
+                if (state.confirmed
+                        || state.status != ChangeSetState.Status.UPLOADED
+                        || state.firstCheckpoint == Long.MAX_VALUE) {
+                    // the JobManager never saw this result: keep using it
+                    continue;
+                }
+                if (state.firstCheckpoint < checkpointId) {
+                    // an earlier checkpoint may still complete with this file: JM owns it
+                    state.confirmed = true;
+                    state.changeSet = null;
+                    registry.handOver(state.result.file());
+                } else {
+                    // only the aborted checkpoint used it: re-upload if requested again
+                    registry.release(state.result.file());
+                    state.result = null;
+                    state.status = ChangeSetState.Status.NOT_UPLOADED;
+                    state.firstCheckpoint = Long.MAX_VALUE;
+                    state.reportedIncrementally = false;
+                    notUploadedBytes += state.rawBytes;
+                }
+            }
+            for (PendingPersist persist : pending) {
+                add(tasks, startUploads(persist.changeSets));
+            }
+            LOG.debug("{} reset sqn [{}, {}) of aborted checkpoint {}", logId, from, to, checkpointId);
+        }
+        localRegistry.discardUpToCheckpoint(checkpointId + 1);
+        tasks.forEach(this::submit);
+    }
+
+    @Override
+    public void truncateAndClose(SequenceNumber from) {
+        synchronized (this) {
+            Iterator<ChangeSetState> it = changeSets.tailMap(number(from), true).values().iterator();
+            while (it.hasNext()) {
+                drop(it.next());
+                it.remove();
+            }
+        }
+        close();
+    }
+
+    @Override
+    public void close() {
+        List<PendingPersist> toFail;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            active = new ArrayList<>();
+            activeBytes = 0;
+            toFail = new ArrayList<>(pending);
+            pending.clear();
+            LOG.debug("{} closed with {} change sets retained", logId, changeSets.size());
+        }
+        for (PendingPersist persist : toFail) {
+            persist.future.completeExceptionally(
+                    new IOException("Changelog writer " + logId + " was closed"));
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+
+    @GuardedBy("this")
+    private void seal() {
+        if (active.isEmpty()) {
+            return;
+        }
+        ChangeSetState state = new ChangeSetState(new ChangeSet(activeSqn, active, activeBytes));
+        changeSets.put(activeSqn, state);
+        notUploadedBytes += activeBytes;
+        activeSqn++;
+        active = new ArrayList<>();
+        activeBytes = 0;
+    }
+
+    /** Marks the NOT_UPLOADED change sets of the list as uploading; returns their task or null. */
+    @GuardedBy("this")
+    private UploadTask startUploads(List<ChangeSetState> states) {
+        List<ChangeSetState> toUpload = new ArrayList<>();
+        List<ChangeSet> sets = new ArrayList<>();
+        long uploadId = lastUploadId + 1;
+        for (ChangeSetState state : states) {
+            if (state.status == ChangeSetState.Status.NOT_UPLOADED && state.changeSet != null) {
+                state.status = ChangeSetState.Status.UPLOADING;
+                state.uploadId = uploadId;
+                if (isLive(state)) {
+                    notUploadedBytes -= state.rawBytes;
+                }
+                toUpload.add(state);
+                sets.add(state.changeSet);
+            }
+        }
+        if (toUpload.isEmpty()) {
+            return null;
+        }
+        lastUploadId = uploadId;
+        return new UploadTask(
+                sets, (results, failure) -> onUploaded(uploadId, toUpload, results, failure));
+    }
+
+    private void submit(UploadTask task) {
+        if (task != null) {
+            scheduler.upload(task);
+        }
+    }
+
+    private void onUploaded(
+            long uploadId, List<ChangeSetState> states, List<UploadResult> results, Throwable failure) {
+        List<Completion> completed = new ArrayList<>();
+        List<PendingPersist> failed = new ArrayList<>();
+        List<UploadTask> retries = new ArrayList<>();
+        synchronized (this) {
+            for (int i = 0; i < states.size(); i++) {
+                ChangeSetState state = states.get(i);
+                boolean current =
+                        state.status == ChangeSetState.Status.UPLOADING
+                                && state.uploadId == uploadId;
+                if (failure != null) {
+                    if (current) {
+                        backToNotUploaded(state);
+                    }
+                    continue;
+                }
+                StreamStateHandle file = results.get(i).file();
+                if (!current) {
+                    registry.release(file);
+                } else {
+                    state.status = ChangeSetState.Status.UPLOADED;
+                    state.result = results.get(i);
+                    if (closed || (!isLive(state) && !capturedByPending(state))) {
+                        // truncated meanwhile and no ongoing persist will hand it out; a
+                        // captured one keeps its reference, i.e. is never deleted here
+                        registry.release(file);
+                    }
+                }
+            }
+            Iterator<PendingPersist> it = pending.iterator();
+            while (it.hasNext()) {
+                PendingPersist persist = it.next();
+                if (persist.future.isDone()) {
+                    it.remove();
+                } else if (failure != null && persist.dependsOn(states)) {
+                    failed.add(persist);
+                    it.remove();
+                } else if (persist.allUploaded()) {
+                    // built under the lock, so no truncation can release what it hands out
+                    completed.add(completion(persist));
+                    it.remove();
+                } else {
+                    add(retries, startUploads(persist.changeSets));
+                }
+            }
+        }
+        for (PendingPersist persist : failed) {
+            persist.future.completeExceptionally(
+                    new IOException(
+                            "Could not persist the changelog of "
+                                    + logId
+                                    + " for checkpoint "
+                                    + persist.checkpointId,
+                            failure));
+        }
+        completed.forEach(c -> c.complete(localRegistry));
+        retries.forEach(this::submit);
+    }
+
+    @GuardedBy("this")
+    private void backToNotUploaded(ChangeSetState state) {
+        state.status = ChangeSetState.Status.NOT_UPLOADED;
+        state.result = null;
+        if (isLive(state)) {
+            notUploadedBytes += state.rawBytes;
+        }
+    }
+
+    /**
+     * Builds a persist's result while holding the lock: from here on its change sets count as
+     * handed out, so a concurrent truncation hands their files over instead of releasing them.
+     */
+    @GuardedBy("this")
+    private Completion completion(PendingPersist persist) {
+        List<StreamStateHandle> localFiles = new ArrayList<>();
+        SnapshotResult<ChangelogStateHandleStreamImpl> result =
+                PersistResults.build(
+                        persist.changeSets,
+                        persist.checkpointId,
+                        keyGroupRange,
+                        storageIdentifier,
+                        localFiles);
+        return new Completion(persist, result, localFiles);
+    }
+
+    /** A persist result ready to be published outside the lock. */
+    private record Completion(
+            PendingPersist persist,
+            SnapshotResult<ChangelogStateHandleStreamImpl> result,
+            List<StreamStateHandle> localFiles) {
+
+        void complete(LocalChangelogRegistry localRegistry) {
+            for (StreamStateHandle local : localFiles) {
+                localRegistry.register(local, persist.checkpointId);
+            }
+            persist.future.complete(result);
+        }
+    }
+
+    /**
+     * Removes a truncated change set's claim on its file. A change set that was handed out in a
+     * persist result, or that a pending persist will hand out, may belong to a checkpoint that is
+     * still retained (Flink's truncation can overlap the latest completed checkpoint when its
+     * {@code confirm} was skipped), so its file is handed over to the JobManager instead of
+     * being released.
+     */
+    @GuardedBy("this")
+    private void drop(ChangeSetState state) {
+        if (state.status == ChangeSetState.Status.UPLOADED && !state.confirmed) {
+            if (state.firstCheckpoint != Long.MAX_VALUE || capturedByPending(state)) {
+                registry.handOver(state.result.file());
+            } else {
+                registry.release(state.result.file());
+            }
+        } else if (state.status == ChangeSetState.Status.NOT_UPLOADED) {
+            notUploadedBytes -= state.rawBytes;
+        }
+        // UPLOADING: on arrival the result is released unless a pending persist captured it
+    }
+
+    @GuardedBy("this")
+    private boolean capturedByPending(ChangeSetState state) {
+        for (PendingPersist persist : pending) {
+            for (ChangeSetState captured : persist.changeSets) {
+                if (captured == state) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    @GuardedBy("this")
+    private boolean isLive(ChangeSetState state) {
+        return changeSets.get(state.sequenceNumber) == state;
+    }
+
+    private static void add(List<UploadTask> tasks, UploadTask task) {
+        if (task != null) {
+            tasks.add(task);
+        }
+    }
+
+    private static long number(SequenceNumber sqn) {
+        return ((SequenceNumber.GenericSequenceNumber) sqn).number;
+    }
+
+    @GuardedBy("this")
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("Changelog writer " + logId + " is closed");
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Test support
+
+    /** Verifies the invariants listed in the class comment; for tests. */
+    public synchronized void checkInvariants() {
+        long bytes = 0;
+        for (ChangeSetState state : changeSets.values()) {
+            if (state.sequenceNumber < lowestSqn || state.sequenceNumber >= activeSqn) {
+                throw new IllegalStateException("Change set out of range: " + state);
+            }
+            if (state.status == ChangeSetState.Status.NOT_UPLOADED) {
+                bytes += state.rawBytes;
+            }
+            if (state.status == ChangeSetState.Status.UPLOADED && state.result == null) {
+                throw new IllegalStateException("Uploaded change set without result: " + state);
+            }
+            if (state.confirmed
+                    && (state.status != ChangeSetState.Status.UPLOADED || state.changeSet != null)) {
+                throw new IllegalStateException("Inconsistent confirmed change set: " + state);
+            }
+        }
+        if (bytes != notUploadedBytes) {
+            throw new IllegalStateException(
+                    "notUploadedBytes " + notUploadedBytes + " but counted " + bytes);
+        }
+        for (PendingPersist persist : pending) {
+            if (persist.allUploaded()) {
+                throw new IllegalStateException("Completable persist still pending");
+            }
+        }
+    }
+
+    public synchronized int retainedChangeSets() {
+        return changeSets.size();
+    }
+
+    public synchronized long notUploadedBytes() {
+        return notUploadedBytes + activeBytes;
+    }
+
+    @Override
+    public String toString() {
+        return "DfsChangelogWriter{" + logId + ", " + keyGroupRange + "}";
+    }
+}

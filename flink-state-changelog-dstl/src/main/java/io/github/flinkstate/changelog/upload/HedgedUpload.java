@@ -1,0 +1,212 @@
+package io.github.flinkstate.changelog.upload;
+
+import org.apache.flink.core.fs.FSDataOutputStream;
+import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.core.fs.Path;
+import org.apache.flink.runtime.state.filesystem.FileStateHandle;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import javax.annotation.concurrent.GuardedBy;
+import javax.annotation.concurrent.ThreadSafe;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * Writes one batch image to a new DSTL file with hedging: when an attempt has not finished within
+ * the timeout, another attempt writes the same bytes to another new file while the first keeps
+ * running; an attempt that fails is retried after a delay. The first successful attempt wins; the
+ * files of all other attempts (late successes and failures alike) are deleted.
+ *
+ * <p>Thread safety: thread-safe; attempts run on the upload executor, timeouts on the timer.
+ *
+ * <p>Invariants: (1) at most {@code maxAttempts} attempts start; (2) the result future completes
+ * exactly once: with the winner's handle, or exceptionally only when no attempt is running and no
+ * attempt is left; (3) every file except the winner's is deleted once its attempt ends.
+ */
+@ThreadSafe
+final class HedgedUpload {
+
+    private static final Logger LOG = LoggerFactory.getLogger(HedgedUpload.class);
+
+    private final byte[] image;
+    private final Supplier<Path> newPath;
+    private final Executor uploadExecutor;
+    private final ScheduledExecutorService timer;
+    private final Duration timeout;
+    private final Duration retryDelay;
+    private final int maxAttempts;
+    private final UploadMetrics metrics;
+    private final CompletableFuture<FileStateHandle> result = new CompletableFuture<>();
+
+    @GuardedBy("this")
+    private int started;
+
+    @GuardedBy("this")
+    private int running;
+
+    @GuardedBy("this")
+    private boolean retryScheduled;
+
+    @GuardedBy("this")
+    private boolean done;
+
+    @GuardedBy("this")
+    private Throwable failures;
+
+    HedgedUpload(
+            byte[] image,
+            Supplier<Path> newPath,
+            Executor uploadExecutor,
+            ScheduledExecutorService timer,
+            Duration timeout,
+            Duration retryDelay,
+            int maxAttempts,
+            UploadMetrics metrics) {
+        this.image = image;
+        this.newPath = newPath;
+        this.uploadExecutor = uploadExecutor;
+        this.timer = timer;
+        this.timeout = timeout;
+        this.retryDelay = retryDelay;
+        this.maxAttempts = maxAttempts;
+        this.metrics = metrics;
+    }
+
+    CompletableFuture<FileStateHandle> start() {
+        startAttempt(false);
+        return result;
+    }
+
+    private void startAttempt(boolean hedge) {
+        final int attempt;
+        final Path path = newPath.get();
+        synchronized (this) {
+            if (done || started >= maxAttempts) {
+                return;
+            }
+            attempt = ++started;
+            running++;
+            retryScheduled = false;
+        }
+        metrics.attemptStarted(hedge);
+        try {
+            uploadExecutor.execute(() -> runAttempt(attempt, path));
+        } catch (RejectedExecutionException e) {
+            onAttemptDone(attempt, path, e);
+            return;
+        }
+        try {
+            timer.schedule(() -> onTimeout(attempt), timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            LOG.debug("Timer shut down; attempt {} will not be hedged", attempt);
+        }
+    }
+
+    private void runAttempt(int attempt, Path path) {
+        Throwable error = null;
+        try {
+            FileSystem fs = path.getFileSystem();
+            try (FSDataOutputStream out = fs.create(path, FileSystem.WriteMode.NO_OVERWRITE)) {
+                out.write(image);
+            }
+        } catch (Throwable t) {
+            error = t;
+        }
+        onAttemptDone(attempt, path, error);
+    }
+
+    private void onTimeout(int attempt) {
+        boolean hedge;
+        synchronized (this) {
+            // hedge only when the timed-out attempt is the latest one and nothing else is pending
+            hedge = !done && !retryScheduled && attempt == started && started < maxAttempts;
+        }
+        if (hedge) {
+            LOG.info(
+                    "DSTL upload attempt {} did not finish within {}; starting a hedged attempt",
+                    attempt,
+                    timeout);
+            startAttempt(true);
+        }
+    }
+
+    private void onAttemptDone(int attempt, Path path, Throwable error) {
+        FileStateHandle winner = null;
+        Throwable finalFailure = null;
+        boolean deleteFile = false;
+        boolean retry = false;
+        synchronized (this) {
+            running--;
+            if (error == null) {
+                if (done) {
+                    deleteFile = true;
+                } else {
+                    done = true;
+                    winner = new FileStateHandle(path, image.length);
+                }
+            } else {
+                deleteFile = true;
+                if (failures == null) {
+                    failures = error;
+                } else if (failures != error) {
+                    failures.addSuppressed(error);
+                }
+                if (!done && running == 0 && !retryScheduled) {
+                    if (started < maxAttempts) {
+                        retry = true;
+                        retryScheduled = true;
+                    } else {
+                        done = true;
+                        finalFailure = failures;
+                    }
+                }
+            }
+        }
+        if (error != null) {
+            metrics.attemptFailed();
+            LOG.warn("DSTL upload attempt {} to {} failed: {}", attempt, path, error.toString());
+        }
+        if (deleteFile) {
+            deleteQuietly(path, error == null);
+        }
+        if (winner != null) {
+            result.complete(winner);
+        } else if (finalFailure != null) {
+            result.completeExceptionally(
+                    new IOException(
+                            "DSTL upload failed after " + attempt + " attempt(s)", finalFailure));
+        } else if (retry) {
+            scheduleRetry();
+        }
+    }
+
+    private void scheduleRetry() {
+        try {
+            timer.schedule(
+                    () -> startAttempt(false), retryDelay.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            synchronized (this) {
+                done = true;
+            }
+            result.completeExceptionally(new IOException("DSTL storage closed", e));
+        }
+    }
+
+    private static void deleteQuietly(Path path, boolean loser) {
+        try {
+            path.getFileSystem().delete(path, false);
+            LOG.debug("Deleted {} DSTL file {}", loser ? "losing hedged" : "failed", path);
+        } catch (IOException e) {
+            LOG.warn("Could not delete orphaned DSTL file {}", path, e);
+        }
+    }
+}

@@ -1,0 +1,18 @@
+package io.github.flinkstate.changelog.upload;
+
+import org.apache.flink.runtime.state.StreamStateHandle;
+
+import javax.annotation.Nullable;
+
+/**
+ * Where one uploaded change set lives: its file and the offset and size of its segment, plus the
+ * local-recovery copy of the file (same offsets) when local recovery is enabled.
+ *
+ * <p>Thread safety: immutable.
+ */
+public record UploadResult(
+        long sequenceNumber,
+        StreamStateHandle file,
+        long offset,
+        long size,
+        @Nullable StreamStateHandle localFile) {}

@@ -1,0 +1,177 @@
+package io.github.flinkstate.changelog;
+
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.IllegalConfigurationException;
+import org.apache.flink.configuration.StateBackendOptions;
+import org.apache.flink.configuration.StateChangelogOptions;
+import org.apache.flink.configuration.StateRecoveryOptions;
+import org.apache.flink.core.execution.RecoveryClaimMode;
+import org.apache.flink.core.fs.Path;
+import org.apache.flink.runtime.metrics.groups.UnregisteredMetricGroups;
+import org.apache.flink.runtime.state.LocalRecoveryConfig;
+import org.apache.flink.runtime.state.StateBackend;
+import org.apache.flink.runtime.state.StateBackendLoader;
+import org.apache.flink.runtime.state.changelog.StateChangelogStorage;
+import org.apache.flink.runtime.state.changelog.StateChangelogStorageFactory;
+import org.apache.flink.runtime.state.changelog.StateChangelogStorageLoader;
+import org.apache.flink.runtime.state.delegate.DelegatingStateBackend;
+import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
+import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.File;
+import java.util.ServiceLoader;
+import java.util.stream.StreamSupport;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** SPI registration, option validation and {@link ChangelogStateBackendFactory}. */
+class FactoriesTest {
+
+    @TempDir File tmp;
+
+    private static Configuration backendConfig() {
+        Configuration config = new Configuration();
+        config.set(StateBackendOptions.STATE_BACKEND, ChangelogStateBackendFactory.class.getName());
+        config.set(StateChangelogOptions.STATE_CHANGE_LOG_STORAGE, "dfs-batched");
+        return config;
+    }
+
+    @Test
+    void storageFactory_isRegisteredAsService_withLowerCaseIdentifier() {
+        assertThat(
+                        StreamSupport.stream(
+                                        ServiceLoader.load(StateChangelogStorageFactory.class)
+                                                .spliterator(),
+                                        false)
+                                .map(StateChangelogStorageFactory::getIdentifier))
+                .contains("dfs-batched");
+        assertThat(DfsBatchedChangelogStorageFactory.IDENTIFIER).isLowerCase();
+    }
+
+    @Test
+    void taskManagerLoader_createsOurStorage() throws Exception {
+        Configuration config = new Configuration();
+        config.set(StateChangelogOptions.STATE_CHANGE_LOG_STORAGE, "dfs-batched");
+        config.set(DfsChangelogOptions.BASE_PATH, new Path(tmp.toURI()).toString());
+        StateChangelogStorage<?> storage =
+                StateChangelogStorageLoader.load(
+                        new JobID(),
+                        config,
+                        UnregisteredMetricGroups.createUnregisteredTaskManagerJobMetricGroup(),
+                        LocalRecoveryConfig.BACKUP_AND_RECOVERY_DISABLED);
+        assertThat(storage).isInstanceOf(DfsBatchedChangelogStorage.class);
+        storage.close();
+    }
+
+    @Test
+    void missingBasePath_failsNamingTheOption() {
+        assertThatThrownBy(
+                        () ->
+                                new DfsBatchedChangelogStorageFactory()
+                                        .createStorage(
+                                                new JobID(),
+                                                new Configuration(),
+                                                UnregisteredMetricGroups
+                                                        .createUnregisteredTaskManagerJobMetricGroup(),
+                                                LocalRecoveryConfig.BACKUP_AND_RECOVERY_DISABLED))
+                .isInstanceOf(IllegalConfigurationException.class)
+                .hasMessageContaining("state.changelog.dstl.dfs-batched.base-path");
+    }
+
+    @Test
+    void invalidOption_failsNamingTheOption() {
+        Configuration config = new Configuration();
+        config.set(DfsChangelogOptions.BASE_PATH, "file:///tmp/x");
+        config.set(DfsChangelogOptions.MAX_ATTEMPTS, 0);
+        assertThatThrownBy(() -> DfsChangelogSettings.forWriting(config))
+                .hasMessageContaining(DfsChangelogOptions.MAX_ATTEMPTS.key());
+    }
+
+    @Test
+    void backendFactory_wrapsHashMapByDefault_inFlinksChangelogBackend() throws Exception {
+        StateBackend backend =
+                StateBackendLoader.loadStateBackendFromConfig(
+                        backendConfig(), getClass().getClassLoader(), null);
+        assertThat(backend.getClass().getName())
+                .isEqualTo("org.apache.flink.state.changelog.ChangelogStateBackend");
+        assertThat(((DelegatingStateBackend) backend).getDelegatedStateBackend())
+                .isInstanceOf(HashMapStateBackend.class);
+    }
+
+    @Test
+    void backendFactory_wrapsRocksDb() throws Exception {
+        Configuration config = backendConfig();
+        config.set(DfsChangelogOptions.DELEGATE, "rocksdb");
+        StateBackend backend =
+                new ChangelogStateBackendFactory().createFromConfig(config, getClass().getClassLoader());
+        assertThat(((DelegatingStateBackend) backend).getDelegatedStateBackend())
+                .isInstanceOf(EmbeddedRocksDBStateBackend.class);
+    }
+
+    @Test
+    void backendFactory_acceptsFactoryClassName() throws Exception {
+        Configuration config = backendConfig();
+        config.set(DfsChangelogOptions.DELEGATE, "org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackendFactory");
+        StateBackend backend =
+                new ChangelogStateBackendFactory().createFromConfig(config, getClass().getClassLoader());
+        assertThat(((DelegatingStateBackend) backend).getDelegatedStateBackend())
+                .isInstanceOf(EmbeddedRocksDBStateBackend.class);
+    }
+
+    @Test
+    void backendFactory_rejectsOtherStorage_namingTheOption() {
+        Configuration config = backendConfig();
+        config.set(StateChangelogOptions.STATE_CHANGE_LOG_STORAGE, "filesystem");
+        assertThatThrownBy(
+                        () -> new ChangelogStateBackendFactory().createFromConfig(config, getClass().getClassLoader()))
+                .isInstanceOf(IllegalConfigurationException.class)
+                .hasMessageContaining("state.changelog.storage")
+                .hasMessageContaining("filesystem");
+    }
+
+    @Test
+    void backendFactory_rejectsDoubleWrapping_namingTheOption() {
+        Configuration config = backendConfig();
+        config.set(StateChangelogOptions.ENABLE_STATE_CHANGE_LOG, true);
+        assertThatThrownBy(
+                        () -> new ChangelogStateBackendFactory().createFromConfig(config, getClass().getClassLoader()))
+                .isInstanceOf(IllegalConfigurationException.class)
+                .hasMessageContaining("state.changelog.enabled");
+    }
+
+    @Test
+    void backendFactory_rejectsNoClaimRestore_tellingToUseClaim() throws Exception {
+        Configuration config = backendConfig();
+        config.set(StateRecoveryOptions.SAVEPOINT_PATH, "file:///savepoints/sp-1");
+        assertThatThrownBy(
+                        () -> new ChangelogStateBackendFactory().createFromConfig(config, getClass().getClassLoader()))
+                .isInstanceOf(IllegalConfigurationException.class)
+                .hasMessageContaining("execution.state-recovery.claim-mode: CLAIM");
+        config.set(StateRecoveryOptions.RESTORE_MODE, RecoveryClaimMode.CLAIM);
+        assertThat(new ChangelogStateBackendFactory().createFromConfig(config, getClass().getClassLoader()))
+                .isNotNull();
+    }
+
+    @Test
+    void backendFactory_rejectsRecursiveDelegate() {
+        Configuration config = backendConfig();
+        config.set(DfsChangelogOptions.DELEGATE, ChangelogStateBackendFactory.class.getName());
+        assertThatThrownBy(
+                        () -> new ChangelogStateBackendFactory().createFromConfig(config, getClass().getClassLoader()))
+                .hasMessageContaining("state.backend.changelog.delegate");
+    }
+
+    @Test
+    void backendFactory_unknownDelegate_failsNamingTheOption() {
+        Configuration config = backendConfig();
+        config.set(DfsChangelogOptions.DELEGATE, "com.example.NoSuchFactory");
+        assertThatThrownBy(
+                        () -> new ChangelogStateBackendFactory().createFromConfig(config, getClass().getClassLoader()))
+                .hasMessageContaining("state.backend.changelog.delegate");
+    }
+}

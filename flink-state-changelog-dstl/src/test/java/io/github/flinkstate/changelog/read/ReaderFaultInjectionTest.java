@@ -1,0 +1,175 @@
+package io.github.flinkstate.changelog.read;
+
+import io.github.flinkstate.changelog.DfsBatchedChangelogStorage;
+import io.github.flinkstate.changelog.DfsBatchedChangelogStorageFactory;
+import io.github.flinkstate.changelog.DfsChangelogOptions;
+import io.github.flinkstate.changelog.format.SegmentFormat;
+import io.github.flinkstate.changelog.testutils.Changes;
+import io.github.flinkstate.changelog.testutils.FaultInjectingFileSystem;
+import io.github.flinkstate.changelog.testutils.TestStorages;
+import io.github.flinkstate.changelog.upload.DfsChangelogWriter;
+
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.CoreOptions;
+import org.apache.flink.core.fs.Path;
+import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl;
+import org.apache.flink.runtime.state.changelog.SequenceNumber;
+import org.apache.flink.runtime.state.filesystem.FileStateHandle;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.File;
+import java.io.RandomAccessFile;
+import java.util.ArrayList;
+import java.util.List;
+
+import static io.github.flinkstate.changelog.testutils.Changes.bytes;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Restore-side reading: corrupt, truncated and missing files fail with messages naming the file
+ * and offset, both through the download cache ({@code faulty://} claims to be distributed) and
+ * when reading in place ({@code file://}); the cache downloads each file once.
+ */
+class ReaderFaultInjectionTest {
+
+    private static final KeyGroupRange RANGE = KeyGroupRange.of(0, 3);
+
+    @TempDir File tmp;
+
+    private DfsBatchedChangelogStorage storage;
+    private DfsChangelogStorageView view;
+
+    @BeforeEach
+    void resetFaults() {
+        FaultInjectingFileSystem.reset();
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        if (view != null) {
+            view.close();
+        }
+        if (storage != null) {
+            storage.close();
+        }
+    }
+
+    private Path base(boolean distributed) {
+        File dir = new File(tmp, "dfs");
+        return distributed ? FaultInjectingFileSystem.path(dir) : new Path(dir.toURI());
+    }
+
+    /** Writes three checkpoints' worth of changes, one file each, and returns the last handle. */
+    private ChangelogStateHandleStreamImpl writeHandle(boolean distributed) throws Exception {
+        storage = TestStorages.storage(TestStorages.config(base(distributed)), new File(tmp, "w"));
+        DfsChangelogWriter writer = storage.createWriter("op", RANGE, null);
+        ChangelogStateHandleStreamImpl handle = null;
+        for (int cp = 1; cp <= 3; cp++) {
+            writer.append(cp, bytes("v" + cp));
+            handle = writer.persist(SequenceNumber.of(0), cp).get().getJobManagerOwnedSnapshot();
+        }
+        Configuration readConfig = new Configuration();
+        readConfig.set(CoreOptions.TMP_DIRS, new File(tmp, "cache").getAbsolutePath());
+        view = new DfsBatchedChangelogStorageFactory().createStorageView(readConfig);
+        return handle;
+    }
+
+    private static File localFile(ChangelogStateHandleStreamImpl handle, int segment) {
+        FileStateHandle file = (FileStateHandle) handle.getHandlesAndOffsets().get(segment).f0;
+        return new File(file.getFilePath().toUri().getPath());
+    }
+
+    private static long offset(ChangelogStateHandleStreamImpl handle, int segment) {
+        return handle.getHandlesAndOffsets().get(segment).f1;
+    }
+
+    @Test
+    void cache_downloadsEachFileOnce_andPrefetchesAllFiles() throws Exception {
+        ChangelogStateHandleStreamImpl handle = writeHandle(true);
+        assertThat(Changes.read(view.createReader(), handle)).containsExactly("1:v1", "2:v2", "3:v3");
+        assertThat(FaultInjectingFileSystem.opens()).isEqualTo(3);
+        assertThat(view.cachedFiles()).isEqualTo(3);
+        assertThat(Changes.read(view.createReader(), handle)).containsExactly("1:v1", "2:v2", "3:v3");
+        assertThat(FaultInjectingFileSystem.opens()).isEqualTo(3);
+    }
+
+    @Test
+    void keyGroupsOutsideTheHandleRange_areSkipped() throws Exception {
+        ChangelogStateHandleStreamImpl handle = writeHandle(false);
+        ChangelogStateHandleStreamImpl narrowed =
+                (ChangelogStateHandleStreamImpl) handle.getIntersection(KeyGroupRange.of(2, 3));
+        assertThat(Changes.read(view.createReader(), narrowed)).containsExactly("2:v2", "3:v3");
+    }
+
+    @ParameterizedTest(name = "distributed={0}")
+    @ValueSource(booleans = {true, false})
+    void corruptSegment_failsNamingFileAndOffset(boolean distributed) throws Exception {
+        ChangelogStateHandleStreamImpl handle = writeHandle(distributed);
+        File file = localFile(handle, 1);
+        long offset = offset(handle, 1);
+        try (RandomAccessFile raf = new RandomAccessFile(file, "rw")) {
+            long pos = offset + SegmentFormat.SEGMENT_HEADER_SIZE;
+            raf.seek(pos);
+            int b = raf.read();
+            raf.seek(pos);
+            raf.write(b ^ 0xFF);
+        }
+        assertThatThrownBy(() -> Changes.read(view.createReader(), handle))
+                .hasMessageContaining(file.getName())
+                .hasMessageContaining("offset " + offset)
+                .hasMessageContaining("checksum mismatch");
+    }
+
+    @ParameterizedTest(name = "distributed={0}")
+    @ValueSource(booleans = {true, false})
+    void truncatedFile_failsNamingFileAndOffset(boolean distributed) throws Exception {
+        ChangelogStateHandleStreamImpl handle = writeHandle(distributed);
+        File file = localFile(handle, 2);
+        long offset = offset(handle, 2);
+        try (RandomAccessFile raf = new RandomAccessFile(file, "rw")) {
+            raf.setLength(raf.length() - 3);
+        }
+        List<String> read = new ArrayList<>();
+        assertThatThrownBy(() -> read.addAll(Changes.read(view.createReader(), handle)))
+                .hasMessageContaining(file.getName())
+                .hasMessageContaining("offset " + offset)
+                .hasMessageContaining("truncated");
+    }
+
+    @ParameterizedTest(name = "distributed={0}")
+    @ValueSource(booleans = {true, false})
+    void missingFile_failsNamingFileAndOffset(boolean distributed) throws Exception {
+        ChangelogStateHandleStreamImpl handle = writeHandle(distributed);
+        File file = localFile(handle, 0);
+        assertThat(file.delete()).isTrue();
+        assertThatThrownBy(() -> Changes.read(view.createReader(), handle))
+                .hasMessageContaining(file.getName())
+                .hasMessageContaining("offset " + offset(handle, 0))
+                .hasMessageContaining("missing");
+    }
+
+    @Test
+    void readerOfTheWritingStorage_readsToo() throws Exception {
+        ChangelogStateHandleStreamImpl handle = writeHandle(true);
+        assertThat(Changes.read(storage.createReader(), handle)).containsExactly("1:v1", "2:v2", "3:v3");
+    }
+
+    @Test
+    void viewWithoutCache_readsInPlace() throws Exception {
+        ChangelogStateHandleStreamImpl handle = writeHandle(true);
+        Configuration config = new Configuration();
+        config.set(DfsChangelogOptions.DOWNLOAD_CACHE_ENABLED, false);
+        try (DfsChangelogStorageView plain = new DfsBatchedChangelogStorageFactory().createStorageView(config)) {
+            assertThat(Changes.read(plain.createReader(), handle)).containsExactly("1:v1", "2:v2", "3:v3");
+            assertThat(plain.cachedFiles()).isZero();
+        }
+    }
+}

@@ -1,0 +1,69 @@
+package io.github.flinkstate.changelog.testutils;
+
+import io.github.flinkstate.changelog.DfsBatchedChangelogStorage;
+import io.github.flinkstate.changelog.DfsChangelogOptions;
+import io.github.flinkstate.changelog.DfsChangelogSettings;
+
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.fs.Path;
+import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
+import org.apache.flink.runtime.state.LocalRecoveryConfig;
+
+import java.io.File;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Collectors;
+
+/** Builds storages for tests and waits for asynchronous conditions (never asserts durations). */
+public final class TestStorages {
+
+    private TestStorages() {}
+
+    /** A configuration with the given base path and immediate (unbatched) uploads. */
+    public static Configuration config(Path base) {
+        Configuration config = new Configuration();
+        config.set(DfsChangelogOptions.BASE_PATH, base.toString());
+        config.set(DfsChangelogOptions.PERSIST_DELAY, Duration.ZERO);
+        return config;
+    }
+
+    public static DfsBatchedChangelogStorage storage(Configuration config, File tmp)
+            throws IOException {
+        return storage(config, tmp, LocalRecoveryConfig.BACKUP_AND_RECOVERY_DISABLED, new JobID());
+    }
+
+    public static DfsBatchedChangelogStorage storage(
+            Configuration config, File tmp, LocalRecoveryConfig localRecovery, JobID jobId)
+            throws IOException {
+        return new DfsBatchedChangelogStorage(
+                jobId,
+                DfsChangelogSettings.forWriting(config),
+                new UnregisteredMetricsGroup(),
+                localRecovery,
+                tmp);
+    }
+
+    /** The DSTL files currently in the storage's directory (local or faulty scheme). */
+    public static List<String> files(DfsBatchedChangelogStorage storage) {
+        File dir = new File(storage.getDirectory().toUri().getPath());
+        String[] names = dir.list();
+        return names == null
+                ? List.of()
+                : Arrays.stream(names).sorted().collect(Collectors.toList());
+    }
+
+    /** Polls until the condition holds; fails after a generous minute. */
+    public static void waitUntil(BooleanSupplier condition, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("Timed out waiting until " + what);
+            }
+            Thread.sleep(5);
+        }
+    }
+}

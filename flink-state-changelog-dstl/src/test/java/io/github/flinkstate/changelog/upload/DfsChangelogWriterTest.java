@@ -1,0 +1,354 @@
+package io.github.flinkstate.changelog.upload;
+
+import io.github.flinkstate.changelog.DfsBatchedChangelogStorage;
+import io.github.flinkstate.changelog.DfsBatchedChangelogStorageFactory;
+import io.github.flinkstate.changelog.DfsChangelogOptions;
+import io.github.flinkstate.changelog.testutils.Changes;
+import io.github.flinkstate.changelog.testutils.TestStorages;
+
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.core.fs.Path;
+import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.SnapshotResult;
+import org.apache.flink.runtime.state.StreamStateHandle;
+import org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl;
+import org.apache.flink.runtime.state.changelog.SequenceNumber;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.File;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.Collectors;
+
+import static io.github.flinkstate.changelog.testutils.Changes.bytes;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Bookkeeping of {@link DfsChangelogWriter}: sequence numbers, reuse of uploads, and which files
+ * truncate / confirm / reset / truncateAndClose delete (no leak, no premature delete). Runs on
+ * the local file system; invariants are checked after every test.
+ */
+class DfsChangelogWriterTest {
+
+    private static final KeyGroupRange RANGE = KeyGroupRange.of(0, 9);
+
+    @TempDir File tmp;
+
+    private DfsBatchedChangelogStorage storage;
+    private final List<DfsChangelogWriter> writers = new ArrayList<>();
+
+    private DfsBatchedChangelogStorage open(Configuration config) throws Exception {
+        storage = TestStorages.storage(config, new File(tmp, "local"));
+        return storage;
+    }
+
+    private DfsBatchedChangelogStorage open() throws Exception {
+        return open(TestStorages.config(new Path(new File(tmp, "dfs").toURI())));
+    }
+
+    private DfsChangelogWriter writer() {
+        DfsChangelogWriter writer = storage.createWriter("op", RANGE, null);
+        writers.add(writer);
+        return writer;
+    }
+
+    @AfterEach
+    void checkAndClose() throws Exception {
+        for (DfsChangelogWriter writer : writers) {
+            writer.checkInvariants();
+        }
+        if (storage != null) {
+            storage.getRegistry().checkInvariants();
+            storage.close();
+        }
+    }
+
+    private static ChangelogStateHandleStreamImpl persist(
+            DfsChangelogWriter writer, long from, long checkpointId) throws Exception {
+        return writer.persist(SequenceNumber.of(from), checkpointId).get().getJobManagerOwnedSnapshot();
+    }
+
+    private static Set<StreamStateHandle> files(ChangelogStateHandleStreamImpl handle) {
+        return handle.getHandlesAndOffsets().stream()
+                .map(t -> t.f0)
+                .collect(Collectors.toCollection(LinkedHashSet::new));
+    }
+
+    private static boolean exists(StreamStateHandle handle) {
+        return new File(
+                        ((org.apache.flink.runtime.state.filesystem.FileStateHandle) handle)
+                                .getFilePath()
+                                .toUri()
+                                .getPath())
+                .exists();
+    }
+
+    private void awaitDeleted(StreamStateHandle file) throws InterruptedException {
+        TestStorages.waitUntil(() -> !exists(file), "file deleted: " + file);
+    }
+
+    @Test
+    void persist_returnsHandleThatReadsBackInOrder() throws Exception {
+        open();
+        DfsChangelogWriter writer = writer();
+        writer.appendMeta(bytes("meta"));
+        writer.append(1, bytes("a"));
+        writer.append(2, bytes("b"));
+        assertThat(writer.nextSequenceNumber()).isEqualTo(SequenceNumber.of(1));
+        writer.append(1, bytes("c"));
+
+        ChangelogStateHandleStreamImpl handle = persist(writer, 0, 1);
+
+        assertThat(handle.getStorageIdentifier()).isEqualTo(DfsBatchedChangelogStorageFactory.IDENTIFIER);
+        assertThat(handle.getKeyGroupRange()).isEqualTo(RANGE);
+        assertThat(handle.getHandlesAndOffsets()).hasSize(2);
+        assertThat(handle.getStateSize()).isPositive();
+        assertThat(Changes.read(storage.createReader(), handle))
+                .containsExactly("-1:meta", "1:a", "2:b", "1:c");
+    }
+
+    @Test
+    void emptyPersist_returnsEmptyResult() throws Exception {
+        open();
+        SnapshotResult<ChangelogStateHandleStreamImpl> result =
+                writer().persist(SequenceNumber.of(0), 1).get();
+        assertThat(result.getJobManagerOwnedSnapshot()).isNull();
+    }
+
+    @Test
+    void secondPersist_reusesEarlierUpload_andReportsOnlyNewBytesAsIncremental() throws Exception {
+        open();
+        DfsChangelogWriter writer = writer();
+        writer.append(1, bytes("a"));
+        ChangelogStateHandleStreamImpl first = persist(writer, 0, 1);
+        writer.append(2, bytes("b"));
+        ChangelogStateHandleStreamImpl second = persist(writer, 0, 2);
+
+        assertThat(second.getHandlesAndOffsets().get(0)).isEqualTo(first.getHandlesAndOffsets().get(0));
+        assertThat(files(second)).hasSize(2);
+        assertThat(second.getCheckpointedSize()).isLessThan(second.getStateSize());
+        assertThat(Changes.read(storage.createReader(), second)).containsExactly("1:a", "2:b");
+        assertThat(TestStorages.files(storage)).hasSize(2);
+    }
+
+    @Test
+    void truncate_ofUploadAPersistHandedOut_handsItToTheJobManager_evenUnconfirmed()
+            throws Exception {
+        // Flink skips confirm when the next checkpoint started before the completion
+        // notification; that checkpoint may be the retained one, so the file must survive
+        open();
+        DfsChangelogWriter writer = writer();
+        writer.append(1, bytes("a"));
+        StreamStateHandle file = files(persist(writer, 0, 1)).iterator().next();
+        writer.truncate(writer.nextSequenceNumber());
+        assertThat(storage.getRegistry().isTracked(file)).isFalse();
+        storage.close();
+        assertThat(exists(file)).isTrue();
+        assertThat(writer.retainedChangeSets()).isZero();
+        storage = null;
+    }
+
+    @Test
+    void truncate_ofConfirmedUpload_keepsFile_forTheJobManager() throws Exception {
+        open();
+        DfsChangelogWriter writer = writer();
+        writer.append(1, bytes("a"));
+        StreamStateHandle file = files(persist(writer, 0, 1)).iterator().next();
+        SequenceNumber to = writer.nextSequenceNumber();
+        writer.confirm(SequenceNumber.of(0), to, 1);
+        writer.truncate(to);
+        storage.close();
+        assertThat(exists(file)).isTrue();
+        assertThat(storage.getRegistry().deletedFiles()).isZero();
+        storage = null;
+    }
+
+    @Test
+    void truncate_keepsChangeSetsAtOrAboveTheBound() throws Exception {
+        open();
+        DfsChangelogWriter writer = writer();
+        writer.append(1, bytes("a"));
+        SequenceNumber mid = writer.nextSequenceNumber();
+        writer.append(1, bytes("b"));
+        ChangelogStateHandleStreamImpl all = persist(writer, 0, 1);
+        writer.truncate(mid);
+        ChangelogStateHandleStreamImpl tail = persist(writer, 0, 2);
+        assertThat(Changes.read(storage.createReader(), tail)).containsExactly("1:b");
+        assertThat(exists(all.getHandlesAndOffsets().get(1).f0)).isTrue();
+    }
+
+    @Test
+    void reset_ofAbortedCheckpoint_reuploadsAndDeletesTheOldFile() throws Exception {
+        open();
+        DfsChangelogWriter writer = writer();
+        writer.append(1, bytes("a"));
+        StreamStateHandle old = files(persist(writer, 0, 1)).iterator().next();
+        SequenceNumber to = writer.nextSequenceNumber();
+        writer.reset(SequenceNumber.of(0), to, 1);
+        awaitDeleted(old);
+
+        ChangelogStateHandleStreamImpl again = persist(writer, 0, 2);
+        assertThat(files(again)).doesNotContain(old);
+        assertThat(Changes.read(storage.createReader(), again)).containsExactly("1:a");
+    }
+
+    @Test
+    void reset_keepsUploadTheJobManagerNeverSaw() throws Exception {
+        Configuration config = TestStorages.config(new Path(new File(tmp, "dfs").toURI()));
+        config.set(DfsChangelogOptions.PREEMPTIVE_PERSIST_THRESHOLD, MemorySize.parse("4b"));
+        open(config);
+        DfsChangelogWriter writer = writer();
+        writer.append(1, bytes("0123456789")); // pre-emptive upload, in no persist result yet
+        TestStorages.waitUntil(
+                () -> storage.getRegistry().trackedFiles() == 1, "pre-emptive upload done");
+        List<String> before = TestStorages.files(storage);
+        writer.reset(SequenceNumber.of(0), writer.nextSequenceNumber(), 1);
+        ChangelogStateHandleStreamImpl handle = persist(writer, 0, 2);
+        assertThat(TestStorages.files(storage)).isEqualTo(before);
+        assertThat(Changes.read(storage.createReader(), handle)).containsExactly("1:0123456789");
+    }
+
+    @Test
+    void reset_keepsFileThatAnEarlierCheckpointUsed() throws Exception {
+        open();
+        DfsChangelogWriter writer = writer();
+        writer.append(1, bytes("a"));
+        StreamStateHandle file = files(persist(writer, 0, 1)).iterator().next();
+        persist(writer, 0, 2); // reuses the same upload
+        writer.reset(SequenceNumber.of(0), writer.nextSequenceNumber(), 2);
+        writer.truncate(writer.nextSequenceNumber());
+        storage.close();
+        assertThat(exists(file)).isTrue();
+        storage = null;
+    }
+
+    @Test
+    void confirm_ofLaterCheckpoint_handsOverFilesOfEarlierPersists() throws Exception {
+        open();
+        DfsChangelogWriter writer = writer();
+        writer.append(1, bytes("a"));
+        StreamStateHandle first = files(persist(writer, 0, 1)).iterator().next();
+        SequenceNumber materializedTo = writer.nextSequenceNumber();
+        writer.append(1, bytes("b"));
+        persist(writer, 1, 2); // materialization moved the start to sqn 1
+        // checkpoint 1's notification was skipped (checkpoint 2 already started); confirming 2
+        // must protect the file checkpoint 1 may still reference
+        writer.confirm(materializedTo, writer.nextSequenceNumber(), 2);
+        writer.truncate(writer.nextSequenceNumber());
+        storage.close();
+        assertThat(exists(first)).isTrue();
+        storage = null;
+    }
+
+    @Test
+    void persistsOfManyWriters_shareOneFile() throws Exception {
+        Configuration config = TestStorages.config(new Path(new File(tmp, "dfs").toURI()));
+        config.set(DfsChangelogOptions.PERSIST_DELAY, Duration.ofHours(1));
+        config.set(DfsChangelogOptions.PERSIST_SIZE_THRESHOLD, MemorySize.parse("20b"));
+        open(config);
+        DfsChangelogWriter w1 = writer();
+        DfsChangelogWriter w2 = writer();
+        w1.append(1, bytes("0123456789"));
+        w2.append(2, bytes("abcdefghij"));
+        CompletableFuture<SnapshotResult<ChangelogStateHandleStreamImpl>> f1 =
+                w1.persist(SequenceNumber.of(0), 1);
+        assertThat(f1).isNotDone(); // 10 bytes < 20 bytes, and the delay is an hour
+        ChangelogStateHandleStreamImpl h2 = persist(w2, 0, 1);
+        ChangelogStateHandleStreamImpl h1 = f1.get().getJobManagerOwnedSnapshot();
+
+        StreamStateHandle shared = files(h1).iterator().next();
+        assertThat(files(h2)).containsExactly(shared);
+        assertThat(TestStorages.files(storage)).hasSize(1);
+        assertThat(Changes.read(storage.createReader(), h1)).containsExactly("1:0123456789");
+        assertThat(Changes.read(storage.createReader(), h2)).containsExactly("2:abcdefghij");
+    }
+
+    @Test
+    void sharedFileNoCheckpointUsed_isDeletedAfterTheLastRelease() throws Exception {
+        Configuration config = TestStorages.config(new Path(new File(tmp, "dfs").toURI()));
+        config.set(DfsChangelogOptions.PERSIST_DELAY, Duration.ofHours(1));
+        config.set(DfsChangelogOptions.PERSIST_SIZE_THRESHOLD, MemorySize.parse("20b"));
+        config.set(DfsChangelogOptions.PREEMPTIVE_PERSIST_THRESHOLD, MemorySize.parse("10b"));
+        open(config);
+        DfsChangelogWriter w1 = writer();
+        DfsChangelogWriter w2 = writer();
+        w1.append(1, bytes("0123456789")); // pre-emptive, queued
+        w2.append(2, bytes("abcdefghij")); // pre-emptive, completes the batch
+        TestStorages.waitUntil(() -> storage.getRegistry().trackedFiles() == 1, "one shared file");
+        TestStorages.waitUntil(
+                () -> w1.notUploadedBytes() == 0 && w2.notUploadedBytes() == 0, "both uploaded");
+        assertThat(TestStorages.files(storage)).hasSize(1);
+
+        w1.truncate(w1.nextSequenceNumber());
+        assertThat(storage.getRegistry().trackedFiles()).isEqualTo(1);
+        assertThat(TestStorages.files(storage)).hasSize(1);
+        w2.truncate(w2.nextSequenceNumber());
+        TestStorages.waitUntil(() -> TestStorages.files(storage).isEmpty(), "shared file deleted");
+    }
+
+    @Test
+    void preemptiveUpload_happensWithoutPersist_andIsReused() throws Exception {
+        Configuration config = TestStorages.config(new Path(new File(tmp, "dfs").toURI()));
+        config.set(DfsChangelogOptions.PREEMPTIVE_PERSIST_THRESHOLD, MemorySize.parse("10b"));
+        open(config);
+        DfsChangelogWriter writer = writer();
+        writer.append(1, bytes("0123456789ABC"));
+        TestStorages.waitUntil(() -> TestStorages.files(storage).size() == 1, "pre-emptive upload");
+        assertThat(writer.notUploadedBytes()).isZero();
+        ChangelogStateHandleStreamImpl handle = persist(writer, 0, 1);
+        assertThat(TestStorages.files(storage)).hasSize(1);
+        assertThat(Changes.read(storage.createReader(), handle)).containsExactly("1:0123456789ABC");
+    }
+
+    @Test
+    void preemptiveUpload_truncatedBeforeAnyCheckpoint_isDeleted() throws Exception {
+        Configuration config = TestStorages.config(new Path(new File(tmp, "dfs").toURI()));
+        config.set(DfsChangelogOptions.PREEMPTIVE_PERSIST_THRESHOLD, MemorySize.parse("10b"));
+        open(config);
+        DfsChangelogWriter writer = writer();
+        writer.append(1, bytes("0123456789ABC"));
+        TestStorages.waitUntil(() -> storage.getRegistry().trackedFiles() == 1, "upload");
+        writer.truncate(writer.nextSequenceNumber());
+        TestStorages.waitUntil(() -> TestStorages.files(storage).isEmpty(), "file deleted");
+    }
+
+    @Test
+    void truncateAndClose_deletesTheUncheckpointedTail_only() throws Exception {
+        Configuration config = TestStorages.config(new Path(new File(tmp, "dfs").toURI()));
+        config.set(DfsChangelogOptions.PREEMPTIVE_PERSIST_THRESHOLD, MemorySize.parse("10b"));
+        open(config);
+        DfsChangelogWriter writer = writer();
+        writer.append(1, bytes("a"));
+        StreamStateHandle head = files(persist(writer, 0, 1)).iterator().next();
+        SequenceNumber lastUploadedTo = writer.nextSequenceNumber();
+        writer.append(1, bytes("0123456789")); // the tail, uploaded pre-emptively
+        TestStorages.waitUntil(() -> storage.getRegistry().trackedFiles() == 2, "tail uploaded");
+
+        writer.truncateAndClose(lastUploadedTo);
+        TestStorages.waitUntil(() -> TestStorages.files(storage).size() == 1, "tail deleted");
+        assertThat(exists(head)).isTrue();
+        assertThatThrownBy(() -> writer.append(1, bytes("c"))).isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
+    void close_failsPendingPersist() throws Exception {
+        Configuration config = TestStorages.config(new Path(new File(tmp, "dfs").toURI()));
+        config.set(DfsChangelogOptions.PERSIST_DELAY, Duration.ofHours(1));
+        open(config);
+        DfsChangelogWriter writer = writer();
+        writer.append(1, bytes("a"));
+        CompletableFuture<SnapshotResult<ChangelogStateHandleStreamImpl>> future =
+                writer.persist(SequenceNumber.of(0), 1);
+        writer.close();
+        assertThat(future).isCompletedExceptionally();
+    }
+}
