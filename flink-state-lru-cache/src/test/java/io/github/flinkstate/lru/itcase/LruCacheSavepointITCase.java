@@ -6,6 +6,7 @@ import io.github.flinkstate.lru.LruCacheStateBackendFactory;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.CheckpointListener;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -35,9 +36,15 @@ import java.util.concurrent.atomic.AtomicLong;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Real jobs on a MiniCluster: a job counting per key is stopped with a canonical savepoint while
- * running, then resumed from it at another parallelism and with another backend (LRU cache ->
- * RocksDB/HashMap and back). The final count of every key must be exact.
+ * Real jobs on a MiniCluster, counting per key with exact final counts checked:
+ *
+ * <ul>
+ *   <li>stopped with a canonical savepoint while running, then resumed from it (NO_CLAIM, Flink's
+ *       default) at another parallelism and with another backend (LRU cache -> RocksDB/HashMap
+ *       and back); the resumed job must complete a checkpoint (the forced full one) before it may
+ *       finish;
+ *   <li>a failure after a completed checkpoint, recovered from that checkpoint.
+ * </ul>
  */
 class LruCacheSavepointITCase {
 
@@ -47,7 +54,11 @@ class LruCacheSavepointITCase {
     /** Largest count per key seen by any run (exact if state moved exactly once). */
     static final Map<Long, Long> MAX_COUNT = new ConcurrentHashMap<>();
     static final AtomicLong PROCESSED = new AtomicLong();
+    static final AtomicLong CHECKPOINTS = new AtomicLong();
     static volatile boolean throttle;
+    /** Fail once after this many records, once a checkpoint completed; 0 = never. */
+    static volatile long failAfter;
+    static volatile boolean failed;
 
     @TempDir File tmp;
 
@@ -63,6 +74,7 @@ class LruCacheSavepointITCase {
             throws Exception {
         MAX_COUNT.clear();
         PROCESSED.set(0);
+        failAfter = 0;
         Configuration clusterConfig = new Configuration();
         MiniClusterConfiguration mcc =
                 new MiniClusterConfiguration.Builder()
@@ -90,7 +102,9 @@ class LruCacheSavepointITCase {
             cluster.requestJobResult(firstId).get();
             assertThat(PROCESSED.get()).isLessThan(RECORDS);
 
-            // phase 2: resume elsewhere and run to the end
+            // phase 2: resume elsewhere; stay slow until the first checkpoint after the restore
+            // (a FULL checkpoint under NO_CLAIM) has completed, then run to the end
+            CHECKPOINTS.set(0);
             throttle = false;
             JobGraph second = jobGraph(secondBackend, secondParallelism);
             second.setSavepointRestoreSettings(
@@ -100,6 +114,35 @@ class LruCacheSavepointITCase {
                     .as("resumed job failed: %s", result.getSerializedThrowable())
                     .isTrue();
         }
+        assertThat(CHECKPOINTS.get()).isPositive();
+        assertThat(MAX_COUNT).isEqualTo(expectedCounts());
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"lru:64", "lru:100000"})
+    void failureAfterCheckpointRecoversExactly(String backend) throws Exception {
+        MAX_COUNT.clear();
+        PROCESSED.set(0);
+        CHECKPOINTS.set(0);
+        failed = false;
+        failAfter = RECORDS / 3;
+        throttle = true;
+        MiniClusterConfiguration mcc =
+                new MiniClusterConfiguration.Builder()
+                        .setConfiguration(new Configuration())
+                        .setNumTaskManagers(1)
+                        .setNumSlotsPerTaskManager(2)
+                        .build();
+        try (MiniCluster cluster = new MiniCluster(mcc)) {
+            cluster.start();
+            JobGraph job = jobGraph(backend, 2);
+            JobResult result =
+                    cluster.submitJob(job).thenCompose(r -> cluster.requestJobResult(job.getJobID())).get();
+            assertThat(result.isSuccess()).as("job failed: %s", result.getSerializedThrowable()).isTrue();
+        } finally {
+            failAfter = 0;
+        }
+        assertThat(failed).as("the failure was injected").isTrue();
         assertThat(MAX_COUNT).isEqualTo(expectedCounts());
     }
 
@@ -114,6 +157,9 @@ class LruCacheSavepointITCase {
         config.setString("execution.checkpointing.incremental", "true");
         config.setString("execution.checkpointing.dir", new File(tmp, "checkpoints").toURI().toString());
         config.setString("execution.checkpointing.interval", "100 ms");
+        config.setString("restart-strategy.type", "fixed-delay");
+        config.setString("restart-strategy.fixed-delay.attempts", "2");
+        config.setString("restart-strategy.fixed-delay.delay", "50 ms");
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(config);
         env.setParallelism(parallelism);
         env.setMaxParallelism(128);
@@ -136,19 +182,23 @@ class LruCacheSavepointITCase {
         return expected;
     }
 
-    /** Slows the first phase down so that it is still running when the savepoint is taken. */
+    /**
+     * Slows a job down while {@link #throttle} is set or while no checkpoint has completed yet, so
+     * that savepoints, failures and the first checkpoint after a restore happen mid-stream.
+     */
     static final class Throttle implements MapFunction<Long, Long> {
         @Override
         public Long map(Long value) throws Exception {
-            if (throttle && value % 20 == 0) {
+            if ((throttle || CHECKPOINTS.get() == 0) && value % 20 == 0) {
                 Thread.sleep(1);
             }
             return value;
         }
     }
 
-    /** Count per key in a ValueState; records the largest count per key. */
-    static final class Count extends KeyedProcessFunction<Long, Long, Long> {
+    /** Count per key in a ValueState; records the largest count per key; may fail once. */
+    static final class Count extends KeyedProcessFunction<Long, Long, Long>
+            implements CheckpointListener {
         private transient ValueState<Long> count;
 
         @Override
@@ -162,8 +212,17 @@ class LruCacheSavepointITCase {
             long next = c == null ? 1 : c + 1;
             count.update(next);
             MAX_COUNT.merge(ctx.getCurrentKey(), next, Math::max);
-            PROCESSED.incrementAndGet();
+            long processed = PROCESSED.incrementAndGet();
             out.collect(next);
+            if (failAfter > 0 && processed >= failAfter && CHECKPOINTS.get() > 0 && !failed) {
+                failed = true;
+                throw new RuntimeException("Injected failure");
+            }
+        }
+
+        @Override
+        public void notifyCheckpointComplete(long checkpointId) {
+            CHECKPOINTS.incrementAndGet();
         }
     }
 }
