@@ -1,0 +1,26 @@
+package io.github.flinkstate.benchmarks.report;
+
+/**
+ * Where figures were measured. Immutable.
+ *
+ * @param cores available processors
+ * @param java Java version
+ * @param os OS name and version
+ * @param arch CPU architecture
+ */
+public record MachineInfo(int cores, String java, String os, String arch) {
+
+    /** The machine this JVM runs on. */
+    public static MachineInfo current() {
+        return new MachineInfo(
+                Runtime.getRuntime().availableProcessors(),
+                System.getProperty("java.version"),
+                System.getProperty("os.name") + " " + System.getProperty("os.version"),
+                System.getProperty("os.arch"));
+    }
+
+    /** This machine, but with the Java version a result file recorded (if known). */
+    public MachineInfo withJava(String recordedJava) {
+        return recordedJava == null || recordedJava.isEmpty() ? this : new MachineInfo(cores, recordedJava, os, arch);
+    }
+}
