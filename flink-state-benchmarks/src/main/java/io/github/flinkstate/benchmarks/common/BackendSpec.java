@@ -1,10 +1,17 @@
 package io.github.flinkstate.benchmarks.common;
 
+import io.github.flinkstate.changelog.ChangelogStateBackendFactory;
+import io.github.flinkstate.changelog.DfsBatchedChangelogStorageFactory;
+import io.github.flinkstate.changelog.DfsChangelogOptions;
 import io.github.flinkstate.lru.LruCacheOptions;
 import io.github.flinkstate.lru.LruCacheStateBackendFactory;
 
 import org.apache.flink.configuration.Configuration;
 
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
@@ -53,7 +60,33 @@ public final class BackendSpec {
                 });
     }
 
-    /** Parses "hashmap,rocksdb,lru:1000" style lists. */
+    /**
+     * Flink's ChangelogStateBackend with our {@code dfs-batched} DSTL on a local directory, over
+     * the given delegate spec (rocksdb, hashmap or lru:N), materializing every second.
+     */
+    public static BackendSpec changelogOver(BackendSpec delegate) {
+        return new BackendSpec(
+                "changelog+" + delegate.name(),
+                c -> {
+                    delegate.applyTo(c);
+                    String delegateType = c.getString("state.backend.type", "hashmap");
+                    c.setString("state.backend.type", ChangelogStateBackendFactory.class.getName());
+                    c.set(DfsChangelogOptions.DELEGATE, delegateType);
+                    c.setString("state.changelog.storage", DfsBatchedChangelogStorageFactory.IDENTIFIER);
+                    c.set(DfsChangelogOptions.BASE_PATH, tempDir("dstl").toURI().toString());
+                    c.setString("state.changelog.periodic-materialize.interval", "1 s");
+                });
+    }
+
+    private static File tempDir(String prefix) {
+        try {
+            return Files.createTempDirectory("flinkstate-" + prefix).toFile();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Parses "hashmap,rocksdb,lru:1000,changelog:rocksdb,changelog:lru:1000" style lists. */
     public static List<BackendSpec> parseList(String list) {
         List<BackendSpec> specs = new ArrayList<>();
         for (String item : list.split(",")) {
@@ -62,11 +95,14 @@ public final class BackendSpec {
                 specs.add(hashMap());
             } else if (s.equals("rocksdb")) {
                 specs.add(rocksDb());
+            } else if (s.startsWith("changelog:")) {
+                specs.add(changelogOver(parseList(s.substring("changelog:".length())).get(0)));
             } else if (s.startsWith("lru:")) {
                 specs.add(lruOverRocksDb(Integer.parseInt(s.substring(4))));
             } else if (!s.isEmpty()) {
                 throw new IllegalArgumentException(
-                        "Unknown backend '" + item + "'; use hashmap, rocksdb or lru:<entries>");
+                        "Unknown backend '" + item
+                                + "'; use hashmap, rocksdb, lru:<entries> or changelog:<backend>");
             }
         }
         return specs;

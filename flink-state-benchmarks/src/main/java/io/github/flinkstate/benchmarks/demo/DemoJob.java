@@ -21,7 +21,7 @@ import java.util.Map;
  * directory, one injected failure and recovery, and an exact check of the per-key results.
  * Prints one table.
  *
- * <p>Usage: {@code DemoJob [--records N] [--parallelism P] [--backends hashmap,rocksdb,lru:100000,lru:250]}
+ * <p>Usage: {@code DemoJob [--records N] [--parallelism P] [--backends hashmap,rocksdb,lru:100000,lru:250,changelog:rocksdb,changelog:lru:100000]}
  */
 public final class DemoJob {
 
@@ -32,7 +32,7 @@ public final class DemoJob {
         long records = Long.parseLong(flags.getOrDefault("records", "2000000"));
         int parallelism = Integer.parseInt(flags.getOrDefault("parallelism", "2"));
         List<BackendSpec> backends =
-                BackendSpec.parseList(flags.getOrDefault("backends", "hashmap,rocksdb,lru:100000,lru:250"));
+                BackendSpec.parseList(flags.getOrDefault("backends", "hashmap,rocksdb,lru:100000,lru:250,changelog:rocksdb,changelog:lru:100000"));
 
         Map<Long, Long> expected = expectedCounts(records);
         File checkpointRoot = Files.createTempDirectory("flinkstate-demo").toFile();
@@ -43,7 +43,7 @@ public final class DemoJob {
 
         StringBuilder table = new StringBuilder();
         table.append(String.format(Locale.ROOT,
-                "%-20s %12s %9s %6s %11s %11s %12s %10s %s%n",
+                "%-28s %12s %9s %6s %11s %11s %12s %10s %s%n",
                 "backend", "records/s", "restarts", "cps", "cp avg ms", "cp max ms",
                 "state bytes", "cache hit", "exact after recovery"));
         boolean allExact = true;
@@ -75,7 +75,7 @@ public final class DemoJob {
             boolean exact = CountPerKey.MAX_COUNT.equals(expected);
             allExact &= exact;
             table.append(String.format(Locale.ROOT,
-                    "%-20s %,12.0f %9d %6d %11d %11d %,12d %10s %s%n",
+                    "%-28s %,12.0f %9d %6d %11d %11d %,12d %10s %s%n",
                     stats.backend(),
                     stats.recordsPerSecond(),
                     stats.restarts(),
