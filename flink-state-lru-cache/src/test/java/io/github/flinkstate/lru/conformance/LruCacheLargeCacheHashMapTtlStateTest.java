@@ -4,11 +4,11 @@ import org.apache.flink.runtime.state.ttl.StateBackendTestContext;
 import org.apache.flink.runtime.state.ttl.TtlStateTestBase;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
 
-/** Flink's TTL suite with a 1-entry cache over HashMap: every access evicts. */
-public class LruCacheTinyCacheTtlStateTest extends TtlStateTestBase {
+/** Flink's TTL suite with a cache large enough for 100% hits over HashMap. */
+public class LruCacheLargeCacheHashMapTtlStateTest extends TtlStateTestBase {
 
     @Override
     protected StateBackendTestContext createStateBackendTestContext(TtlTimeProvider timeProvider) {
-        return LruCacheTtlStateTestSupport.hashMapContext(timeProvider, 1);
+        return LruCacheTtlStateTestSupport.hashMapContext(timeProvider, 1_000_000);
     }
 }

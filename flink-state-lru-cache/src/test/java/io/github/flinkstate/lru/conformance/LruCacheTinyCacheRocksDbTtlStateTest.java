@@ -1,0 +1,14 @@
+package io.github.flinkstate.lru.conformance;
+
+import org.apache.flink.runtime.state.ttl.RocksDbDelegateTtlStateTestBase;
+import org.apache.flink.runtime.state.ttl.StateBackendTestContext;
+import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
+
+/** Flink's TTL suite with a 1-entry cache over RocksDB: every access evicts. */
+public class LruCacheTinyCacheRocksDbTtlStateTest extends RocksDbDelegateTtlStateTestBase {
+
+    @Override
+    protected StateBackendTestContext createStateBackendTestContext(TtlTimeProvider timeProvider) {
+        return LruCacheTtlStateTestSupport.rocksDbContext(timeProvider, 1);
+    }
+}
