@@ -226,7 +226,8 @@ public final class CachedMapState<K, N, UK, UV>
         if (userKeys == null) {
             return;
         }
-        for (Object userKey : new ArrayList<>(userKeys)) {
+        // write-back and markClean never add or remove cache entries, so no copy of the set
+        for (Object userKey : userKeys) {
             CacheEntry e = cache.peek(this, context.currentKey(), currentNamespace, userKey);
             if (e != null && e.isDirty()) {
                 writeBack(e);
