@@ -14,4 +14,11 @@ public interface CacheOwner {
 
     /** Called after an entry of this owner was removed from the live map (evicted or dropped). */
     default void onRemoved(CacheEntry entry) {}
+
+    /**
+     * Called when the dirty flag of one of this owner's live entries changes: {@code true} when
+     * it became dirty (including an insert of a dirty entry), {@code false} when it became clean.
+     * A dirty entry that is removed is reported through {@link #onRemoved} only.
+     */
+    default void onDirtyChanged(CacheEntry entry, boolean dirty) {}
 }

@@ -131,6 +131,9 @@ public final class CowLruMap {
         table[idx] = e;
         linkFront(e);
         size++;
+        if (dirty) {
+            owner.onDirtyChanged(e, true);
+        }
         if (size > threshold && table.length < MAX_CAPACITY) {
             resize();
         }
@@ -167,9 +170,13 @@ public final class CowLruMap {
     /** Sets value and dirty flag of a live entry (copying it if a snapshot sees it). */
     public CacheEntry setValue(CacheEntry target, Object value, boolean dirty) {
         CacheEntry e = writable(target);
+        boolean wasDirty = e.dirty;
         e.value = value;
         e.dirty = dirty;
         e.valueVersion = mapVersion;
+        if (wasDirty != dirty) {
+            e.owner.onDirtyChanged(e, dirty);
+        }
         return e;
     }
 
@@ -180,6 +187,7 @@ public final class CowLruMap {
         }
         CacheEntry e = writable(target);
         e.dirty = false;
+        e.owner.onDirtyChanged(e, false);
         return e;
     }
 

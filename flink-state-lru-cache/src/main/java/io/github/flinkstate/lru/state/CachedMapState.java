@@ -25,14 +25,16 @@ import java.util.function.Function;
  *
  * <p>Thread safety: task thread only.
  *
- * <p>Invariant: {@link #cachedUserKeys} lists, per (key, namespace), exactly the user keys this
- * state has live cache entries for.
+ * <p>Invariants: {@link #rows} holds, per (key, namespace), exactly the user keys this state has
+ * live cache entries for and how many of those entries are dirty; a row without cached user keys
+ * and without dirty entries is absent. A row with no dirty entry needs no write-back before
+ * iterating, which keeps whole-map reads of fully cached maps cheap.
  */
 public final class CachedMapState<K, N, UK, UV>
         extends AbstractCachedState<K, N, Map<UK, UV>, InternalMapState<K, N, UK, UV>>
         implements InternalMapState<K, N, UK, UV> {
 
-    private final Map<RowKey, Set<Object>> cachedUserKeys = new HashMap<>();
+    private final Map<RowKey, Row> rows = new HashMap<>();
     private TypeSerializer<UV> userValueSerializer;
 
     public CachedMapState(
@@ -126,9 +128,9 @@ public final class CachedMapState<K, N, UK, UV>
     @Override
     public void clear() {
         try {
-            Set<Object> userKeys = cachedUserKeys.get(currentRow());
-            if (userKeys != null) {
-                for (Object userKey : new ArrayList<>(userKeys)) {
+            Row row = rows.get(currentRow());
+            if (row != null) {
+                for (Object userKey : new ArrayList<>(row.userKeys)) {
                     CacheEntry e = cache.peek(this, context.currentKey(), currentNamespace, userKey);
                     if (e != null) {
                         cache.remove(e);
@@ -207,33 +209,53 @@ public final class CachedMapState<K, N, UK, UV>
 
     private CacheEntry insertUserKey(UK userKey, Object value, boolean dirty) throws Exception {
         CacheEntry e = insert(userKey, value, dirty);
-        cachedUserKeys.computeIfAbsent(currentRow(), r -> new HashSet<>()).add(userKey);
+        rows.computeIfAbsent(currentRow(), r -> new Row()).userKeys.add(userKey);
         return e;
     }
 
     @Override
     public void onRemoved(CacheEntry entry) {
-        RowKey row = new RowKey(entry.key(), entry.namespace());
-        Set<Object> userKeys = cachedUserKeys.get(row);
-        if (userKeys != null && userKeys.remove(entry.userKey()) && userKeys.isEmpty()) {
-            cachedUserKeys.remove(row);
+        RowKey key = new RowKey(entry.key(), entry.namespace());
+        Row row = rows.get(key);
+        if (row == null) {
+            return;
         }
+        row.userKeys.remove(entry.userKey());
+        if (entry.isDirty()) {
+            row.dirty--;
+        }
+        if (row.userKeys.isEmpty() && row.dirty == 0) {
+            rows.remove(key);
+        }
+    }
+
+    @Override
+    public void onDirtyChanged(CacheEntry entry, boolean dirty) {
+        // called from inside insert() before the user key is added to the row: create the row
+        Row row = rows.computeIfAbsent(new RowKey(entry.key(), entry.namespace()), r -> new Row());
+        row.dirty += dirty ? 1 : -1;
     }
 
     /** Writes the dirty entries of the current key and namespace to the delegate. */
     private void flushRow() throws Exception {
-        Set<Object> userKeys = cachedUserKeys.get(currentRow());
-        if (userKeys == null) {
+        Row row = rows.get(currentRow());
+        if (row == null || row.dirty == 0) {
             return;
         }
         // write-back and markClean never add or remove cache entries, so no copy of the set
-        for (Object userKey : userKeys) {
+        for (Object userKey : row.userKeys) {
             CacheEntry e = cache.peek(this, context.currentKey(), currentNamespace, userKey);
             if (e != null && e.isDirty()) {
                 writeBack(e);
                 cache.markClean(e);
             }
         }
+    }
+
+    /** Number of dirty cached entries of the current key and namespace (for tests). */
+    int dirtyEntriesOfCurrentRow() {
+        Row row = rows.get(currentRow());
+        return row == null ? 0 : row.dirty;
     }
 
     private RowKey currentRow() {
@@ -247,6 +269,12 @@ public final class CachedMapState<K, N, UK, UV>
     /** Identifies the map of one key and namespace. */
     private record RowKey(Object key, Object namespace) {}
 
+    /** The cached user keys of one key and namespace, and how many of their entries are dirty. */
+    private static final class Row {
+        final Set<Object> userKeys = new HashSet<>();
+        int dirty;
+    }
+
     /** The row an iterator was created for; drops cache entries the iterator changed. */
     private final class RowOwner {
         private final Object key;
@@ -259,9 +287,9 @@ public final class CachedMapState<K, N, UK, UV>
 
         void invalidate(Object userKey) {
             if (userKey == null) {
-                Set<Object> userKeys = cachedUserKeys.get(new RowKey(key, namespace));
-                if (userKeys != null) {
-                    for (Object uk : new ArrayList<>(userKeys)) {
+                Row row = rows.get(new RowKey(key, namespace));
+                if (row != null) {
+                    for (Object uk : new ArrayList<>(row.userKeys)) {
                         invalidate(uk);
                     }
                 }

@@ -33,6 +33,20 @@ class CowLruMapRandomizedTest {
     private static final class Target implements CacheOwner {
         final Map<Integer, int[]> stored = new HashMap<>();
         int writeBacks;
+        /** Dirty live entries as told by the map's callbacks. */
+        int dirtyByCallbacks;
+
+        @Override
+        public void onDirtyChanged(CacheEntry entry, boolean dirty) {
+            dirtyByCallbacks += dirty ? 1 : -1;
+        }
+
+        @Override
+        public void onRemoved(CacheEntry entry) {
+            if (entry.isDirty()) {
+                dirtyByCallbacks--;
+            }
+        }
 
         @Override
         public void writeBack(CacheEntry entry) {
@@ -134,6 +148,9 @@ class CowLruMapRandomizedTest {
                 assertThat(e.isAbsent()).isEqualTo(!model.containsKey(key));
             }
             map.checkInvariants();
+            assertThat(target.dirtyByCallbacks)
+                    .as("dirty transitions reported to the owner add up")
+                    .isEqualTo(map.liveEntries(CacheEntry::isDirty).size());
             assertOverlayEqualsModel(map, target, model);
             for (OpenSnapshot s : open) {
                 if (random.nextInt(50) == 0) {
