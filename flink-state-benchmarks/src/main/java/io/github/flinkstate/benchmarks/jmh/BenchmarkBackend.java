@@ -1,12 +1,26 @@
 package io.github.flinkstate.benchmarks.jmh;
 
+import io.github.flinkstate.changelog.DfsBatchedChangelogStorage;
+import io.github.flinkstate.changelog.DfsChangelogOptions;
+import io.github.flinkstate.changelog.DfsChangelogSettings;
 import io.github.flinkstate.lru.StateBackendWrapperWithLRUCache;
 
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.changelog.fs.FsStateChangelogOptions;
+import org.apache.flink.changelog.fs.FsStateChangelogStorage;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.fs.Path;
+import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
+import org.apache.flink.runtime.metrics.groups.UnregisteredMetricGroups;
+import org.apache.flink.runtime.state.LocalRecoveryConfig;
 import org.apache.flink.runtime.state.StateBackend;
+import org.apache.flink.runtime.state.changelog.StateChangelogStorage;
 import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
 import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
 
 import java.io.File;
+import java.io.IOException;
+import java.lang.reflect.Constructor;
 
 /**
  * The state backends the JMH state benchmarks compare, selected by the {@code backend} {@code
@@ -25,15 +39,27 @@ import java.io.File;
  *       operations fit: 100% hits, nothing is ever evicted.
  * </ul>
  *
- * <p>Not listed yet: the changelog backend with our DSTL and the disaggregated backend (their
- * modules are not ready).
+ * <p>The changelog variants are Flink's {@code ChangelogStateBackend} over RocksDB, with periodic
+ * materialization off (the benchmarks measure the per-operation cost of logging changes, not
+ * materialization). Each writes its changes to a DSTL in a local temporary directory, with that
+ * DSTL's default settings:
+ *
+ * <ul>
+ *   <li>{@code CHANGELOG_FS}: Flink's own {@code filesystem} DSTL ({@link FsStateChangelogStorage});
+ *   <li>{@code CHANGELOG_DFS_BATCHED}: our {@code dfs-batched} DSTL ({@link
+ *       DfsBatchedChangelogStorage}).
+ * </ul>
+ *
+ * <p>Not listed yet: the disaggregated backend (its module is not ready).
  */
 public enum BenchmarkBackend {
     HASHMAP,
     ROCKSDB,
     LRU_0,
     LRU_50,
-    LRU_100;
+    LRU_100,
+    CHANGELOG_FS,
+    CHANGELOG_DFS_BATCHED;
 
     /**
      * A new, unconfigured backend instance.
@@ -47,6 +73,9 @@ public enum BenchmarkBackend {
                 return new HashMapStateBackend();
             case ROCKSDB:
                 return rocksDb(dbDir);
+            case CHANGELOG_FS:
+            case CHANGELOG_DFS_BATCHED:
+                return changelog(rocksDb(dbDir));
             default:
                 return new StateBackendWrapperWithLRUCache(rocksDb(dbDir), cacheEntries(workingSetEntries));
         }
@@ -69,6 +98,61 @@ public enum BenchmarkBackend {
                 return 0;
         }
         return (int) Math.min(Integer.MAX_VALUE, entries);
+    }
+
+    /** Whether this variant is Flink's changelog backend (it needs a {@link #createChangelogStorage}). */
+    public boolean isChangelog() {
+        return this == CHANGELOG_FS || this == CHANGELOG_DFS_BATCHED;
+    }
+
+    /**
+     * A new changelog storage (DSTL) for this changelog variant, writing under {@code dir}; the
+     * caller closes it after the keyed backend.
+     */
+    public StateChangelogStorage<?> createChangelogStorage(JobID jobId, File dir) throws IOException {
+        switch (this) {
+            case CHANGELOG_FS: {
+                Configuration config = new Configuration();
+                config.set(FsStateChangelogOptions.BASE_PATH, new Path(dir.toURI()).toString());
+                return new FsStateChangelogStorage(
+                        jobId,
+                        config,
+                        UnregisteredMetricGroups.createUnregisteredTaskManagerJobMetricGroup(),
+                        LocalRecoveryConfig.BACKUP_AND_RECOVERY_DISABLED);
+            }
+            case CHANGELOG_DFS_BATCHED: {
+                Configuration config = new Configuration();
+                config.set(DfsChangelogOptions.BASE_PATH, new Path(dir.toURI()).toString());
+                File localTmp = new File(dir, "local");
+                if (!localTmp.mkdirs() && !localTmp.isDirectory()) {
+                    throw new IOException("Cannot create " + localTmp);
+                }
+                return new DfsBatchedChangelogStorage(
+                        jobId,
+                        DfsChangelogSettings.forWriting(config),
+                        new UnregisteredMetricsGroup(),
+                        LocalRecoveryConfig.BACKUP_AND_RECOVERY_DISABLED,
+                        localTmp);
+            }
+            default:
+                throw new IllegalStateException(this + " is not a changelog backend");
+        }
+    }
+
+    /**
+     * Flink's {@code ChangelogStateBackend} over {@code delegate}. Its constructor is
+     * package-private; Flink itself builds it reflectively (StateBackendLoader), and so do we.
+     */
+    private static StateBackend changelog(StateBackend delegate) {
+        try {
+            Constructor<?> constructor =
+                    Class.forName("org.apache.flink.state.changelog.ChangelogStateBackend")
+                            .getDeclaredConstructor(StateBackend.class);
+            constructor.setAccessible(true);
+            return (StateBackend) constructor.newInstance(delegate);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("Cannot create Flink's ChangelogStateBackend", e);
+        }
     }
 
     private static StateBackend rocksDb(File dbDir) {

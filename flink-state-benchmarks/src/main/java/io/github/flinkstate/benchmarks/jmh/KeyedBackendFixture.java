@@ -7,10 +7,13 @@ import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.runtime.operators.testutils.MockEnvironment;
 import org.apache.flink.runtime.operators.testutils.MockEnvironmentBuilder;
-import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
+import org.apache.flink.runtime.state.CheckpointableKeyedStateBackend;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
 import org.apache.flink.runtime.state.StateBackend;
+import org.apache.flink.runtime.state.TestTaskStateManager;
+import org.apache.flink.runtime.state.changelog.StateChangelogStorage;
+import org.apache.flink.runtime.state.storage.JobManagerCheckpointStorage;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
@@ -26,6 +29,10 @@ import java.util.Collections;
  * {@link MockEnvironment}, as a Flink task would build it: 128 key groups, all owned, and 256 MB
  * of managed memory (RocksDB's block cache and write buffers come out of it).
  *
+ * <p>The changelog variants get a changelog storage (DSTL) in the temporary directory, handed to
+ * the backend through the environment's {@link TestTaskStateManager}, and periodic
+ * materialization is disabled in the environment's execution config.
+ *
  * <p>Not thread-safe. Lifecycle: {@link #open} creates the backend and a temporary directory;
  * {@link #close} disposes the backend and deletes the directory.
  */
@@ -36,27 +43,50 @@ public final class KeyedBackendFixture implements AutoCloseable {
 
     private final File dir;
     private final MockEnvironment env;
-    private final AbstractKeyedStateBackend<Long> backend;
+    private final CheckpointableKeyedStateBackend<Long> backend;
+    private final StateChangelogStorage<?> changelogStorage;
 
-    private KeyedBackendFixture(File dir, MockEnvironment env, AbstractKeyedStateBackend<Long> backend) {
+    private KeyedBackendFixture(
+            File dir,
+            MockEnvironment env,
+            CheckpointableKeyedStateBackend<Long> backend,
+            StateChangelogStorage<?> changelogStorage) {
         this.dir = dir;
         this.env = env;
         this.backend = backend;
+        this.changelogStorage = changelogStorage;
     }
 
     /** Creates the keyed backend of {@code kind}, sized for {@code workingSetEntries}. */
     public static KeyedBackendFixture open(BenchmarkBackend kind, long workingSetEntries) throws Exception {
         File dir = Files.createTempDirectory("flinkstate-jmh-").toFile();
-        MockEnvironment env = new MockEnvironmentBuilder().setManagedMemorySize(MANAGED_MEMORY_BYTES).build();
+        JobID jobId = new JobID();
+        StateChangelogStorage<?> changelogStorage = null;
+        MockEnvironment env = null;
         try {
+            MockEnvironmentBuilder builder =
+                    new MockEnvironmentBuilder().setJobID(jobId).setManagedMemorySize(MANAGED_MEMORY_BYTES);
+            if (kind.isChangelog()) {
+                changelogStorage = kind.createChangelogStorage(jobId, new File(dir, "dstl"));
+                builder.setTaskStateManager(
+                        TestTaskStateManager.builder()
+                                .setJobID(jobId)
+                                .setStateChangelogStorage(changelogStorage)
+                                .build());
+            }
+            env = builder.build();
+            // Materialization off: the benchmarks measure the cost of logging changes.
+            env.getExecutionConfig().enablePeriodicMaterialize(false);
+            if (kind.isChangelog()) {
+                // The changelog backend asks the environment for it (no checkpoint is taken).
+                env.setCheckpointStorageAccess(new JobManagerCheckpointStorage().createCheckpointStorage(jobId));
+            }
             StateBackend stateBackend = kind.create(new File(dir, "db"), workingSetEntries);
-            @SuppressWarnings("unchecked")
-            AbstractKeyedStateBackend<Long> backend =
-                    (AbstractKeyedStateBackend<Long>)
+            CheckpointableKeyedStateBackend<Long> backend =
                             stateBackend.createKeyedStateBackend(
                                     new KeyedStateBackendParametersImpl<>(
                                             env,
-                                            new JobID(),
+                                            jobId,
                                             "jmh-" + kind.name().toLowerCase(),
                                             LongSerializer.INSTANCE,
                                             MAX_PARALLELISM,
@@ -66,15 +96,24 @@ public final class KeyedBackendFixture implements AutoCloseable {
                                             new UnregisteredMetricsGroup(),
                                             Collections.emptyList(),
                                             new CloseableRegistry()));
-            return new KeyedBackendFixture(dir, env, backend);
+            return new KeyedBackendFixture(dir, env, backend, changelogStorage);
         } catch (Exception e) {
-            env.close();
+            try {
+                if (env != null) {
+                    env.close();
+                }
+                if (changelogStorage != null) {
+                    changelogStorage.close();
+                }
+            } catch (Exception suppressed) {
+                e.addSuppressed(suppressed);
+            }
             FileUtils.deleteDirectoryQuietly(dir);
             throw e;
         }
     }
 
-    public AbstractKeyedStateBackend<Long> backend() {
+    public CheckpointableKeyedStateBackend<Long> backend() {
         return backend;
     }
 
@@ -92,6 +131,9 @@ public final class KeyedBackendFixture implements AutoCloseable {
         } finally {
             try {
                 env.close();
+                if (changelogStorage != null) {
+                    changelogStorage.close();
+                }
             } catch (Exception e) {
                 throw new IOException(e);
             } finally {

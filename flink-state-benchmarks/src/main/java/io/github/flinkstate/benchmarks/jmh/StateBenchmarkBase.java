@@ -1,6 +1,6 @@
 package io.github.flinkstate.benchmarks.jmh;
 
-import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
+import org.apache.flink.runtime.state.CheckpointableKeyedStateBackend;
 
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Mode;
@@ -34,7 +34,7 @@ public abstract class StateBenchmarkBase {
     /** Number of keys read back after every iteration. */
     protected static final int SAMPLE_KEYS = 1000;
 
-    @Param({"HASHMAP", "ROCKSDB", "LRU_0", "LRU_50", "LRU_100"})
+    @Param({"HASHMAP", "ROCKSDB", "LRU_0", "LRU_50", "LRU_100", "CHANGELOG_FS", "CHANGELOG_DFS_BATCHED"})
     public BenchmarkBackend backend;
 
     /** Keys written at set-up; flink-benchmarks uses 500,000. */
@@ -43,7 +43,7 @@ public abstract class StateBenchmarkBase {
 
     protected StateWorkload workload;
     protected KeyedBackendFixture fixture;
-    protected AbstractKeyedStateBackend<Long> keyed;
+    protected CheckpointableKeyedStateBackend<Long> keyed;
 
     // Per-iteration observations of the benchmark methods.
     protected long ops;

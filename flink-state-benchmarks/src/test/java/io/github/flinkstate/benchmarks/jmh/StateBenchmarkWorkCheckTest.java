@@ -5,11 +5,14 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.openjdk.jmh.infra.Blackhole;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Runs every state benchmark method a few hundred times per backend on a small key space, outside
- * JMH, and applies the per-iteration work check; also shows that the check rejects missing work.
+ * JMH, and applies the per-iteration work check (the changelog variants included); also shows
+ * that the check rejects missing work and that the changelog variants really are Flink's
+ * changelog backend over RocksDB.
  * No timing is measured or asserted.
  */
 class StateBenchmarkWorkCheckTest {
@@ -122,6 +125,17 @@ class StateBenchmarkWorkCheckTest {
             case "mapRemove" -> b.mapRemove();
             default -> throw new IllegalArgumentException(method);
         }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = BenchmarkBackend.class, names = {"CHANGELOG_FS", "CHANGELOG_DFS_BATCHED"})
+    void changelogVariantsAreFlinksChangelogBackendOverRocksDb(BenchmarkBackend backend) throws Exception {
+        assertThat(backend.isChangelog()).isTrue();
+        try (KeyedBackendFixture fixture = KeyedBackendFixture.open(backend, KEYS)) {
+            assertThat(fixture.backend().getClass().getName())
+                    .isEqualTo("org.apache.flink.state.changelog.ChangelogKeyedStateBackend");
+        }
+        assertThat(BenchmarkBackend.ROCKSDB.isChangelog()).isFalse();
     }
 
     @Test

@@ -56,8 +56,6 @@ import org.slf4j.LoggerFactory;
 import javax.annotation.Nonnull;
 
 import java.io.IOException;
-import java.util.ArrayList;
-import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -515,10 +513,5 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
         if (disposed) {
             throw new IllegalStateException("The LRU cache keyed backend is disposed; cannot snapshot");
         }
-    }
-
-    /** Names of the states this backend caches (for tests). */
-    public Collection<String> cachedStateNames() {
-        return new ArrayList<>(cachedStates.keySet());
     }
 }

@@ -296,15 +296,6 @@ public final class CowLruMap {
         }
     }
 
-    /** Entries from least to most recently used (for tests). */
-    public List<CacheEntry> lruOrder() {
-        List<CacheEntry> order = new ArrayList<>(size);
-        for (CacheEntry e = lru.lruPrev; e != lru; e = e.lruPrev) {
-            order.add(e);
-        }
-        return order;
-    }
-
     // ------------------------------------------------------------------------------------------
     // internals
     // ------------------------------------------------------------------------------------------

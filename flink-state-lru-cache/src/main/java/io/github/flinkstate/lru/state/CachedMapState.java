@@ -252,12 +252,6 @@ public final class CachedMapState<K, N, UK, UV>
         }
     }
 
-    /** Number of dirty cached entries of the current key and namespace (for tests). */
-    int dirtyEntriesOfCurrentRow() {
-        Row row = rows.get(currentRow());
-        return row == null ? 0 : row.dirty;
-    }
-
     private RowKey currentRow() {
         return new RowKey(context.currentKey(), currentNamespace);
     }

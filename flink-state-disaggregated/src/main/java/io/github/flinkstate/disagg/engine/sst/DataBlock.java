@@ -1,19 +1,27 @@
 package io.github.flinkstate.disagg.engine.sst;
 
-import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.EntryType;
+import io.github.flinkstate.disagg.engine.key.Versioned;
 
 import java.io.IOException;
+import java.util.Arrays;
 
 /**
- * Encoding and cursor of a data block: a plain sequence of entries
- * {@code varint keyLen, key, varint seq, u8 type, [varint valueLen, value if PUT]}
- * in strictly increasing key order (docs/format/disagg-sst.md).
+ * Encoding and cursor of a data block (docs/format/disagg-sst.md).
+ *
+ * <p>Entries are {@code varint keyLen, key, varint seq, u8 type, [varint valueLen, value if PUT]}
+ * in strictly increasing key order. Version 1 payloads are just the entries; version 2 payloads
+ * append an entry offset array ({@code u32 offset} of every entry, then {@code u32 count}) so a
+ * point lookup binary-searches the block instead of scanning it.
  *
  * <p>Thread safety: the payload is immutable and may be shared through the block cache; each
- * {@link Cursor} is confined to one thread.
+ * {@link Cursor} is confined to one thread; {@link #get} is stateless.
  */
 public final class DataBlock {
+
+    /** Bytes of the v2 offset-array trailer per entry, plus {@link #COUNT_BYTES} once. */
+    public static final int OFFSET_BYTES = 4;
+    public static final int COUNT_BYTES = 4;
 
     private DataBlock() {}
 
@@ -27,9 +35,145 @@ public final class DataBlock {
         }
     }
 
+    /** Appends the version-2 offset array ({@code count} entry offsets, then the count). */
+    public static void encodeOffsets(ByteWriter out, int[] offsets, int count) {
+        for (int i = 0; i < count; i++) {
+            out.u32(offsets[i]);
+        }
+        out.u32(count);
+    }
+
+    /**
+     * Validated view of a payload's layout: where entries end and, for version 2, where the
+     * offset array starts and how many entries there are.
+     */
+    private static final class Layout {
+        final int entriesEnd;
+        final int count; // -1 for version 1 (no offset array)
+
+        Layout(byte[] payload, int version) throws IOException {
+            if (version < 2) {
+                entriesEnd = payload.length;
+                count = -1;
+                return;
+            }
+            if (payload.length < COUNT_BYTES) {
+                throw new IOException("block of " + payload.length + " bytes has no entry count");
+            }
+            int n = u32(payload, payload.length - COUNT_BYTES);
+            long arrayBytes = (long) n * OFFSET_BYTES + COUNT_BYTES;
+            if (n < 0 || arrayBytes > payload.length) {
+                throw new IOException("bad entry count " + n + " for block of " + payload.length
+                        + " bytes");
+            }
+            entriesEnd = payload.length - (int) arrayBytes;
+            count = n;
+        }
+
+        /** Start of entry {@code i}, checked to lie inside the entries region. */
+        int offset(byte[] payload, int i) throws IOException {
+            int off = u32(payload, entriesEnd + i * OFFSET_BYTES);
+            if (off < 0 || off >= entriesEnd) {
+                throw new IOException("entry offset " + off + " of entry " + i
+                        + " outside entries region [0, " + entriesEnd + ")");
+            }
+            return off;
+        }
+    }
+
+    private static int u32(byte[] b, int at) {
+        return ((b[at] & 0xFF) << 24) | ((b[at + 1] & 0xFF) << 16) | ((b[at + 2] & 0xFF) << 8)
+                | (b[at + 3] & 0xFF);
+    }
+
+    /**
+     * Compares the key stored at {@code keyAt} (a varint length prefix) with {@code target}
+     * without copying it; returns the comparison and leaves the key end in {@code in}.
+     */
+    private static int compareKeyAt(ByteReader in, byte[] payload, int end, byte[] target)
+            throws IOException {
+        int len = in.varint32();
+        int from = in.position();
+        if (len > end - from) {
+            throw new IOException("key of " + len + " bytes overruns block at " + from);
+        }
+        in.position(from + len);
+        return Arrays.compareUnsigned(payload, from, from + len, target, 0, target.length);
+    }
+
+    /** Decodes seq, type and value following a key; the reader is positioned after the key. */
+    private static Versioned decodeRest(ByteReader in) throws IOException {
+        long seq = in.varint();
+        byte type = (byte) in.u8();
+        if (!EntryType.isValid(type)) {
+            throw new IOException("bad entry type " + type);
+        }
+        return new Versioned(seq, type, type == EntryType.PUT ? in.bytes() : null);
+    }
+
+    private static void skipRest(ByteReader in) throws IOException {
+        in.varint();
+        byte type = (byte) in.u8();
+        if (!EntryType.isValid(type)) {
+            throw new IOException("bad entry type " + type);
+        }
+        if (type == EntryType.PUT) {
+            in.skipBytes();
+        }
+    }
+
+    /**
+     * Point lookup inside one block: the entry for exactly {@code key}, or null. Version 2 blocks
+     * are binary-searched through the offset array (keys compared in place, only the matching
+     * entry is decoded); version 1 blocks are scanned without copying keys.
+     */
+    public static Versioned get(byte[] payload, int version, byte[] key, String file, long blockOffset)
+            throws IOException {
+        int at = 0;
+        try {
+            Layout layout = new Layout(payload, version);
+            ByteReader in = new ByteReader(payload, 0, layout.entriesEnd);
+            if (layout.count >= 0) {
+                int lo = 0;
+                int hi = layout.count - 1;
+                while (lo <= hi) {
+                    int mid = (lo + hi) >>> 1;
+                    at = layout.offset(payload, mid);
+                    in.position(at);
+                    int c = compareKeyAt(in, payload, layout.entriesEnd, key);
+                    if (c < 0) {
+                        lo = mid + 1;
+                    } else if (c > 0) {
+                        hi = mid - 1;
+                    } else {
+                        return decodeRest(in);
+                    }
+                }
+                return null;
+            }
+            while (in.hasRemaining()) {
+                at = in.position();
+                int c = compareKeyAt(in, payload, layout.entriesEnd, key);
+                if (c == 0) {
+                    return decodeRest(in);
+                }
+                if (c > 0) {
+                    return null;
+                }
+                skipRest(in);
+            }
+            return null;
+        } catch (IOException e) {
+            throw new IOException("Malformed data block in " + file + " at offset "
+                    + (blockOffset + at) + ": " + e.getMessage(), e);
+        }
+    }
+
     /** A forward cursor over one block payload. */
     public static final class Cursor {
+        private final byte[] payload;
         private final ByteReader in;
+        private final Layout layout;
         private final String file;
         private final long blockOffset;
         private byte[] key;
@@ -38,10 +182,17 @@ public final class DataBlock {
         private byte[] value;
         private boolean valid;
 
-        public Cursor(byte[] payload, String file, long blockOffset) throws IOException {
-            this.in = new ByteReader(payload, 0, payload.length);
+        public Cursor(byte[] payload, int version, String file, long blockOffset) throws IOException {
+            this.payload = payload;
             this.file = file;
             this.blockOffset = blockOffset;
+            try {
+                this.layout = new Layout(payload, version);
+            } catch (IOException e) {
+                throw new IOException("Malformed data block in " + file + " at offset "
+                        + blockOffset + ": " + e.getMessage(), e);
+            }
+            this.in = new ByteReader(payload, 0, layout.entriesEnd);
             next();
         }
 
@@ -72,7 +223,37 @@ public final class DataBlock {
 
         /** Advances to the first entry with key >= target (from the current position). */
         public void seek(byte[] target) throws IOException {
-            while (valid && Bytes.compare(key, target) < 0) {
+            if (!valid || Arrays.compareUnsigned(key, target) >= 0) {
+                return;
+            }
+            if (layout.count >= 0) {
+                // current key < target, so the first entry >= target lies after the current one
+                int at = 0;
+                int lo = 0;
+                int hi = layout.count;
+                try {
+                    ByteReader probe = new ByteReader(payload, 0, layout.entriesEnd);
+                    while (lo < hi) {
+                        int mid = (lo + hi) >>> 1;
+                        at = layout.offset(payload, mid);
+                        probe.position(at);
+                        if (compareKeyAt(probe, payload, layout.entriesEnd, target) < 0) {
+                            lo = mid + 1;
+                        } else {
+                            hi = mid;
+                        }
+                    }
+                    at = lo < layout.count ? layout.offset(payload, lo) : layout.entriesEnd;
+                } catch (IOException e) {
+                    throw new IOException("Malformed data block in " + file + " at offset "
+                            + (blockOffset + at) + ": " + e.getMessage(), e);
+                }
+                if (at >= in.position()) {
+                    in.position(at);
+                }
+                next();
+            }
+            while (valid && Arrays.compareUnsigned(key, target) < 0) {
                 next();
             }
         }

@@ -12,8 +12,10 @@ public final class SstFormat {
 
     /** Last 8 bytes of every SST file: ASCII "DISAGSST". */
     public static final long MAGIC = 0x4449534147535354L;
-    /** Format version written by this code. */
-    public static final byte VERSION = 1;
+    /** Format version written by this code: data blocks end with an entry offset array. */
+    public static final byte VERSION = 2;
+    /** Oldest format version still readable (data blocks without offset array). */
+    public static final byte VERSION_1 = 1;
     /** Trailer: u32 footer length, u32 footer CRC32C, u8 version, u64 magic. */
     public static final int TRAILER_BYTES = 4 + 4 + 1 + 8;
     /** Each block is followed by a u32 CRC32C of its payload. */

@@ -43,6 +43,7 @@ public final class SstReader {
     private final BlockCache cache;
     private final long fileSize;
     private final SstFooter footer;
+    private int version;
     private final byte[][] lastKeys;
     private final BlockHandle[] blocks;
     private final BloomFilter bloom;
@@ -96,6 +97,11 @@ public final class SstReader {
         return fileSize;
     }
 
+    /** The format version read from the trailer. */
+    public int formatVersion() {
+        return version;
+    }
+
     public SstFooter footer() {
         return footer;
     }
@@ -135,7 +141,7 @@ public final class SstReader {
     DataBlock.Cursor cursor(int i) throws IOException {
         BlockHandle h = blocks[i];
         byte[] payload = cache.get(name, h.offset(), () -> readVerified(h));
-        return new DataBlock.Cursor(payload, name, h.offset());
+        return new DataBlock.Cursor(payload, version, name, h.offset());
     }
 
     /** Point lookup: the entry for exactly {@code key} in this file, or null. */
@@ -147,12 +153,9 @@ public final class SstReader {
         if (b >= blocks.length) {
             return null;
         }
-        DataBlock.Cursor c = cursor(b);
-        c.seek(key);
-        if (c.valid() && Bytes.compare(c.key(), key) == 0) {
-            return new Versioned(c.seq(), c.type(), c.value());
-        }
-        return null;
+        BlockHandle h = blocks[b];
+        byte[] payload = cache.get(name, h.offset(), () -> readVerified(h));
+        return DataBlock.get(payload, version, key, name, h.offset());
     }
 
     /** A new iterator over the whole file (callers bound it). */
@@ -250,9 +253,11 @@ public final class SstReader {
             throw error("Bad magic " + Long.toHexString(magic) + " (truncated or not an SST file)",
                     tOff + 9, null);
         }
-        if (version != SstFormat.VERSION) {
-            throw error("Unsupported SST version " + version, tOff + 8, null);
+        if (version != SstFormat.VERSION && version != SstFormat.VERSION_1) {
+            throw error("Unsupported SST version " + version + " (this reader supports "
+                    + SstFormat.VERSION_1 + " and " + SstFormat.VERSION + ")", tOff + 8, null);
         }
+        this.version = version;
         long fOff = tOff - len;
         if (len < 0 || fOff < 0) {
             throw error("Bad footer length " + len, tOff, null);

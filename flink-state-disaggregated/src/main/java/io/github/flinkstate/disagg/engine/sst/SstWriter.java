@@ -22,13 +22,14 @@ import java.util.List;
  * increasing key order (checked: a violation throws {@link IllegalArgumentException}); prefix
  * tombstones may be added in any order.
  *
- * <p>Thread safety: not thread-safe; one writer per thread. Memory: one data block buffer, the
- * index entries and one 64-bit hash per key for the bloom filter.
+ * <p>Thread safety: not thread-safe; one writer per thread. Memory: one data block buffer and
+ * its entry offsets, the index entries and one 64-bit hash per key for the bloom filter.
  *
  * <p>Invariants:
  *
  * <ol>
- *   <li>Bytes written so far equal {@link #bytesWritten()}, the next block's offset.
+ *   <li>{@link #bytesWritten()} = bytes written so far plus the pending block (with its
+ *       version-2 offset array, whose entry offsets are {@code entryOffsets[0..blockEntries)}).
  *   <li>Every key lies in the writer's key-group span.
  * </ol>
  */
@@ -39,11 +40,14 @@ public final class SstWriter implements AutoCloseable {
     private final int blockSize;
     private final int bloomBitsPerKey;
     private final KeyGroupSpan span;
+    private final int version;
     private final FSDataOutputStream out;
     private final ByteWriter block = new ByteWriter(8192);
     private final ByteWriter index = new ByteWriter(1024);
     private final List<PrefixTombstone> tombstones = new ArrayList<>();
     private long[] hashes = new long[1024];
+    private int[] entryOffsets = new int[64];
+    private int blockEntries;
     private long offset;
     private byte[] firstKey;
     private byte[] lastKey;
@@ -56,6 +60,16 @@ public final class SstWriter implements AutoCloseable {
 
     public SstWriter(FileSystem fs, Path path, int blockSize, int bloomBitsPerKey, KeyGroupSpan span)
             throws IOException {
+        this(fs, path, blockSize, bloomBitsPerKey, span, SstFormat.VERSION);
+    }
+
+    /** Writes an older format version; only for compatibility tests. */
+    SstWriter(FileSystem fs, Path path, int blockSize, int bloomBitsPerKey, KeyGroupSpan span,
+            int version) throws IOException {
+        if (version != SstFormat.VERSION && version != SstFormat.VERSION_1) {
+            throw new IllegalArgumentException("cannot write SST version " + version);
+        }
+        this.version = version;
         this.fs = fs;
         this.path = path;
         this.blockSize = blockSize;
@@ -75,9 +89,14 @@ public final class SstWriter implements AutoCloseable {
                     + Bytes.hex(key) + " after " + Bytes.hex(lastKey));
         }
         checkKeyGroup(key);
-        if (block.length() > 0 && block.length() + key.length >= blockSize) {
+        if (block.length() > 0 && block.length() + offsetArrayBytes(blockEntries + 1) + key.length
+                >= blockSize) {
             flushBlock();
         }
+        if (blockEntries == entryOffsets.length) {
+            entryOffsets = Arrays.copyOf(entryOffsets, entryOffsets.length * 2);
+        }
+        entryOffsets[blockEntries++] = block.length();
         DataBlock.encodeEntry(block, key, seq, type, value);
         if (firstKey == null) {
             firstKey = key;
@@ -110,7 +129,12 @@ public final class SstWriter implements AutoCloseable {
     }
 
     public long bytesWritten() {
-        return offset + block.length();
+        return offset + block.length() + (blockEntries > 0 ? offsetArrayBytes(blockEntries) : 0);
+    }
+
+    /** Size of the version-2 offset array for {@code n} entries (0 for version 1). */
+    private int offsetArrayBytes(int n) {
+        return version >= 2 ? n * DataBlock.OFFSET_BYTES + DataBlock.COUNT_BYTES : 0;
     }
 
     /**
@@ -139,7 +163,7 @@ public final class SstWriter implements AutoCloseable {
                 keyGroups(range), range);
         byte[] f = footer.encode();
         ByteWriter trailer = new ByteWriter(SstFormat.TRAILER_BYTES);
-        trailer.u32(f.length).u32(SstFormat.crc32c(f, 0, f.length)).u8(SstFormat.VERSION)
+        trailer.u32(f.length).u32(SstFormat.crc32c(f, 0, f.length)).u8(version)
                 .u64(SstFormat.MAGIC);
         out.write(f);
         out.write(trailer.array(), 0, trailer.length());
@@ -240,6 +264,10 @@ public final class SstWriter implements AutoCloseable {
     }
 
     private void flushBlock() throws IOException {
+        if (version >= 2) {
+            DataBlock.encodeOffsets(block, entryOffsets, blockEntries);
+        }
+        blockEntries = 0;
         BlockHandle h = writeBlock(block);
         index.bytes(lastKey);
         index.varint(h.offset());

@@ -107,6 +107,134 @@ class SstFormatTest {
         assertThat(r.footer().deletes()).isEqualTo(1);
     }
 
+    /** Writes the same random content with the given format version and checks every read path. */
+    private void checkVersionRoundTrip(int version, String file) throws Exception {
+        Random rnd = new Random(777 + version);
+        NavigableMap<byte[], byte[]> model = LsmModelRunner.newModel();
+        for (int i = 0; i < 4000; i++) {
+            byte[] v = new byte[rnd.nextInt(40)];
+            rnd.nextBytes(v);
+            model.put(LsmModelRunner.key(rnd.nextInt(4), rnd.nextInt(3), rnd.nextInt(20_000)),
+                    rnd.nextInt(10) == 0 ? null : v);
+        }
+        Path path = new Path(new Path(tmp.toURI()), file);
+        SstWriter w = new SstWriter(fs, path, 256, 10, KeyGroupSpan.of(0, 3), version);
+        long seq = 1;
+        for (Map.Entry<byte[], byte[]> e : model.entrySet()) {
+            byte type = e.getValue() == null ? EntryType.DELETE : EntryType.PUT;
+            w.add(e.getKey(), seq++, type, e.getValue());
+        }
+        SstFooter footer = w.finish(null);
+        assertThat(footer.dataBlocks()).isGreaterThan(20);
+        try (RandomAccessFile f = new RandomAccessFile(new File(path.toUri()), "r")) {
+            f.seek(f.length() - 9);
+            assertThat(f.readByte()).isEqualTo((byte) version);
+        }
+        SstReader r = SstReader.open(fs, path, new BlockCache(1 << 20), w.fileSize());
+        assertThat(r.formatVersion()).isEqualTo(version);
+        for (Map.Entry<byte[], byte[]> e : model.entrySet()) {
+            Versioned got = r.get(e.getKey());
+            assertThat(got).isNotNull();
+            if (e.getValue() == null) {
+                assertThat(got.type()).isEqualTo(EntryType.DELETE);
+            } else {
+                assertThat(got.type()).isEqualTo(EntryType.PUT);
+                assertThat(got.value()).isEqualTo(e.getValue());
+            }
+        }
+        // misses: between keys, before the first, after the last
+        for (int i = 0; i < 2000; i++) {
+            byte[] k = LsmModelRunner.key(rnd.nextInt(5), rnd.nextInt(4), rnd.nextInt(25_000));
+            if (!model.containsKey(k)) {
+                assertThat(r.get(k)).isNull();
+            }
+        }
+        // iterator seeks to random targets (hits and misses) land on the ceiling key
+        for (int i = 0; i < 300; i++) {
+            byte[] target = LsmModelRunner.key(rnd.nextInt(4), rnd.nextInt(3), rnd.nextInt(20_000));
+            SstIterator it = r.iterator();
+            it.seek(target);
+            byte[] expected = model.ceilingKey(target);
+            if (expected == null) {
+                assertThat(it.valid()).isFalse();
+            } else {
+                assertThat(it.valid()).isTrue();
+                assertThat(it.key()).isEqualTo(expected);
+                it.next();
+                byte[] after = model.higherKey(expected);
+                assertThat(it.valid()).isEqualTo(after != null);
+                if (after != null) {
+                    assertThat(it.key()).isEqualTo(after);
+                }
+            }
+        }
+        SstIterator all = r.iterator();
+        all.seekToFirst();
+        for (byte[] k : model.keySet()) {
+            assertThat(all.valid()).isTrue();
+            assertThat(all.key()).isEqualTo(k);
+            all.next();
+        }
+        assertThat(all.valid()).isFalse();
+    }
+
+    @Test
+    void version2_offsetArray_roundTrip() throws Exception {
+        assertThat(SstFormat.VERSION).isEqualTo((byte) 2);
+        checkVersionRoundTrip(2, "v2.sst");
+    }
+
+    @Test
+    void version1_filesRemainReadable() throws Exception {
+        checkVersionRoundTrip(1, "v1.sst");
+    }
+
+    @Test
+    void version2_dataBlockLayout_matchesSpec() throws Exception {
+        // the worked example of docs/format/disagg-sst.md
+        Path path = new Path(new Path(tmp.toURI()), "ex.sst");
+        SstWriter w = new SstWriter(fs, path, 4096, 10, KeyGroupSpan.of(0, 3));
+        w.add(new byte[] {0, 1, 0, 0x37}, 1, EntryType.PUT, new byte[] {0x76});
+        w.finish(null);
+        byte[] file = java.nio.file.Files.readAllBytes(new File(path.toUri()).toPath());
+        byte[] block = java.util.Arrays.copyOf(file, 17);
+        assertThat(block).isEqualTo(new byte[] {4, 0, 1, 0, 0x37, 1, 1, 1, 0x76, 0, 0, 0, 0, 0, 0, 0, 1});
+        int crc = SstFormat.crc32c(file, 0, 17);
+        assertThat(((file[17] & 0xFF) << 24) | ((file[18] & 0xFF) << 16) | ((file[19] & 0xFF) << 8)
+                | (file[20] & 0xFF)).isEqualTo(crc);
+    }
+
+    @Test
+    void version2_malformedOffsetArray_isReportedWithFileAndOffset() {
+        byte[] entry = {4, 0, 1, 0, 0x37, 1, 1, 1, 0x76};
+        byte[] badCount = java.util.Arrays.copyOf(entry, entry.length + 8);
+        badCount[badCount.length - 1] = 99; // 99 entries cannot fit
+        assertThatThrownBy(() -> DataBlock.get(badCount, 2, new byte[] {0, 1, 0, 0x37}, "f.sst", 100))
+                .hasMessageContaining("f.sst").hasMessageContaining("offset 100")
+                .hasMessageContaining("bad entry count 99");
+        byte[] badOffset = java.util.Arrays.copyOf(entry, entry.length + 8);
+        badOffset[entry.length + 3] = 50; // offset[0] = 50, past the entries region
+        badOffset[badOffset.length - 1] = 1;
+        assertThatThrownBy(() -> DataBlock.get(badOffset, 2, new byte[] {0, 1, 0, 0x37}, "f.sst", 100))
+                .hasMessageContaining("f.sst").hasMessageContaining("outside entries region");
+        assertThatThrownBy(() -> new DataBlock.Cursor(badCount, 2, "f.sst", 100))
+                .hasMessageContaining("f.sst").hasMessageContaining("bad entry count");
+    }
+
+    @Test
+    void unknownVersion_isRejectedNamingFileAndVersion() throws Exception {
+        Path path = new Path(new Path(tmp.toURI()), "v9.sst");
+        SstWriter w = new SstWriter(fs, path, 512, 10, KeyGroupSpan.of(0, 3));
+        w.add(LsmModelRunner.key(0, 0, 1), 1, EntryType.PUT, new byte[1]);
+        w.finish(null);
+        try (RandomAccessFile f = new RandomAccessFile(new File(path.toUri()), "rw")) {
+            f.seek(f.length() - 9);
+            f.writeByte(9);
+        }
+        assertThatThrownBy(() -> SstReader.open(fs, path, new BlockCache(0), -1))
+                .hasMessageContaining(path.toString()).hasMessageContaining("Unsupported SST version 9");
+    }
+
     @Test
     void bloomFilter_hasNoFalseNegatives() {
         long[] hashes = new long[1000];
