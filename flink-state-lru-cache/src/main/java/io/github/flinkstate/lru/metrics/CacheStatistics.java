@@ -4,16 +4,17 @@ package io.github.flinkstate.lru.metrics;
  * Hit and miss counters of one keyed backend's cache, and the per-second hit ratio that the
  * {@code stateCacheHitRatio} gauge reports.
  *
- * <p>Thread safety: {@link #record} is called by the task thread only; the reading methods may
- * be called by metric reporter threads and see slightly stale counts (fields are volatile, so a
- * reader never sees torn values).
+ * <p>Thread safety: {@link #record} is called by the task thread only, on every cached read, so
+ * the counters are plain fields (no memory barrier on the hot path), as in Flink's {@code
+ * SimpleCounter}. Metric reporter threads read them racily and may see slightly stale counts,
+ * which is acceptable for metrics; 64-bit JVMs do not tear long reads.
  */
 public final class CacheStatistics {
 
     private static final long WINDOW_NANOS = 1_000_000_000L;
 
-    private volatile long hits;
-    private volatile long misses;
+    private long hits;
+    private long misses;
 
     // window bookkeeping, guarded by 'this' (reporter threads)
     private long windowStartNanos = System.nanoTime();
