@@ -14,8 +14,9 @@ import java.io.UncheckedIOException;
 
 /**
  * Keeps a bounded number of opened {@link SstReader}s (parsed footer, index, bloom filter and
- * an open stream). On eviction the reader's stream is closed; a caller still holding the reader
- * may keep using it (the stream is reopened on demand), so eviction never breaks a read.
+ * an open stream). On eviction the reader is closed (stream and block-cache table); a caller
+ * still holding the reader may keep using it (the stream is reopened on demand), so eviction
+ * never breaks a read.
  *
  * <p>Thread safety: thread-safe.
  */
@@ -33,7 +34,7 @@ public final class ReaderCache {
                 .executor(Runnable::run)
                 .removalListener((String k, SstReader r, RemovalCause c) -> {
                     if (r != null) {
-                        r.closeStream();
+                        r.close();
                     }
                 })
                 .build();

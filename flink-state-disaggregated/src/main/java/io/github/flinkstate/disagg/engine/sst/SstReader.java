@@ -1,6 +1,7 @@
 package io.github.flinkstate.disagg.engine.sst;
 
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
+import io.github.flinkstate.disagg.engine.cache.CachedFile;
 import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.Versioned;
 
@@ -19,11 +20,13 @@ import java.util.List;
  * {@link FileSystem}; no download of the whole file is ever needed.
  *
  * <p>Opening reads the trailer, footer, index, bloom and tombstone blocks and keeps them in
- * memory; data blocks are read on demand through the shared {@link BlockCache}.
+ * memory; data blocks are read on demand through the shared {@link BlockCache}, in which the
+ * reader holds its file's block table open until {@link #close()}.
  *
  * <p>Thread safety: thread-safe. Reads on the underlying stream are serialised on this object.
- * The stream is opened lazily and may be closed by {@link #closeStream()} at any time (e.g. on
- * eviction from the reader cache); the next read reopens it.
+ * The stream is opened lazily and may be closed at any time (e.g. on eviction from the reader
+ * cache); the next read reopens it. A closed reader keeps working, without caching blocks, so
+ * eviction never breaks an iterator that still holds the reader.
  *
  * <p>Errors: every I/O or format problem is an {@link IOException} whose message names the file
  * path and the offset involved (missing file, truncated file, checksum mismatch).
@@ -40,7 +43,6 @@ public final class SstReader {
     private final FileSystem fs;
     private final Path path;
     private final String name;
-    private final BlockCache cache;
     private final long fileSize;
     private final SstFooter footer;
     private int version;
@@ -48,13 +50,14 @@ public final class SstReader {
     private final BlockHandle[] blocks;
     private final BloomFilter bloom;
     private final List<PrefixTombstone> tombstones;
+    private final CachedFile cached;
     private FSDataInputStream in;
+    private boolean closed;
 
     private SstReader(FileSystem fs, Path path, BlockCache cache, long expectedSize) throws IOException {
         this.fs = fs;
         this.path = path;
         this.name = path.toString();
-        this.cache = cache;
         this.fileSize = checkSize(expectedSize);
         this.footer = readFooter();
         byte[] idx = readVerified(footer.index());
@@ -77,6 +80,7 @@ public final class SstReader {
             throw error("Malformed bloom block", footer.bloom().offset(), e);
         }
         this.tombstones = decodeTombstones(readVerified(footer.tombstones()));
+        this.cached = cache.open(name, blocks.length);
     }
 
     /**
@@ -139,9 +143,13 @@ public final class SstReader {
 
     /** A cursor over data block {@code i} (through the block cache). */
     DataBlock.Cursor cursor(int i) throws IOException {
-        BlockHandle h = blocks[i];
-        byte[] payload = cache.get(name, h.offset(), () -> readVerified(h));
-        return new DataBlock.Cursor(payload, version, name, h.offset());
+        return new DataBlock.Cursor(payload(i), version, name, blocks[i].offset());
+    }
+
+    /** The verified payload of data block {@code i}, from the block cache or the file. */
+    private byte[] payload(int i) throws IOException {
+        byte[] p = cached.lookup(i);
+        return p != null ? p : cached.insert(i, readVerified(blocks[i]));
     }
 
     /** Point lookup: the entry for exactly {@code key} in this file, or null. */
@@ -153,9 +161,7 @@ public final class SstReader {
         if (b >= blocks.length) {
             return null;
         }
-        BlockHandle h = blocks[b];
-        byte[] payload = cache.get(name, h.offset(), () -> readVerified(h));
-        return DataBlock.get(payload, version, key, name, h.offset());
+        return DataBlock.get(payload(b), version, key, name, blocks[b].offset());
     }
 
     /** A new iterator over the whole file (callers bound it). */
@@ -163,8 +169,20 @@ public final class SstReader {
         return new SstIterator(this);
     }
 
+    /**
+     * Closes the stream and gives up the file's block table in the block cache. Idempotent;
+     * later reads still work (reopening the stream, not caching blocks).
+     */
+    public synchronized void close() {
+        if (!closed) {
+            closed = true;
+            cached.release();
+        }
+        closeStream();
+    }
+
     /** Closes the underlying stream; a later read reopens it. */
-    public synchronized void closeStream() {
+    private synchronized void closeStream() {
         if (in != null) {
             try {
                 in.close();

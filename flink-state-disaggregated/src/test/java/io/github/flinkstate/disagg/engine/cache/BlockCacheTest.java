@@ -1,0 +1,140 @@
+package io.github.flinkstate.disagg.engine.cache;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The CLOCK block cache: weight bound, second chance, sharing and release of per-file tables. */
+class BlockCacheTest {
+
+    private static final int BLOCK = 1000;
+    private static final long WEIGHT = BLOCK + BlockCache.ENTRY_OVERHEAD;
+
+    @Test
+    void hitReturnsTheCachedPayloadAndCountsRequests() {
+        BlockCache cache = new BlockCache(10 * WEIGHT);
+        CachedFile f = cache.open("a", 4);
+        assertThat(f.lookup(2)).isNull();
+        byte[] payload = payload(7);
+        assertThat(f.insert(2, payload)).isSameAs(payload);
+        assertThat(f.lookup(2)).isSameAs(payload);
+        assertThat(cache.hitCount()).isEqualTo(1);
+        assertThat(cache.requestCount()).isEqualTo(2);
+        assertThat(cache.weightedSize()).isEqualTo(WEIGHT);
+        cache.checkInvariants();
+    }
+
+    @Test
+    void losingRaceInsertGetsTheResidentCopy() {
+        BlockCache cache = new BlockCache(10 * WEIGHT);
+        CachedFile f = cache.open("a", 1);
+        byte[] first = payload(1);
+        f.insert(0, first);
+        assertThat(f.insert(0, payload(2))).isSameAs(first);
+        assertThat(cache.weightedSize()).isEqualTo(WEIGHT);
+    }
+
+    @Test
+    void evictionGivesReferencedBlocksASecondChance() {
+        BlockCache cache = new BlockCache(3 * WEIGHT);
+        CachedFile f = cache.open("a", 10);
+        for (int b = 0; b < 3; b++) {
+            f.insert(b, payload(b));
+        }
+        assertThat(f.lookup(0)).isNotNull(); // block 0 referenced, 1 and 2 not
+        f.insert(3, payload(3));
+        assertThat(f.lookup(0)).isNotNull();
+        assertThat(f.lookup(1)).isNull();
+        assertThat(f.lookup(2)).isNotNull();
+        assertThat(f.lookup(3)).isNotNull();
+        cache.checkInvariants();
+    }
+
+    @Test
+    void sharedTableLivesUntilTheLastReleaseAndThenStopsCaching() {
+        BlockCache cache = new BlockCache(10 * WEIGHT);
+        CachedFile a = cache.open("a", 2);
+        CachedFile again = cache.open("a", 2);
+        assertThat(again).isSameAs(a);
+        a.insert(0, payload(0));
+        a.release();
+        assertThat(again.lookup(0)).isNotNull();
+        again.release();
+        assertThat(cache.weightedSize()).isZero();
+        assertThat(cache.openFiles()).isZero();
+        assertThat(a.lookup(0)).isNull();
+        byte[] late = payload(1);
+        assertThat(a.insert(1, late)).isSameAs(late);
+        assertThat(a.lookup(1)).isNull();
+        assertThat(cache.weightedSize()).isZero();
+        cache.checkInvariants();
+        assertThatThrownBy(a::release).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("released too often");
+    }
+
+    @Test
+    void reopeningWithAnotherBlockCountIsRejected() {
+        BlockCache cache = new BlockCache(WEIGHT);
+        cache.open("a", 2);
+        assertThatThrownBy(() -> cache.open("a", 3)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("a opened with 3 blocks but cached with 2");
+    }
+
+    @Test
+    void zeroCapacityAndOversizedBlocksAreNeverCached() {
+        BlockCache none = new BlockCache(0);
+        CachedFile f = none.open("a", 1);
+        f.insert(0, payload(0));
+        assertThat(f.lookup(0)).isNull();
+        BlockCache small = new BlockCache(WEIGHT - 1);
+        CachedFile g = small.open("b", 1);
+        g.insert(0, payload(0));
+        assertThat(g.lookup(0)).isNull();
+        none.checkInvariants();
+        small.checkInvariants();
+    }
+
+    @Test
+    void randomizedOperationsKeepTheInvariants() {
+        SplittableRandom rnd = new SplittableRandom(7);
+        BlockCache cache = new BlockCache(20 * WEIGHT);
+        List<CachedFile> open = new ArrayList<>();
+        for (int step = 0; step < 20_000; step++) {
+            int op = rnd.nextInt(100);
+            if (open.isEmpty() || op < 3) {
+                open.add(cache.open("f" + rnd.nextInt(8), 16));
+            } else if (op < 6) {
+                open.remove(rnd.nextInt(open.size())).release();
+            } else {
+                CachedFile f = open.get(rnd.nextInt(open.size()));
+                int block = rnd.nextInt(16);
+                byte[] hit = f.lookup(block);
+                if (hit == null) {
+                    byte[] p = new byte[rnd.nextInt(2 * BLOCK)];
+                    p = f.insert(block, p);
+                    assertThat(p).isNotNull();
+                }
+            }
+            if (step % 100 == 0) {
+                cache.checkInvariants();
+            }
+        }
+        for (CachedFile f : open) {
+            f.release();
+        }
+        cache.checkInvariants();
+        assertThat(cache.weightedSize()).isZero();
+        assertThat(cache.openFiles()).isZero();
+    }
+
+    private static byte[] payload(int stamp) {
+        byte[] p = new byte[BLOCK];
+        p[0] = (byte) stamp;
+        return p;
+    }
+}
