@@ -18,8 +18,9 @@ import java.util.function.Function;
 /**
  * Cached {@link InternalMapState}: one cache entry per user key (value, {@code null} value, or
  * {@link CacheEntry#ABSENT}). Point operations use the cache; operations over the whole map of a
- * key and namespace ({@code entries/keys/values/iterator/isEmpty}) first write that row's dirty
- * entries to the delegate and then read the delegate, so cached, dirty, deleted and uncached
+ * key and namespace ({@code entries/keys/values/iterator}, and {@code isEmpty} unless a cached
+ * user key is present) first write that row's dirty entries to the delegate and then read the
+ * delegate, so cached, dirty, deleted and uncached
  * entries all appear exactly once. Changes made through an iterator go to the delegate and drop
  * the affected cache entry.
  *
@@ -121,6 +122,16 @@ public final class CachedMapState<K, N, UK, UV>
 
     @Override
     public boolean isEmpty() throws Exception {
+        // a cached present user key answers without touching the delegate
+        Row row = rows.get(currentRow());
+        if (row != null) {
+            for (Object userKey : row.userKeys) {
+                CacheEntry e = cache.peek(this, context.currentKey(), currentNamespace, userKey);
+                if (e != null && !e.isAbsent()) {
+                    return false;
+                }
+            }
+        }
         flushRow();
         return delegateForCurrentKey().isEmpty();
     }
