@@ -48,6 +48,21 @@ public final class BackendSpec {
                 });
     }
 
+    /**
+     * RocksDB as {@link #rocksDb()}, restoring in Flink's IngestDB mode ({@code
+     * state.backend.rocksdb.use-ingest-db-restore-mode}, FLIP-447): on rescaling, the SST files
+     * of several source instances are clipped to the target key-group range and ingested instead
+     * of re-inserting their records one by one.
+     */
+    public static BackendSpec rocksDbIngest() {
+        return new BackendSpec(
+                "rocksdb-ingest",
+                c -> {
+                    rocksDb().applyTo(c);
+                    c.setString("state.backend.rocksdb.use-ingest-db-restore-mode", "true");
+                });
+    }
+
     /** The LRU cache over RocksDB with the given number of entries per keyed backend. */
     public static BackendSpec lruOverRocksDb(int maxEntries) {
         return new BackendSpec(
@@ -86,7 +101,10 @@ public final class BackendSpec {
         }
     }
 
-    /** Parses "hashmap,rocksdb,lru:1000,changelog:rocksdb,changelog:lru:1000" style lists. */
+    /**
+     * Parses "hashmap,rocksdb,rocksdb-ingest,lru:1000,changelog:rocksdb,changelog:lru:1000" style
+     * lists.
+     */
     public static List<BackendSpec> parseList(String list) {
         List<BackendSpec> specs = new ArrayList<>();
         for (String item : list.split(",")) {
@@ -95,14 +113,16 @@ public final class BackendSpec {
                 specs.add(hashMap());
             } else if (s.equals("rocksdb")) {
                 specs.add(rocksDb());
+            } else if (s.equals("rocksdb-ingest")) {
+                specs.add(rocksDbIngest());
             } else if (s.startsWith("changelog:")) {
                 specs.add(changelogOver(parseList(s.substring("changelog:".length())).get(0)));
             } else if (s.startsWith("lru:")) {
                 specs.add(lruOverRocksDb(Integer.parseInt(s.substring(4))));
             } else if (!s.isEmpty()) {
                 throw new IllegalArgumentException(
-                        "Unknown backend '" + item
-                                + "'; use hashmap, rocksdb, lru:<entries> or changelog:<backend>");
+                        "Unknown backend '" + item + "'; use hashmap, rocksdb, rocksdb-ingest, "
+                                + "lru:<entries> or changelog:<backend>");
             }
         }
         return specs;

@@ -1,5 +1,7 @@
 package io.github.flinkstate.benchmarks.report;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
 /**
  * Where figures were measured. Immutable.
  *
@@ -17,6 +19,14 @@ public record MachineInfo(int cores, String java, String os, String arch) {
                 System.getProperty("java.version"),
                 System.getProperty("os.name") + " " + System.getProperty("os.version"),
                 System.getProperty("os.arch"));
+    }
+
+    /** Writes {@code cores}, {@code java}, {@code os} and {@code arch} into {@code node}. */
+    public void writeTo(ObjectNode node) {
+        node.put("cores", cores);
+        node.put("java", java);
+        node.put("os", os);
+        node.put("arch", arch);
     }
 
     /** This machine, but with the Java version a result file recorded (if known). */

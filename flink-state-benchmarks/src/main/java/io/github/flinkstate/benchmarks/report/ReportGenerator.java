@@ -1,5 +1,7 @@
 package io.github.flinkstate.benchmarks.report;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+
 import java.io.File;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -10,9 +12,11 @@ import java.util.Map;
 
 /**
  * Turns benchmark output into the committed results: reads JMH JSON files ({@code -rf json}) and
- * scenario JSON files ({@code Flip325Scenario --json}), writes them in our common format ({@link
- * ResultsJsonWriter}), draws one SVG chart per suite ({@link SvgBarChart}, relative to RocksDB)
- * and regenerates the results section of the Markdown document ({@link MarkdownReport}).
+ * scenario JSON files ({@code Flip325Scenario --json}, {@code RescaleScenario --json}), writes
+ * them in our common format ({@link ResultsJsonWriter}), draws one SVG chart per suite ({@link
+ * SvgBarChart}, relative to RocksDB) and regenerates the results section of the Markdown document
+ * ({@link MarkdownReport}; the rescale scenario's section by {@link RescaleMarkdown}, with
+ * per-subtask times).
  *
  * <p>Usage: {@code ReportGenerator --jmh <file> [--jmh <file> ...] [--scenario <file> ...]
  * [--out-dir docs/results] [--name jmh-quick] [--markdown docs/benchmarks.md] [--title "..."]}.
@@ -57,9 +61,15 @@ public final class ReportGenerator {
             machine = machine.withJava(JmhResultReader.jdkVersion(f));
             sources.add(f.getPath());
         }
+        RescaleResults rescale = null;
+        String rescaleSource = null;
         for (File f : scenarios) {
             results.addAll(ScenarioResultReader.read(f));
             sources.add(f.getPath());
+            if (RescaleResults.isRescale(new ObjectMapper().readTree(f))) {
+                rescale = RescaleResults.read(f);
+                rescaleSource = f.getPath();
+            }
         }
         outDir.mkdirs();
         File json = new File(outDir, name + "-results.json");
@@ -81,7 +91,9 @@ public final class ReportGenerator {
                 chartLink = docDir.relativize(svg.getAbsoluteFile().toPath()).toString().replace(File.separatorChar, '/');
                 System.out.println("Chart written to " + svg.getPath());
             }
-            sections.add(MarkdownReport.render(table, chartLink));
+            sections.add(rescale != null && e.getKey().equals(RescaleResults.SCENARIO)
+                    ? RescaleMarkdown.render(rescale, rescaleSource, chartLink)
+                    : MarkdownReport.render(table, chartLink));
         }
         String header = "## " + title + "\n\n" + MarkdownReport.machineLine(machine) + " Raw data: "
                 + String.join(", ", sources.stream().map(s -> "`" + s + "`").toList())

@@ -18,8 +18,8 @@ public final class ResultTable {
 
     /** Preferred column order; other backends follow in order of appearance. */
     private static final List<String> ORDER =
-            List.of("hashmap", "rocksdb", "lru_0", "lru(250)+rocksdb", "lru_50", "lru(500)+rocksdb",
-                    "lru_100", "lru(1000)+rocksdb", "lsm");
+            List.of("hashmap", "rocksdb", "rocksdb-ingest", "lru_0", "lru(250)+rocksdb", "lru_50",
+                    "lru(500)+rocksdb", "lru_100", "lru(1000)+rocksdb", "lsm");
 
     private final String suite;
     private final List<String> backends;
@@ -84,6 +84,11 @@ public final class ResultTable {
 
     public String unit() {
         return unit;
+    }
+
+    /** True for time units ({@code ms}, {@code s}, {@code .../op}): a lower score is better. */
+    public boolean lowerIsBetter() {
+        return unit.equals("ms") || unit.equals("s") || unit.endsWith("/op");
     }
 
     /** Parameters with one value across the suite, e.g. {@code setupKeyCount=500000}. */

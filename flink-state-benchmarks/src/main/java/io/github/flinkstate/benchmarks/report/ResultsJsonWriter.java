@@ -34,11 +34,7 @@ public final class ResultsJsonWriter {
         ObjectNode root = mapper.createObjectNode();
         root.put("format", FORMAT);
         root.put("version", VERSION);
-        ObjectNode m = root.putObject("machine");
-        m.put("cores", machine.cores());
-        m.put("java", machine.java());
-        m.put("os", machine.os());
-        m.put("arch", machine.arch());
+        machine.writeTo(root.putObject("machine"));
         ArrayNode src = root.putArray("sources");
         sources.forEach(src::add);
         ArrayNode out = root.putArray("results");

@@ -16,7 +16,8 @@ import java.util.Map;
  * recordsPerSecond}) and turns it into one {@link BenchResult} per backend: the median
  * records/s over the repeats, with half the min-max spread as error (NaN for one run). The
  * scenario's backend names ({@code rocksdb}, {@code hashmap}, {@code lru(250)+rocksdb}) are kept.
- * Stateless.
+ * A rescale scenario file ({@code scenario: "rescale"}) becomes one result per backend and
+ * transition ({@link RescaleResults#toBenchResults()}). Stateless.
  */
 public final class ScenarioResultReader {
 
@@ -33,6 +34,9 @@ public final class ScenarioResultReader {
     }
 
     static List<BenchResult> parse(JsonNode root) {
+        if (RescaleResults.isRescale(root)) {
+            return RescaleResults.parse(root).toBenchResults();
+        }
         String scenario = root.path("scenario").asText("scenario");
         Map<String, List<Double>> rates = new LinkedHashMap<>();
         for (JsonNode run : root.path("runs")) {

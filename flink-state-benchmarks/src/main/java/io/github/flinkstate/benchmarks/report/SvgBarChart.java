@@ -10,7 +10,9 @@ import java.util.Locale;
 /**
  * Writes a {@link ResultTable} as an SVG chart: for every row, one horizontal bar per backend
  * showing its score relative to the baseline on a log scale, growing right of the "1x" line when
- * faster and left when slower. Plain SVG 1.1, no scripts, no external fonts. Stateless.
+ * faster and left when slower. For time units ({@link ResultTable#lowerIsBetter()}) the bar is the
+ * speed-up, baseline time / time, so right still means faster. Plain SVG 1.1, no scripts, no
+ * external fonts. Stateless.
  */
 public final class SvgBarChart {
 
@@ -32,11 +34,12 @@ public final class SvgBarChart {
     static String render(ResultTable table, String baseline, String title) {
         List<String> backends = table.backends();
         List<String> rows = table.rowLabels();
+        boolean time = table.lowerIsBetter();
         double lo = 1;
         double hi = 1;
         for (String row : rows) {
             for (String b : backends) {
-                double r = table.ratio(row, b, baseline);
+                double r = shown(table, row, b, baseline);
                 if (r > 0 && !Double.isInfinite(r)) {
                     lo = Math.min(lo, r);
                     hi = Math.max(hi, r);
@@ -56,8 +59,11 @@ public final class SvgBarChart {
                 WIDTH, height, WIDTH, height));
         svg.append(String.format(Locale.ROOT, "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>%n", WIDTH, height));
         svg.append(String.format(Locale.ROOT, "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">%s</text>%n", escape(title)));
+        String subtitle = time
+                ? "speed-up relative to " + baseline + " (" + baseline + " time / time; log scale; right of 1x = faster)"
+                : "score relative to " + baseline + " (log scale; right of 1x = faster)";
         svg.append(String.format(Locale.ROOT,
-                "<text x=\"10\" y=\"38\" fill=\"#555\">score relative to %s (log scale; right of 1x = faster)</text>%n", escape(baseline)));
+                "<text x=\"10\" y=\"38\" fill=\"#555\">%s</text>%n", escape(subtitle)));
         int lx = 10;
         for (int i = 0; i < backends.size(); i++) {
             svg.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"48\" width=\"10\" height=\"10\" fill=\"%s\"/>", lx, COLORS[i % COLORS.length]));
@@ -80,7 +86,7 @@ public final class SvgBarChart {
             svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>%n",
                     plotLeft - 8, y0 + backends.size() * BAR / 2 + 4, escape(rows.get(r))));
             for (int i = 0; i < backends.size(); i++) {
-                double ratio = table.ratio(rows.get(r), backends.get(i), baseline);
+                double ratio = shown(table, rows.get(r), backends.get(i), baseline);
                 if (!(ratio > 0) || Double.isInfinite(ratio)) {
                     continue;
                 }
@@ -98,6 +104,12 @@ public final class SvgBarChart {
         }
         svg.append("</svg>\n");
         return svg.toString();
+    }
+
+    /** The bar's value: score / baseline score, or its inverse (the speed-up) for time units. */
+    private static double shown(ResultTable table, String row, String backend, String baseline) {
+        double ratio = table.ratio(row, backend, baseline);
+        return table.lowerIsBetter() ? 1 / ratio : ratio;
     }
 
     /** 1-2-5 ticks inside [10^logLo, 10^logHi]. */

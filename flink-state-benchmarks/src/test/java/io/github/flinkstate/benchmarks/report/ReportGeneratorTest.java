@@ -65,6 +65,49 @@ class ReportGeneratorTest {
         assertThat(md).contains("| rocksdb | 200 | ± 100 | 1.00x | 0.20x |");
     }
 
+    private static String rescaleRun(String backend, int from, int to, long max, String subtasks) {
+        return "{\"backend\": \"" + backend + "\", \"from\": " + from + ", \"to\": " + to + ", \"repeat\": 0,"
+                + " \"maxRestoreMs\": " + max + ", \"subtaskRestoreMs\": [" + subtasks + "], \"restoredBytes\": 2097152,"
+                + " \"readAllMs\": 700}";
+    }
+
+    @Test
+    void rescaleScenario_rendersMatrixWithRatiosAndSpeedUpChart() throws Exception {
+        Path scenario = tmp.resolve("rescale.json");
+        Files.writeString(scenario, "{\"scenario\": \"rescale\", \"machine\": {\"cores\": 2, \"java\": \"17\", \"os\": \"Linux\"},"
+                + " \"stateBytes\": 67108864, \"valueBytes\": 256, \"keys\": 262144, \"restoreTime\": \"INITIALIZING to RUNNING\","
+                + " \"runs\": [" + String.join(",",
+                        rescaleRun("rocksdb", 2, 1, 4000, "4000"),
+                        rescaleRun("rocksdb", 2, 1, 6000, "6000"),
+                        rescaleRun("rocksdb", 2, 1, 2000, "2000"),
+                        rescaleRun("rocksdb-ingest", 2, 1, 500, "500"),
+                        rescaleRun("hashmap", 2, 1, 2000, "2000"),
+                        rescaleRun("rocksdb", 1, 2, 300, "300, 250"),
+                        rescaleRun("rocksdb-ingest", 1, 2, 300, "280, 300"),
+                        rescaleRun("hashmap", 1, 2, 900, "900, 850")) + "]}");
+        Path doc = tmp.resolve("benchmarks.md");
+        File out = tmp.resolve("results").toFile();
+
+        ReportGenerator.main(new String[] {"--scenario", scenario.toString(), "--out-dir", out.toString(),
+                "--name", "test", "--markdown", doc.toString()});
+
+        String md = Files.readString(doc, StandardCharsets.UTF_8);
+        assertThat(md).contains("### rescale").contains("![rescale](results/test-rescale.svg)");
+        assertThat(md).contains("| p1->p2 | rocksdb | rocksdb-ingest | hashmap | ingest speed-up |");
+        assertThat(md).contains("| 2->1 | 4,000 (1.00x) | 500 (0.13x) | 2,000 (0.50x) | 8.00x |");
+        assertThat(md).contains("| 1->2 | 300 (1.00x) | 300 (1.00x) | 900 (3.00x) | 1.00x |");
+        assertThat(md).contains("| 1->2 | hashmap | 900 | 900, 850 | 2.00 | 700 |");
+        assertThat(md).contains("| 2->1 | rocksdb | 4,000 ± 2,000 | 4000 | 2.00 | 700 |");
+        String svg = Files.readString(new File(out, "test-rescale.svg").toPath(), StandardCharsets.UTF_8);
+        assertThat(svg).contains("speed-up relative to rocksdb").contains(">8.00x<").contains(">0.33x<");
+        JsonNode json = new ObjectMapper().readTree(new File(out, "test-results.json"));
+        assertThat(json.path("results")).hasSize(6);
+        assertThat(json.path("results").get(0).path("score").asDouble()).isEqualTo(4000);
+        assertThat(json.path("results").get(0).path("error").asDouble()).isEqualTo(2000);
+        assertThat(json.path("results").get(0).path("unit").asText()).isEqualTo("ms");
+        assertThat(json.path("results").get(0).path("benchmark").asText()).isEqualTo("2->1");
+    }
+
     @Test
     void slugsNameChartFiles() {
         assertThat(ReportGenerator.slug("ValueStateBenchmark")).isEqualTo("value-state");
