@@ -8,6 +8,7 @@ import io.github.flinkstate.lru.StateBackendWrapperWithLRUCache;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.changelog.fs.FsStateChangelogOptions;
 import org.apache.flink.changelog.fs.FsStateChangelogStorage;
+import org.apache.flink.changelog.fs.TaskChangelogRegistry;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
@@ -21,6 +22,8 @@ import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
 import java.io.File;
 import java.io.IOException;
 import java.lang.reflect.Constructor;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
 
 /**
  * The state backends the JMH state benchmarks compare, selected by the {@code backend} {@code
@@ -60,6 +63,14 @@ public enum BenchmarkBackend {
     LRU_100,
     CHANGELOG_FS,
     CHANGELOG_DFS_BATCHED;
+
+    /** Runs the discards of Flink's changelog registry on a daemon thread, so forks exit promptly. */
+    private static final Executor DISCARD_EXECUTOR =
+            Executors.newSingleThreadExecutor(r -> {
+                Thread t = new Thread(r, "jmh-changelog-discard");
+                t.setDaemon(true);
+                return t;
+            });
 
     /**
      * A new, unconfigured backend instance.
@@ -114,10 +125,13 @@ public enum BenchmarkBackend {
             case CHANGELOG_FS: {
                 Configuration config = new Configuration();
                 config.set(FsStateChangelogOptions.BASE_PATH, new Path(dir.toURI()).toString());
+                // Flink's shortcut constructor starts a non-daemon discard pool that close() never
+                // stops, which kept every JMH fork alive for 30 s after its last iteration.
                 return new FsStateChangelogStorage(
                         jobId,
                         config,
                         UnregisteredMetricGroups.createUnregisteredTaskManagerJobMetricGroup(),
+                        TaskChangelogRegistry.defaultChangelogRegistry(DISCARD_EXECUTOR),
                         LocalRecoveryConfig.BACKUP_AND_RECOVERY_DISABLED);
             }
             case CHANGELOG_DFS_BATCHED: {

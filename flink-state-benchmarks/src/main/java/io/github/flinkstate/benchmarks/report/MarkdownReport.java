@@ -40,7 +40,8 @@ public final class MarkdownReport {
         }
         List<String> backends = table.backends();
         if (rocks != null) {
-            md.append("Score relative to ").append(rocks).append(":\n\n| benchmark |");
+            md.append("Score relative to ").append(rocks)
+                    .append(table.lowerIsBetter() ? " (lower is better):" : ":").append("\n\n| benchmark |");
             backends.forEach(b -> md.append(' ').append(b).append(" |"));
             md.append("\n|---|");
             backends.forEach(b -> md.append("---:|"));

@@ -86,9 +86,14 @@ public final class ResultTable {
         return unit;
     }
 
-    /** True for time units ({@code ms}, {@code s}, {@code .../op}): a lower score is better. */
+    /** True for time units ({@code ms}, {@code s}, {@code .../op}) and sizes ({@code bytes}): a lower score is better. */
     public boolean lowerIsBetter() {
-        return unit.equals("ms") || unit.equals("s") || unit.endsWith("/op");
+        return unit.equals("ms") || unit.equals("s") || unit.endsWith("/op") || unit.equals("bytes");
+    }
+
+    /** True for time units. */
+    public boolean isTime() {
+        return lowerIsBetter() && !unit.equals("bytes");
     }
 
     /** Parameters with one value across the suite, e.g. {@code setupKeyCount=500000}. */

@@ -17,7 +17,8 @@ import java.util.Map;
  * records/s over the repeats, with half the min-max spread as error (NaN for one run). The
  * scenario's backend names ({@code rocksdb}, {@code hashmap}, {@code lru(250)+rocksdb}) are kept.
  * A rescale scenario file ({@code scenario: "rescale"}) becomes one result per backend and
- * transition ({@link RescaleResults#toBenchResults()}). Stateless.
+ * transition ({@link RescaleResults#toBenchResults()}); a changelog scenario file ({@code
+ * scenario: "changelog"}) one result per config and metric ({@link ChangelogResults}). Stateless.
  */
 public final class ScenarioResultReader {
 
@@ -36,6 +37,9 @@ public final class ScenarioResultReader {
     static List<BenchResult> parse(JsonNode root) {
         if (RescaleResults.isRescale(root)) {
             return RescaleResults.parse(root).toBenchResults();
+        }
+        if (ChangelogResults.isChangelog(root)) {
+            return ChangelogResults.parse(root);
         }
         String scenario = root.path("scenario").asText("scenario");
         Map<String, List<Double>> rates = new LinkedHashMap<>();

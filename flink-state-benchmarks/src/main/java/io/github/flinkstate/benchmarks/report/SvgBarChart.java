@@ -11,7 +11,8 @@ import java.util.Locale;
  * Writes a {@link ResultTable} as an SVG chart: for every row, one horizontal bar per backend
  * showing its score relative to the baseline on a log scale, growing right of the "1x" line when
  * faster and left when slower. For time units ({@link ResultTable#lowerIsBetter()}) the bar is the
- * speed-up, baseline time / time, so right still means faster. Plain SVG 1.1, no scripts, no
+ * speed-up, baseline time / time, so right still means faster; for sizes ({@code bytes}) it is the
+ * reduction, baseline size / size, so right means smaller. Plain SVG 1.1, no scripts, no
  * external fonts. Stateless.
  */
 public final class SvgBarChart {
@@ -34,7 +35,7 @@ public final class SvgBarChart {
     static String render(ResultTable table, String baseline, String title) {
         List<String> backends = table.backends();
         List<String> rows = table.rowLabels();
-        boolean time = table.lowerIsBetter();
+        boolean inverted = table.lowerIsBetter();
         double lo = 1;
         double hi = 1;
         for (String row : rows) {
@@ -59,9 +60,11 @@ public final class SvgBarChart {
                 WIDTH, height, WIDTH, height));
         svg.append(String.format(Locale.ROOT, "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>%n", WIDTH, height));
         svg.append(String.format(Locale.ROOT, "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">%s</text>%n", escape(title)));
-        String subtitle = time
-                ? "speed-up relative to " + baseline + " (" + baseline + " time / time; log scale; right of 1x = faster)"
-                : "score relative to " + baseline + " (log scale; right of 1x = faster)";
+        String subtitle = !inverted
+                ? "score relative to " + baseline + " (log scale; right of 1x = faster)"
+                : table.isTime()
+                        ? "speed-up relative to " + baseline + " (" + baseline + " time / time; log scale; right of 1x = faster)"
+                        : "reduction relative to " + baseline + " (" + baseline + " size / size; log scale; right of 1x = smaller)";
         svg.append(String.format(Locale.ROOT,
                 "<text x=\"10\" y=\"38\" fill=\"#555\">%s</text>%n", escape(subtitle)));
         int lx = 10;
