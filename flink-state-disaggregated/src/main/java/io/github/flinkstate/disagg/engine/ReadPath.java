@@ -67,8 +67,10 @@ final class ReadPath {
     /** L0 files: highest sequence number wins; deeper levels: first hit from the top wins. */
     private Versioned getFromFiles(Version v, byte[] key) throws IOException {
         Versioned best = null;
-        for (FileMeta f : v.level(0)) {
-            if (f.effectiveRange().contains(key)) {
+        List<FileMeta> l0 = v.level(0);
+        for (int i = 0; i < l0.size(); i++) {
+            FileMeta f = l0.get(i);
+            if (v.effectiveRange(0, i).contains(key)) {
                 Versioned e = readers.get(f.path(), f.fileSize()).get(key);
                 if (e != null && (best == null || e.seq() > best.seq())) {
                     best = e;

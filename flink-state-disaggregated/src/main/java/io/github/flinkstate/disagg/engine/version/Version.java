@@ -33,6 +33,8 @@ import java.util.Set;
 public final class Version {
 
     private final List<List<FileMeta>> levels;
+    /** {@code ranges[l][i]} = effective range of file i of level l, computed once (reads use it). */
+    private final KeyRange[][] ranges;
     private final TombstoneIndex tombstones;
     int refs;
 
@@ -42,6 +44,14 @@ public final class Version {
             copy.add(Collections.unmodifiableList(new ArrayList<>(l)));
         }
         this.levels = Collections.unmodifiableList(copy);
+        this.ranges = new KeyRange[copy.size()][];
+        for (int l = 0; l < copy.size(); l++) {
+            List<FileMeta> files = copy.get(l);
+            ranges[l] = new KeyRange[files.size()];
+            for (int i = 0; i < files.size(); i++) {
+                ranges[l][i] = files.get(i).effectiveRange();
+            }
+        }
         TombstoneIndex.Builder b = new TombstoneIndex.Builder();
         for (List<FileMeta> l : levels) {
             for (FileMeta f : l) {
@@ -83,12 +93,39 @@ public final class Version {
         return sum;
     }
 
-    /** Files of a level whose effective range overlaps {@code range}, in level order. */
+    /** The effective range of file {@code index} of {@code level} (cached {@link FileMeta#effectiveRange()}). */
+    public KeyRange effectiveRange(int level, int index) {
+        return ranges[level][index];
+    }
+
+    /**
+     * Files of a level whose effective range overlaps {@code range}, in level order. Level 0 is
+     * scanned; sorted levels are binary-searched (invariant 2), so a scan of a small range costs
+     * O(log files) per level instead of one comparison per file.
+     */
     public List<FileMeta> overlapping(int level, KeyRange range) {
+        List<FileMeta> files = levels.get(level);
+        KeyRange[] rs = ranges[level];
         List<FileMeta> out = new ArrayList<>();
-        for (FileMeta f : levels.get(level)) {
-            if (f.effectiveRange().overlaps(range)) {
-                out.add(f);
+        int from = 0;
+        if (level > 0) {
+            // first file whose range ends after range.lower (limits ascend in a sorted level)
+            int hi = rs.length;
+            while (from < hi) {
+                int mid = (from + hi) >>> 1;
+                if (Bytes.lessThanLimit(range.lower(), rs[mid].limit())) {
+                    hi = mid;
+                } else {
+                    from = mid + 1;
+                }
+            }
+        }
+        for (int i = from; i < rs.length; i++) {
+            if (level > 0 && !Bytes.lessThanLimit(rs[i].lower(), range.limit())) {
+                break;
+            }
+            if (rs[i].overlaps(range)) {
+                out.add(files.get(i));
             }
         }
         return out;
@@ -96,18 +133,18 @@ public final class Version {
 
     /** The file of a sorted level (>= 1) whose effective range contains key, or null. */
     public FileMeta fileContaining(int level, byte[] key) {
-        List<FileMeta> files = levels.get(level);
+        KeyRange[] rs = ranges[level];
         int lo = 0;
-        int hi = files.size() - 1;
+        int hi = rs.length - 1;
         while (lo <= hi) {
             int mid = (lo + hi) >>> 1;
-            KeyRange r = files.get(mid).effectiveRange();
+            KeyRange r = rs[mid];
             if (Bytes.compare(key, r.lower()) < 0) {
                 hi = mid - 1;
             } else if (!Bytes.lessThanLimit(key, r.limit())) {
                 lo = mid + 1;
             } else {
-                return files.get(mid);
+                return levels.get(level).get(mid);
             }
         }
         return null;
