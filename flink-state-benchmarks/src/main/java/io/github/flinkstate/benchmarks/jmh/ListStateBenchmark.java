@@ -143,9 +143,7 @@ public class ListStateBenchmark extends StateBenchmarkBase {
         Long value = workload.value();
         keyed.setCurrentKey(key);
         listState.update(Collections.singletonList(value));
-        ops++;
-        lastKey = key;
-        lastValue = value;
+        wrote(key, value);
     }
 
     @Benchmark
@@ -155,9 +153,7 @@ public class ListStateBenchmark extends StateBenchmarkBase {
         Long value = workload.value();
         keyed.setCurrentKey(key);
         listState.update(Collections.singletonList(value));
-        ops++;
-        lastKey = key;
-        lastValue = value;
+        wrote(key, value);
     }
 
     @Benchmark
@@ -167,9 +163,7 @@ public class ListStateBenchmark extends StateBenchmarkBase {
         Long value = workload.value();
         keyed.setCurrentKey(key);
         listState.add(value);
-        ops++;
-        lastKey = key;
-        lastValue = value;
+        wrote(key, value);
     }
 
     @Benchmark
@@ -206,8 +200,6 @@ public class ListStateBenchmark extends StateBenchmarkBase {
         Long key = workload.setUpKey();
         keyed.setCurrentKey(key);
         listState.addAll(dummyList);
-        ops++;
-        lastKey = key;
-        lastValue = dummyList;
+        wrote(key, dummyList);
     }
 }

@@ -151,10 +151,7 @@ public class MapStateBenchmark extends StateBenchmarkBase {
         Double value = (double) workload.value();
         keyed.setCurrentKey(key);
         mapState.put(mapKey, value);
-        ops++;
-        lastKey = key;
-        lastMapKey = mapKey;
-        lastValue = value;
+        wrote(key, mapKey, value);
     }
 
     @Benchmark
@@ -165,10 +162,7 @@ public class MapStateBenchmark extends StateBenchmarkBase {
         Double value = (double) workload.value();
         keyed.setCurrentKey(key);
         mapState.put(mapKey, value);
-        ops++;
-        lastKey = key;
-        lastMapKey = mapKey;
-        lastValue = value;
+        wrote(key, mapKey, value);
     }
 
     @Benchmark
@@ -267,9 +261,7 @@ public class MapStateBenchmark extends StateBenchmarkBase {
         Long mapKey = workload.mapKey();
         keyed.setCurrentKey(key);
         mapState.remove(mapKey);
-        ops++;
-        lastKey = key;
-        lastMapKey = mapKey;
+        wrote(key, mapKey, null); // a removal: the check expects no value
     }
 
     @Benchmark
@@ -278,8 +270,6 @@ public class MapStateBenchmark extends StateBenchmarkBase {
         Long key = workload.setUpKey();
         keyed.setCurrentKey(key);
         mapState.putAll(dummyMap);
-        ops++;
-        lastKey = key;
-        lastValue = dummyMap;
+        wrote(key, dummyMap);
     }
 }

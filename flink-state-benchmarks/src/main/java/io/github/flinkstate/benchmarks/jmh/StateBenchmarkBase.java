@@ -81,6 +81,19 @@ public abstract class StateBenchmarkBase {
         lastMapKey = null;
     }
 
+    /** Records one write of {@code value} under {@code key} for the work check. */
+    protected final void wrote(long key, Object value) {
+        ops++;
+        lastKey = key;
+        lastValue = value;
+    }
+
+    /** Records one write of map entry {@code mapKey -> value} under {@code key} for the work check. */
+    protected final void wrote(long key, Object mapKey, Object value) {
+        wrote(key, value);
+        lastMapKey = mapKey;
+    }
+
     /** The simple name of the running benchmark method, e.g. {@code valueGet}. */
     protected static String method(BenchmarkParams params) {
         String full = params.getBenchmark();

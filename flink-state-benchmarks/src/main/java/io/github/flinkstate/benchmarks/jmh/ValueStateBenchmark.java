@@ -99,9 +99,7 @@ public class ValueStateBenchmark extends StateBenchmarkBase {
         Long value = workload.value();
         keyed.setCurrentKey(key);
         valueState.update(value);
-        ops++;
-        lastKey = key;
-        lastValue = value;
+        wrote(key, value);
     }
 
     @Benchmark
@@ -111,9 +109,7 @@ public class ValueStateBenchmark extends StateBenchmarkBase {
         Long value = workload.value();
         keyed.setCurrentKey(key);
         valueState.update(value);
-        ops++;
-        lastKey = key;
-        lastValue = value;
+        wrote(key, value);
     }
 
     @Benchmark
