@@ -6,7 +6,7 @@ import org.apache.flink.core.fs.Path;
 import org.apache.flink.runtime.state.CheckpointStorage;
 import org.apache.flink.runtime.state.ConfigurableStateBackend;
 import org.apache.flink.runtime.state.StateBackend;
-import org.apache.flink.runtime.state.ChangelogStateBackendTestBaseAdapter;
+import org.apache.flink.runtime.state.ChangelogWrappedStateBackendTestBase;
 import org.apache.flink.runtime.state.StateBackendTestBase;
 import org.apache.flink.runtime.state.TestTaskStateManager;
 import org.apache.flink.runtime.state.storage.JobManagerCheckpointStorage;
@@ -24,9 +24,10 @@ import java.util.UUID;
  * Runs Flink's {@link StateBackendTestBase} on Flink's {@code ChangelogStateBackend} with the
  * {@code dfs-batched} DSTL on the local file system as its changelog storage. Subclasses choose
  * the delegate. Two tests that Flink's changelog backend fails with any storage are disabled by
- * {@link ChangelogStateBackendTestBaseAdapter}.
+ * {@link ChangelogWrappedStateBackendTestBase} (shared with the LRU cache module's tests, from its
+ * test jar).
  */
-abstract class ChangelogDfsBatchedConformanceBase extends ChangelogStateBackendTestBaseAdapter {
+abstract class ChangelogDfsBatchedConformanceBase extends ChangelogWrappedStateBackendTestBase {
 
     @TempDir static java.nio.file.Path tmp;
 

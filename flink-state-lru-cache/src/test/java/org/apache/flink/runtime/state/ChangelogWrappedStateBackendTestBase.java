@@ -11,7 +11,9 @@ import org.junit.jupiter.api.TestTemplate;
  * serializer: EOFException instead of StateMigrationException) and {@code
  * testMapStateWithNullValue} (its map-state logger cannot serialize null values).
  *
- * <p>In Flink's package only because one overridden test method is package-private.
+ * <p>Used by the LRU cache's and the DSTL module's conformance tests (the latter through this
+ * module's test jar). In Flink's package only because one overridden test method is
+ * package-private.
  */
 public abstract class ChangelogWrappedStateBackendTestBase
         extends StateBackendTestBase<AbstractStateBackend> {
