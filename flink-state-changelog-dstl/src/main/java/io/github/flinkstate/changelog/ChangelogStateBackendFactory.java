@@ -1,5 +1,8 @@
 package io.github.flinkstate.changelog;
 
+import java.io.IOException;
+import java.lang.reflect.Constructor;
+import java.lang.reflect.InvocationTargetException;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.IllegalConfigurationException;
 import org.apache.flink.configuration.ReadableConfig;
@@ -12,13 +15,8 @@ import org.apache.flink.runtime.state.StateBackendFactory;
 import org.apache.flink.runtime.state.StateBackendLoader;
 import org.apache.flink.runtime.state.delegate.DelegatingStateBackend;
 import org.apache.flink.util.DynamicCodeLoadingException;
-
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-
-import java.io.IOException;
-import java.lang.reflect.Constructor;
-import java.lang.reflect.InvocationTargetException;
 
 /**
  * {@code state.backend.type: io.github.flinkstate.changelog.ChangelogStateBackendFactory}: builds
@@ -56,7 +54,9 @@ public final class ChangelogStateBackendFactory implements StateBackendFactory<S
         StateBackend delegate = loadDelegate(config, classLoader);
         if (delegate instanceof DelegatingStateBackend) {
             throw new IllegalConfigurationException(
-                    "'" + DfsChangelogOptions.DELEGATE.key() + "' names a delegating backend ("
+                    "'"
+                            + DfsChangelogOptions.DELEGATE.key()
+                            + "' names a delegating backend ("
                             + delegate.getClass().getName()
                             + "); Flink's changelog backend cannot wrap it.");
         }
@@ -118,9 +118,12 @@ public final class ChangelogStateBackendFactory implements StateBackendFactory<S
                 || delegate.equals(ChangelogStateBackendFactory.class.getName())
                 || delegate.equalsIgnoreCase("changelog")) {
             throw new IllegalConfigurationException(
-                    "'" + DfsChangelogOptions.DELEGATE.key() + "' must name the wrapped backend"
+                    "'"
+                            + DfsChangelogOptions.DELEGATE.key()
+                            + "' must name the wrapped backend"
                             + " ('hashmap', 'rocksdb' or a StateBackendFactory class), but is '"
-                            + delegate + "'.");
+                            + delegate
+                            + "'.");
         }
         Configuration delegateConfig = Configuration.fromMap(config.toMap());
         delegateConfig.set(StateBackendOptions.STATE_BACKEND, delegate);
@@ -128,8 +131,10 @@ public final class ChangelogStateBackendFactory implements StateBackendFactory<S
             return StateBackendLoader.loadStateBackendFromConfig(delegateConfig, classLoader, LOG);
         } catch (DynamicCodeLoadingException e) {
             throw new IllegalConfigurationException(
-                    "Cannot load the backend named by '" + DfsChangelogOptions.DELEGATE.key()
-                            + "': " + delegate,
+                    "Cannot load the backend named by '"
+                            + DfsChangelogOptions.DELEGATE.key()
+                            + "': "
+                            + delegate,
                     e);
         }
     }

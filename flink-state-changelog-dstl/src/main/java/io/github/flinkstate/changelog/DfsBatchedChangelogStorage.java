@@ -8,7 +8,14 @@ import io.github.flinkstate.changelog.upload.InFlightLimiter;
 import io.github.flinkstate.changelog.upload.LocalCopies;
 import io.github.flinkstate.changelog.upload.UploadMetrics;
 import io.github.flinkstate.changelog.util.DaemonThreadFactory;
-
+import java.io.File;
+import java.io.IOException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.annotation.concurrent.ThreadSafe;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.operators.MailboxExecutor;
 import org.apache.flink.core.fs.Path;
@@ -18,24 +25,13 @@ import org.apache.flink.runtime.state.ChangelogTaskLocalStateStore;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.LocalRecoveryConfig;
 import org.apache.flink.runtime.state.LocalSnapshotDirectoryProvider;
+import org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl;
 import org.apache.flink.runtime.state.changelog.LocalChangelogRegistry;
 import org.apache.flink.runtime.state.changelog.LocalChangelogRegistryImpl;
-import org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl;
 import org.apache.flink.runtime.state.changelog.StateChangelogHandleReader;
 import org.apache.flink.runtime.state.changelog.StateChangelogStorage;
-
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-
-import javax.annotation.concurrent.ThreadSafe;
-
-import java.io.File;
-import java.io.IOException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The {@code dfs-batched} changelog storage of one job on one TaskManager: every writer (one per
@@ -44,14 +40,14 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Thread safety: thread-safe.
  *
- * <p>Local recovery: when local backup is enabled, every uploaded file is also written to the
- * job's task-owned local state directory; checkpoints then carry a task-local changelog handle,
- * whose files Flink's {@code LocalChangelogRegistry} (kept here, one per storage) deletes once a
- * later checkpoint is confirmed.
+ * <p>Local recovery: when local backup is enabled, every uploaded file is also written to the job's
+ * task-owned local state directory; checkpoints then carry a task-local changelog handle, whose
+ * files Flink's {@code LocalChangelogRegistry} (kept here, one per storage) deletes once a later
+ * checkpoint is confirmed.
  *
- * <p>Lifecycle: created by {@link DfsBatchedChangelogStorageFactory} when the first task of the
- * job starts on the TaskManager; closed when the job leaves it. Closing fails queued uploads,
- * waits (bounded) for running attempts and then for pending file deletions.
+ * <p>Lifecycle: created by {@link DfsBatchedChangelogStorageFactory} when the first task of the job
+ * starts on the TaskManager; closed when the job leaves it. Closing fails queued uploads, waits
+ * (bounded) for running attempts and then for pending file deletions.
  */
 @ThreadSafe
 public final class DfsBatchedChangelogStorage
@@ -101,7 +97,8 @@ public final class DfsBatchedChangelogStorage
         if (localDirs != null) {
             this.localCopies =
                     new LocalCopies(
-                            ChangelogTaskLocalStateStore.getLocalTaskOwnedDirectory(localDirs, jobId));
+                            ChangelogTaskLocalStateStore.getLocalTaskOwnedDirectory(
+                                    localDirs, jobId));
             this.localRegistry =
                     new LocalChangelogRegistryImpl(
                             Executors.newSingleThreadExecutor(

@@ -1,16 +1,14 @@
 package io.github.flinkstate.changelog;
 
 import io.github.flinkstate.changelog.read.DfsChangelogStorageView;
-
+import java.io.File;
+import java.io.IOException;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ConfigurationUtils;
 import org.apache.flink.runtime.metrics.groups.TaskManagerJobMetricGroup;
 import org.apache.flink.runtime.state.LocalRecoveryConfig;
 import org.apache.flink.runtime.state.changelog.StateChangelogStorageFactory;
-
-import java.io.File;
-import java.io.IOException;
 
 /**
  * Registers the {@code dfs-batched} DSTL with Flink through {@code

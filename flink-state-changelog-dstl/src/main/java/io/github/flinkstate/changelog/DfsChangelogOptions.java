@@ -1,15 +1,14 @@
 package io.github.flinkstate.changelog;
 
+import java.time.Duration;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.MemorySize;
 
-import java.time.Duration;
-
 /**
- * All configuration options of this module: the {@code dfs-batched} DSTL (read from the
- * TaskManager configuration, because Flink creates changelog storages per job per TaskManager
- * from it) and the {@link ChangelogStateBackendFactory} (read from the job/cluster configuration).
+ * All configuration options of this module: the {@code dfs-batched} DSTL (read from the TaskManager
+ * configuration, because Flink creates changelog storages per job per TaskManager from it) and the
+ * {@link ChangelogStateBackendFactory} (read from the job/cluster configuration).
  *
  * <p>Thread safety: constants only.
  */
@@ -119,8 +118,7 @@ public final class DfsChangelogOptions {
             ConfigOptions.key(PREFIX + "download.num-threads")
                     .intType()
                     .defaultValue(4)
-                    .withDescription(
-                            "Threads prefetching DSTL files in parallel during restore.");
+                    .withDescription("Threads prefetching DSTL files in parallel during restore.");
 
     public static final ConfigOption<Boolean> DOWNLOAD_CACHE_ENABLED =
             ConfigOptions.key(PREFIX + "download.local-cache.enabled")

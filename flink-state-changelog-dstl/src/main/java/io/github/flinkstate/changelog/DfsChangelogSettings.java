@@ -1,12 +1,10 @@
 package io.github.flinkstate.changelog;
 
+import java.time.Duration;
+import javax.annotation.Nullable;
 import org.apache.flink.configuration.IllegalConfigurationException;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.core.fs.Path;
-
-import javax.annotation.Nullable;
-
-import java.time.Duration;
 
 /**
  * Validated, immutable view of {@link DfsChangelogOptions} for one storage.
@@ -81,8 +79,11 @@ public record DfsChangelogSettings(
         }
         if (persistDelay.isNegative() || retryDelay.isNegative()) {
             throw new IllegalConfigurationException(
-                    "'" + DfsChangelogOptions.PERSIST_DELAY.key() + "' and '"
-                            + DfsChangelogOptions.RETRY_DELAY.key() + "' must not be negative");
+                    "'"
+                            + DfsChangelogOptions.PERSIST_DELAY.key()
+                            + "' and '"
+                            + DfsChangelogOptions.RETRY_DELAY.key()
+                            + "' must not be negative");
         }
     }
 

@@ -1,23 +1,20 @@
 package io.github.flinkstate.changelog;
 
 import io.github.flinkstate.changelog.testutils.FaultInjectingFileSystem;
-
+import java.io.File;
+import java.util.Collections;
+import java.util.List;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
 import org.apache.flink.testutils.junit.extensions.parameterized.ParameterizedTestExtension;
 import org.apache.flink.testutils.junit.extensions.parameterized.Parameters;
-
 import org.junit.jupiter.api.extension.ExtendWith;
-
-import java.io.File;
-import java.util.Collections;
-import java.util.List;
 
 /**
  * Flink's conformance suite with the DSTL on {@code faulty://} (no faults injected), which claims
- * to be a distributed file system, so every restore goes through the reader's parallel prefetch
- * and local download cache.
+ * to be a distributed file system, so every restore goes through the reader's parallel prefetch and
+ * local download cache.
  */
 @ExtendWith(ParameterizedTestExtension.class)
 class ChangelogDfsBatchedCachedReadTest extends ChangelogDfsBatchedConformanceBase {

@@ -1,31 +1,28 @@
 package io.github.flinkstate.changelog;
 
 import io.github.flinkstate.changelog.testutils.TestStorages;
-
-import org.apache.flink.core.fs.Path;
-import org.apache.flink.runtime.state.CheckpointStorage;
-import org.apache.flink.runtime.state.ConfigurableStateBackend;
-import org.apache.flink.runtime.state.StateBackend;
-import org.apache.flink.runtime.state.ChangelogWrappedStateBackendTestBase;
-import org.apache.flink.runtime.state.StateBackendTestBase;
-import org.apache.flink.runtime.state.TestTaskStateManager;
-import org.apache.flink.runtime.state.storage.JobManagerCheckpointStorage;
-
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.io.File;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import org.apache.flink.core.fs.Path;
+import org.apache.flink.runtime.state.ChangelogWrappedStateBackendTestBase;
+import org.apache.flink.runtime.state.CheckpointStorage;
+import org.apache.flink.runtime.state.ConfigurableStateBackend;
+import org.apache.flink.runtime.state.StateBackend;
+import org.apache.flink.runtime.state.StateBackendTestBase;
+import org.apache.flink.runtime.state.TestTaskStateManager;
+import org.apache.flink.runtime.state.storage.JobManagerCheckpointStorage;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Runs Flink's {@link StateBackendTestBase} on Flink's {@code ChangelogStateBackend} with the
- * {@code dfs-batched} DSTL on the local file system as its changelog storage. Subclasses choose
- * the delegate. Two tests that Flink's changelog backend fails with any storage are disabled by
- * {@link ChangelogWrappedStateBackendTestBase} (shared with the LRU cache module's tests, from its
- * test jar).
+ * {@code dfs-batched} DSTL on the local file system as its changelog storage. Subclasses choose the
+ * delegate. Two tests that Flink's changelog backend fails with any storage are disabled by {@link
+ * ChangelogWrappedStateBackendTestBase} (shared with the LRU cache module's tests, from its test
+ * jar).
  */
 abstract class ChangelogDfsBatchedConformanceBase extends ChangelogWrappedStateBackendTestBase {
 
@@ -55,8 +52,7 @@ abstract class ChangelogDfsBatchedConformanceBase extends ChangelogWrappedStateB
     protected TestTaskStateManager getTestTaskStateManager() throws IOException {
         File dir = new File(tmp.toFile(), UUID.randomUUID().toString());
         DfsBatchedChangelogStorage storage =
-                TestStorages.storage(
-                        TestStorages.config(basePath(dir)), new File(dir, "local"));
+                TestStorages.storage(TestStorages.config(basePath(dir)), new File(dir, "local"));
         storages.add(storage);
         return TestTaskStateManager.builder().setStateChangelogStorage(storage).build();
     }

@@ -1,21 +1,19 @@
 package io.github.flinkstate.changelog;
 
+import java.io.File;
+import java.nio.file.Files;
+import java.util.Collections;
+import java.util.List;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
 import org.apache.flink.testutils.junit.extensions.parameterized.ParameterizedTestExtension;
 import org.apache.flink.testutils.junit.extensions.parameterized.Parameters;
-
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.ExtendWith;
-
-import java.io.File;
-import java.nio.file.Files;
-import java.util.Collections;
-import java.util.List;
 
 /**
  * Flink's conformance suite for ChangelogStateBackend(HashMap) with the DSTL on a real HDFS

@@ -1,7 +1,15 @@
 package io.github.flinkstate.changelog;
 
-import io.github.flinkstate.changelog.testutils.FaultInjectingFileSystem;
+import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.flinkstate.changelog.testutils.FaultInjectingFileSystem;
+import java.io.File;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.functions.RichMapFunction;
 import org.apache.flink.api.common.state.CheckpointListener;
@@ -21,32 +29,21 @@ import org.apache.flink.core.fs.Path;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.util.Collector;
-
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import java.io.File;
-import java.time.Duration;
-import java.util.HashMap;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-
-import static org.assertj.core.api.Assertions.assertThat;
-
 /**
  * A real job on a MiniCluster with {@code state.backend.type} = {@link
- * ChangelogStateBackendFactory} and {@code state.changelog.storage} = {@code dfs-batched}:
- * frequent checkpoints, periodic materialization, one injected failure after checkpoints
- * completed, and an exact per-key count check after recovery; and a run where every attempt of
- * some uploads fails, which must fail checkpoints but not the job.
+ * ChangelogStateBackendFactory} and {@code state.changelog.storage} = {@code dfs-batched}: frequent
+ * checkpoints, periodic materialization, one injected failure after checkpoints completed, and an
+ * exact per-key count check after recovery; and a run where every attempt of some uploads fails,
+ * which must fail checkpoints but not the job.
  *
  * <p>Check: the sink keeps, per key, the highest count the keyed operator emitted. A restore that
- * lost or duplicated changes would end above or below the exact number of records per key,
- * because the source resumes from the checkpoint, not from the start.
+ * lost or duplicated changes would end above or below the exact number of records per key, because
+ * the source resumes from the checkpoint, not from the start.
  */
 class ChangelogDfsBatchedITCase {
 
@@ -67,7 +64,8 @@ class ChangelogDfsBatchedITCase {
         config.set(StateRecoveryOptions.LOCAL_RECOVERY, localRecovery);
         config.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
         config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 3);
-        config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(100));
+        config.set(
+                RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(100));
 
         runJob(config, new FailOnceAfterCheckpoints());
 
@@ -113,8 +111,7 @@ class ChangelogDfsBatchedITCase {
         config.set(DfsChangelogOptions.DELEGATE, delegate);
         config.set(StateChangelogOptions.STATE_CHANGE_LOG_STORAGE, "dfs-batched");
         config.set(DfsChangelogOptions.BASE_PATH, dstlBase.toString());
-        config.set(
-                StateChangelogOptions.PERIODIC_MATERIALIZATION_INTERVAL, Duration.ofMillis(500));
+        config.set(StateChangelogOptions.PERIODIC_MATERIALIZATION_INTERVAL, Duration.ofMillis(500));
         config.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, Duration.ofMillis(100));
         return config;
     }
@@ -150,7 +147,8 @@ class ChangelogDfsBatchedITCase {
 
         @Override
         public Long map(Long value) throws Exception {
-            if (value > RECORDS / 2 && COMPLETED_CHECKPOINTS.get() >= 3
+            if (value > RECORDS / 2
+                    && COMPLETED_CHECKPOINTS.get() >= 3
                     && FAILED.compareAndSet(false, true)) {
                 FaultInjectingFileSystem.failNextCreates(6);
             }

@@ -1,5 +1,19 @@
 package io.github.flinkstate.changelog;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.api.common.functions.MapFunction;
@@ -23,31 +37,15 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.apache.flink.util.Collector;
-
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import java.io.File;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.time.Duration;
-import java.util.Collections;
-import java.util.HashMap;
-import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.Collectors;
-import java.util.stream.Stream;
-
-import static org.assertj.core.api.Assertions.assertThat;
-
 /**
  * A real job with Flink's changelog backend on our {@code dfs-batched} DSTL: while it runs,
  * periodic materialization happens and log files written before it are deleted afterwards (no
- * leak); the job is then cancelled and resumed from its last retained checkpoint at parallelism
- * 1 (rescale 2 -> 1), and every key's final count is exact.
+ * leak); the job is then cancelled and resumed from its last retained checkpoint at parallelism 1
+ * (rescale 2 -> 1), and every key's final count is exact.
  */
 class ChangelogDfsBatchedRescaleITCase {
 
@@ -98,16 +96,23 @@ class ChangelogDfsBatchedRescaleITCase {
 
             // cancel and resume from the last retained checkpoint at parallelism 1
             CompletedCheckpointStats latest =
-                    cluster.getExecutionGraph(firstId).get().getCheckpointStatsSnapshot()
-                            .getHistory().getLatestCompletedCheckpoint();
+                    cluster.getExecutionGraph(firstId)
+                            .get()
+                            .getCheckpointStatsSnapshot()
+                            .getHistory()
+                            .getLatestCompletedCheckpoint();
             assertThat(latest).isNotNull();
             cluster.cancelJob(firstId).get();
             while (cluster.getJobStatus(firstId).get() != JobStatus.CANCELED) {
                 Thread.sleep(20);
             }
             String checkpoint =
-                    cluster.getExecutionGraph(firstId).get().getCheckpointStatsSnapshot()
-                            .getHistory().getLatestCompletedCheckpoint().getExternalPath();
+                    cluster.getExecutionGraph(firstId)
+                            .get()
+                            .getCheckpointStatsSnapshot()
+                            .getHistory()
+                            .getLatestCompletedCheckpoint()
+                            .getExternalPath();
             assertThat(PROCESSED.get()).isLessThan(RECORDS);
 
             throttle = false;
@@ -148,7 +153,9 @@ class ChangelogDfsBatchedRescaleITCase {
         config.set(DfsChangelogOptions.BASE_PATH, new Path(dstl.toURI()).toString());
         config.set(StateChangelogOptions.PERIODIC_MATERIALIZATION_INTERVAL, Duration.ofMillis(300));
         config.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, Duration.ofMillis(100));
-        config.setString("execution.checkpointing.externalized-checkpoint-retention", "RETAIN_ON_CANCELLATION");
+        config.setString(
+                "execution.checkpointing.externalized-checkpoint-retention",
+                "RETAIN_ON_CANCELLATION");
         config.set(
                 CheckpointingOptions.CHECKPOINTS_DIRECTORY,
                 new Path(new File(tmp, "checkpoints").toURI()).toString());

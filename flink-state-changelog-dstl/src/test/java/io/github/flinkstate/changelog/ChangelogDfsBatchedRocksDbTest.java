@@ -1,14 +1,12 @@
 package io.github.flinkstate.changelog;
 
+import java.util.Collections;
+import java.util.List;
 import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
 import org.apache.flink.testutils.junit.extensions.parameterized.ParameterizedTestExtension;
 import org.apache.flink.testutils.junit.extensions.parameterized.Parameters;
-
 import org.junit.jupiter.api.extension.ExtendWith;
-
-import java.util.Collections;
-import java.util.List;
 
 /** Flink's state backend conformance suite: ChangelogStateBackend(RocksDB) on our DSTL. */
 @ExtendWith(ParameterizedTestExtension.class)

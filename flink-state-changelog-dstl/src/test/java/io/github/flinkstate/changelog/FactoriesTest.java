@@ -1,5 +1,11 @@
 package io.github.flinkstate.changelog;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.File;
+import java.util.ServiceLoader;
+import java.util.stream.StreamSupport;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.IllegalConfigurationException;
@@ -18,16 +24,8 @@ import org.apache.flink.runtime.state.changelog.StateChangelogStorageLoader;
 import org.apache.flink.runtime.state.delegate.DelegatingStateBackend;
 import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
 import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
-
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-
-import java.io.File;
-import java.util.ServiceLoader;
-import java.util.stream.StreamSupport;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** SPI registration, option validation and {@link ChangelogStateBackendFactory}. */
 class FactoriesTest {
@@ -108,7 +106,8 @@ class FactoriesTest {
         Configuration config = backendConfig();
         config.set(DfsChangelogOptions.DELEGATE, "rocksdb");
         StateBackend backend =
-                new ChangelogStateBackendFactory().createFromConfig(config, getClass().getClassLoader());
+                new ChangelogStateBackendFactory()
+                        .createFromConfig(config, getClass().getClassLoader());
         assertThat(((DelegatingStateBackend) backend).getDelegatedStateBackend())
                 .isInstanceOf(EmbeddedRocksDBStateBackend.class);
     }
@@ -116,9 +115,12 @@ class FactoriesTest {
     @Test
     void backendFactory_acceptsFactoryClassName() throws Exception {
         Configuration config = backendConfig();
-        config.set(DfsChangelogOptions.DELEGATE, "org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackendFactory");
+        config.set(
+                DfsChangelogOptions.DELEGATE,
+                "org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackendFactory");
         StateBackend backend =
-                new ChangelogStateBackendFactory().createFromConfig(config, getClass().getClassLoader());
+                new ChangelogStateBackendFactory()
+                        .createFromConfig(config, getClass().getClassLoader());
         assertThat(((DelegatingStateBackend) backend).getDelegatedStateBackend())
                 .isInstanceOf(EmbeddedRocksDBStateBackend.class);
     }
@@ -128,7 +130,9 @@ class FactoriesTest {
         Configuration config = backendConfig();
         config.set(StateChangelogOptions.STATE_CHANGE_LOG_STORAGE, "filesystem");
         assertThatThrownBy(
-                        () -> new ChangelogStateBackendFactory().createFromConfig(config, getClass().getClassLoader()))
+                        () ->
+                                new ChangelogStateBackendFactory()
+                                        .createFromConfig(config, getClass().getClassLoader()))
                 .isInstanceOf(IllegalConfigurationException.class)
                 .hasMessageContaining("state.changelog.storage")
                 .hasMessageContaining("filesystem");
@@ -139,7 +143,9 @@ class FactoriesTest {
         Configuration config = backendConfig();
         config.set(StateChangelogOptions.ENABLE_STATE_CHANGE_LOG, true);
         assertThatThrownBy(
-                        () -> new ChangelogStateBackendFactory().createFromConfig(config, getClass().getClassLoader()))
+                        () ->
+                                new ChangelogStateBackendFactory()
+                                        .createFromConfig(config, getClass().getClassLoader()))
                 .isInstanceOf(IllegalConfigurationException.class)
                 .hasMessageContaining("state.changelog.enabled");
     }
@@ -149,11 +155,15 @@ class FactoriesTest {
         Configuration config = backendConfig();
         config.set(StateRecoveryOptions.SAVEPOINT_PATH, "file:///savepoints/sp-1");
         assertThatThrownBy(
-                        () -> new ChangelogStateBackendFactory().createFromConfig(config, getClass().getClassLoader()))
+                        () ->
+                                new ChangelogStateBackendFactory()
+                                        .createFromConfig(config, getClass().getClassLoader()))
                 .isInstanceOf(IllegalConfigurationException.class)
                 .hasMessageContaining("execution.state-recovery.claim-mode: CLAIM");
         config.set(StateRecoveryOptions.RESTORE_MODE, RecoveryClaimMode.CLAIM);
-        assertThat(new ChangelogStateBackendFactory().createFromConfig(config, getClass().getClassLoader()))
+        assertThat(
+                        new ChangelogStateBackendFactory()
+                                .createFromConfig(config, getClass().getClassLoader()))
                 .isNotNull();
     }
 
@@ -162,7 +172,9 @@ class FactoriesTest {
         Configuration config = backendConfig();
         config.set(DfsChangelogOptions.DELEGATE, ChangelogStateBackendFactory.class.getName());
         assertThatThrownBy(
-                        () -> new ChangelogStateBackendFactory().createFromConfig(config, getClass().getClassLoader()))
+                        () ->
+                                new ChangelogStateBackendFactory()
+                                        .createFromConfig(config, getClass().getClassLoader()))
                 .hasMessageContaining("state.backend.changelog.delegate");
     }
 
@@ -171,7 +183,9 @@ class FactoriesTest {
         Configuration config = backendConfig();
         config.set(DfsChangelogOptions.DELEGATE, "com.example.NoSuchFactory");
         assertThatThrownBy(
-                        () -> new ChangelogStateBackendFactory().createFromConfig(config, getClass().getClassLoader()))
+                        () ->
+                                new ChangelogStateBackendFactory()
+                                        .createFromConfig(config, getClass().getClassLoader()))
                 .hasMessageContaining("state.backend.changelog.delegate");
     }
 }

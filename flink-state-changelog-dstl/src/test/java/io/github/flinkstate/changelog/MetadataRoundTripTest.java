@@ -1,10 +1,18 @@
 package io.github.flinkstate.changelog;
 
+import static io.github.flinkstate.changelog.testutils.Changes.bytes;
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.flinkstate.changelog.read.DfsChangelogStorageView;
 import io.github.flinkstate.changelog.testutils.Changes;
 import io.github.flinkstate.changelog.testutils.TestStorages;
 import io.github.flinkstate.changelog.upload.DfsChangelogWriter;
-
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.File;
+import java.util.List;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.runtime.checkpoint.metadata.MetadataV3Serializer;
@@ -17,25 +25,14 @@ import org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl;
 import org.apache.flink.runtime.state.changelog.SequenceNumber;
 import org.apache.flink.runtime.state.changelog.StateChangelogStorageLoader;
 import org.apache.flink.runtime.state.changelog.StateChangelogStorageView;
-
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
-import java.io.File;
-import java.util.List;
-
-import static io.github.flinkstate.changelog.testutils.Changes.bytes;
-import static org.assertj.core.api.Assertions.assertThat;
-
 /**
- * The handles our DSTL produces survive Flink's checkpoint metadata serializer, and a restore
- * finds our storage through the identifier recorded in them.
+ * The handles our DSTL produces survive Flink's checkpoint metadata serializer, and a restore finds
+ * our storage through the identifier recorded in them.
  */
 class MetadataRoundTripTest {
 
@@ -70,7 +67,8 @@ class MetadataRoundTripTest {
         try (DataOutputStream out = new DataOutputStream(bytes)) {
             MetadataV3Serializer.INSTANCE.serializeKeyedStateHandleUtil(handle, out);
         }
-        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes.toByteArray()))) {
+        try (DataInputStream in =
+                new DataInputStream(new ByteArrayInputStream(bytes.toByteArray()))) {
             return MetadataV3Serializer.INSTANCE.deserializeKeyedStateHandleUtil(in);
         }
     }
@@ -109,7 +107,8 @@ class MetadataRoundTripTest {
         ChangelogStateBackendHandle restored = (ChangelogStateBackendHandle) read;
         assertThat(restored.getNonMaterializedStateHandles()).hasSize(1);
         ChangelogStateHandle changelog = restored.getNonMaterializedStateHandles().get(0);
-        assertThat(changelog.getStorageIdentifier()).isEqualTo(DfsBatchedChangelogStorageFactory.IDENTIFIER);
+        assertThat(changelog.getStorageIdentifier())
+                .isEqualTo(DfsBatchedChangelogStorageFactory.IDENTIFIER);
 
         SharedStateRegistryImpl registry = new SharedStateRegistryImpl();
         restored.registerSharedStates(registry, 5);

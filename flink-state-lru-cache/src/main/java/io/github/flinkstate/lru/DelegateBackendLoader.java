@@ -22,13 +22,18 @@ final class DelegateBackendLoader {
         String name = config.get(LruCacheOptions.DELEGATE);
         if (name == null || name.trim().isEmpty()) {
             throw new IllegalConfigurationException(
-                    "'" + LruCacheOptions.DELEGATE.key() + "' must name a state backend, e.g. 'rocksdb'");
+                    "'"
+                            + LruCacheOptions.DELEGATE.key()
+                            + "' must name a state backend, e.g. 'rocksdb'");
         }
         name = name.trim();
         if (name.equals(LruCacheStateBackendFactory.class.getName())
                 || name.equals(StateBackendWrapperWithLRUCache.class.getName())) {
             throw new IllegalConfigurationException(
-                    "'" + LruCacheOptions.DELEGATE.key() + "' is '" + name
+                    "'"
+                            + LruCacheOptions.DELEGATE.key()
+                            + "' is '"
+                            + name
                             + "', the LRU cache itself; choose the backend behind the cache,"
                             + " e.g. 'rocksdb' or 'hashmap'");
         }
@@ -41,28 +46,45 @@ final class DelegateBackendLoader {
         delegateConfig.set(StateBackendOptions.STATE_BACKEND, name);
         StateBackend backend;
         try {
-            backend = StateBackendLoader.loadStateBackendFromConfig(delegateConfig, classLoader, null);
+            backend =
+                    StateBackendLoader.loadStateBackendFromConfig(
+                            delegateConfig, classLoader, null);
         } catch (Exception e) {
             throw new IllegalConfigurationException(
-                    "Could not load the delegate backend '" + name + "' configured in '"
-                            + LruCacheOptions.DELEGATE.key() + "': " + e.getMessage(),
+                    "Could not load the delegate backend '"
+                            + name
+                            + "' configured in '"
+                            + LruCacheOptions.DELEGATE.key()
+                            + "': "
+                            + e.getMessage(),
                     e);
         }
         if (backend instanceof StateBackendWrapperWithLRUCache) {
             throw new IllegalConfigurationException(
-                    "'" + LruCacheOptions.DELEGATE.key() + "' = '" + name
+                    "'"
+                            + LruCacheOptions.DELEGATE.key()
+                            + "' = '"
+                            + name
                             + "' creates another LRU cache; choose the backend behind the cache");
         }
         if (backend instanceof DelegatingStateBackend) {
             throw new IllegalConfigurationException(
-                    "'" + LruCacheOptions.DELEGATE.key() + "' = '" + name + "' is a wrapping backend ("
+                    "'"
+                            + LruCacheOptions.DELEGATE.key()
+                            + "' = '"
+                            + name
+                            + "' is a wrapping backend ("
                             + backend.getClass().getName()
                             + "); put the LRU cache under the changelog backend instead"
                             + " (state.backend.changelog.delegate or state.changelog.enabled).");
         }
         if (!(backend instanceof AbstractStateBackend)) {
             throw new IllegalConfigurationException(
-                    "'" + LruCacheOptions.DELEGATE.key() + "' = '" + name + "' loads "
+                    "'"
+                            + LruCacheOptions.DELEGATE.key()
+                            + "' = '"
+                            + name
+                            + "' loads "
                             + backend.getClass().getName()
                             + ", which is not an AbstractStateBackend; the cache cannot wrap it");
         }

@@ -9,7 +9,8 @@ import org.apache.flink.runtime.state.StateBackendFactory;
  * io.github.flinkstate.lru.LruCacheStateBackendFactory}. Cheap and free of side effects: Flink
  * calls it on the JobManager and in every task.
  */
-public class LruCacheStateBackendFactory implements StateBackendFactory<StateBackendWrapperWithLRUCache> {
+public class LruCacheStateBackendFactory
+        implements StateBackendFactory<StateBackendWrapperWithLRUCache> {
 
     @Override
     public StateBackendWrapperWithLRUCache createFromConfig(

@@ -1,7 +1,7 @@
 package io.github.flinkstate.lru;
 
 import io.github.flinkstate.lru.backend.LruCacheKeyedStateBackendBuilder;
-
+import java.io.IOException;
 import org.apache.flink.configuration.IllegalConfigurationException;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.core.execution.SavepointFormatType;
@@ -11,17 +11,15 @@ import org.apache.flink.runtime.state.ConfigurableStateBackend;
 import org.apache.flink.runtime.state.OperatorStateBackend;
 import org.apache.flink.runtime.state.StateBackend;
 
-import java.io.IOException;
-
 /**
  * A state backend that puts a write-back, object-level LRU cache in front of another backend
- * (FLIP-325). With a cache big enough for the working set it runs at heap speed; state beyond
- * the cache lives in the delegate (RocksDB by default), so there is no risk of running out of
- * memory. Values are returned by reference (object reuse), as with the HashMap backend.
+ * (FLIP-325). With a cache big enough for the working set it runs at heap speed; state beyond the
+ * cache lives in the delegate (RocksDB by default), so there is no risk of running out of memory.
+ * Values are returned by reference (object reuse), as with the HashMap backend.
  *
- * <p>Operator state, timers and canonical savepoints are the delegate's. Checkpoints are
- * packaged in Flink's own handle types, so they work with any checkpoint storage, rescaling and
- * the changelog backend.
+ * <p>Operator state, timers and canonical savepoints are the delegate's. Checkpoints are packaged
+ * in Flink's own handle types, so they work with any checkpoint storage, rescaling and the
+ * changelog backend.
  *
  * <p>Serializable configuration object; immutable after {@link #configure}.
  */
@@ -40,16 +38,21 @@ public class StateBackendWrapperWithLRUCache extends AbstractStateBackend
     public StateBackendWrapperWithLRUCache(StateBackend delegate, int maxEntries) {
         if (maxEntries < 0) {
             throw new IllegalConfigurationException(
-                    "'" + LruCacheOptions.MAX_ENTRIES_NUM.key() + "' must not be negative, but is "
+                    "'"
+                            + LruCacheOptions.MAX_ENTRIES_NUM.key()
+                            + "' must not be negative, but is "
                             + maxEntries);
         }
         if (delegate == null) {
             throw new IllegalConfigurationException(
-                    "The LRU cache needs a delegate backend ('" + LruCacheOptions.DELEGATE.key() + "')");
+                    "The LRU cache needs a delegate backend ('"
+                            + LruCacheOptions.DELEGATE.key()
+                            + "')");
         }
         if (delegate instanceof StateBackendWrapperWithLRUCache) {
             throw new IllegalConfigurationException(
-                    "The delegate of the LRU cache ('" + LruCacheOptions.DELEGATE.key()
+                    "The delegate of the LRU cache ('"
+                            + LruCacheOptions.DELEGATE.key()
                             + "') must not be another LRU cache");
         }
         this.delegate = delegate;
@@ -57,7 +60,9 @@ public class StateBackendWrapperWithLRUCache extends AbstractStateBackend
     }
 
     private StateBackendWrapperWithLRUCache(
-            StateBackendWrapperWithLRUCache original, ReadableConfig config, ClassLoader classLoader) {
+            StateBackendWrapperWithLRUCache original,
+            ReadableConfig config,
+            ClassLoader classLoader) {
         this(configureDelegate(original.delegate, config, classLoader), original.maxEntries);
         this.latencyTrackingConfigBuilder = original.latencyTrackingConfigBuilder.configure(config);
         this.sizeTrackingConfigBuilder = original.sizeTrackingConfigBuilder.configure(config);
@@ -76,7 +81,9 @@ public class StateBackendWrapperWithLRUCache extends AbstractStateBackend
         int maxEntries = config.get(LruCacheOptions.MAX_ENTRIES_NUM);
         if (maxEntries < 0) {
             throw new IllegalConfigurationException(
-                    "'" + LruCacheOptions.MAX_ENTRIES_NUM.key() + "' must not be negative, but is "
+                    "'"
+                            + LruCacheOptions.MAX_ENTRIES_NUM.key()
+                            + "' must not be negative, but is "
                             + maxEntries);
         }
         StateBackendWrapperWithLRUCache backend =
@@ -117,7 +124,9 @@ public class StateBackendWrapperWithLRUCache extends AbstractStateBackend
                         latencyTrackingConfigBuilder
                                 .setMetricGroup(parameters.getMetricGroup())
                                 .build(),
-                        sizeTrackingConfigBuilder.setMetricGroup(parameters.getMetricGroup()).build())
+                        sizeTrackingConfigBuilder
+                                .setMetricGroup(parameters.getMetricGroup())
+                                .build())
                 .build();
     }
 
@@ -144,6 +153,10 @@ public class StateBackendWrapperWithLRUCache extends AbstractStateBackend
 
     @Override
     public String toString() {
-        return "StateBackendWrapperWithLRUCache{maxEntries=" + maxEntries + ", delegate=" + delegate + '}';
+        return "StateBackendWrapperWithLRUCache{maxEntries="
+                + maxEntries
+                + ", delegate="
+                + delegate
+                + '}';
     }
 }

@@ -1,5 +1,8 @@
 package io.github.flinkstate.lru;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.IllegalConfigurationException;
 import org.apache.flink.configuration.StateBackendOptions;
@@ -7,11 +10,7 @@ import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.StateBackendLoader;
 import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
 import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
-
 import org.junit.jupiter.api.Test;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Loading through {@code state.backend.type} and the errors for wrong configuration. */
 class LruCacheConfigurationTest {
@@ -41,7 +40,9 @@ class LruCacheConfigurationTest {
         config.set(LruCacheOptions.DELEGATE, "hashmap");
         assertThat(((StateBackendWrapperWithLRUCache) load(config)).getDelegate())
                 .isInstanceOf(HashMapStateBackend.class);
-        config.set(LruCacheOptions.DELEGATE, "org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackendFactory");
+        config.set(
+                LruCacheOptions.DELEGATE,
+                "org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackendFactory");
         assertThat(((StateBackendWrapperWithLRUCache) load(config)).getDelegate())
                 .isInstanceOf(EmbeddedRocksDBStateBackend.class);
     }
@@ -51,7 +52,8 @@ class LruCacheConfigurationTest {
         Configuration config = new Configuration();
         config.setString("execution.checkpointing.incremental", "true");
         EmbeddedRocksDBStateBackend rocks =
-                (EmbeddedRocksDBStateBackend) ((StateBackendWrapperWithLRUCache) load(config)).getDelegate();
+                (EmbeddedRocksDBStateBackend)
+                        ((StateBackendWrapperWithLRUCache) load(config)).getDelegate();
         assertThat(rocks.isIncrementalCheckpointsEnabled()).isTrue();
     }
 

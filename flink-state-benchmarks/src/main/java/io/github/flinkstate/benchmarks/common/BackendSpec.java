@@ -5,9 +5,6 @@ import io.github.flinkstate.changelog.DfsBatchedChangelogStorageFactory;
 import io.github.flinkstate.changelog.DfsChangelogOptions;
 import io.github.flinkstate.lru.LruCacheOptions;
 import io.github.flinkstate.lru.LruCacheStateBackendFactory;
-
-import org.apache.flink.configuration.Configuration;
-
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -15,6 +12,7 @@ import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
+import org.apache.flink.configuration.Configuration;
 
 /** A named state backend configuration used by the demo and the scenario runners. Immutable. */
 public final class BackendSpec {
@@ -50,9 +48,9 @@ public final class BackendSpec {
 
     /**
      * RocksDB as {@link #rocksDb()}, restoring in Flink's IngestDB mode ({@code
-     * state.backend.rocksdb.use-ingest-db-restore-mode}, FLIP-447): on rescaling, the SST files
-     * of several source instances are clipped to the target key-group range and ingested instead
-     * of re-inserting their records one by one.
+     * state.backend.rocksdb.use-ingest-db-restore-mode}, FLIP-447): on rescaling, the SST files of
+     * several source instances are clipped to the target key-group range and ingested instead of
+     * re-inserting their records one by one.
      */
     public static BackendSpec rocksDbIngest() {
         return new BackendSpec(
@@ -87,7 +85,9 @@ public final class BackendSpec {
                     String delegateType = c.getString("state.backend.type", "hashmap");
                     c.setString("state.backend.type", ChangelogStateBackendFactory.class.getName());
                     c.set(DfsChangelogOptions.DELEGATE, delegateType);
-                    c.setString("state.changelog.storage", DfsBatchedChangelogStorageFactory.IDENTIFIER);
+                    c.setString(
+                            "state.changelog.storage",
+                            DfsBatchedChangelogStorageFactory.IDENTIFIER);
                     c.set(DfsChangelogOptions.BASE_PATH, tempDir("dstl").toURI().toString());
                     c.setString("state.changelog.periodic-materialize.interval", "1 s");
                 });
@@ -121,7 +121,9 @@ public final class BackendSpec {
                 specs.add(lruOverRocksDb(Integer.parseInt(s.substring(4))));
             } else if (!s.isEmpty()) {
                 throw new IllegalArgumentException(
-                        "Unknown backend '" + item + "'; use hashmap, rocksdb, rocksdb-ingest, "
+                        "Unknown backend '"
+                                + item
+                                + "'; use hashmap, rocksdb, rocksdb-ingest, "
                                 + "lru:<entries> or changelog:<backend>");
             }
         }

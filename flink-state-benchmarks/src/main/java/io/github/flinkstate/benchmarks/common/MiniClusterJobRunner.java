@@ -1,5 +1,6 @@
 package io.github.flinkstate.benchmarks.common;
 
+import java.util.function.Consumer;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.runtime.checkpoint.CheckpointStatsSnapshot;
@@ -10,8 +11,6 @@ import org.apache.flink.runtime.jobmaster.JobResult;
 import org.apache.flink.runtime.minicluster.MiniCluster;
 import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-
-import java.util.function.Consumer;
 
 /**
  * Runs one streaming job on a fresh embedded {@link MiniCluster} and reads its checkpoint
@@ -46,7 +45,8 @@ public final class MiniClusterJobRunner {
                         .build();
         try (MiniCluster cluster = new MiniCluster(mcc)) {
             cluster.start();
-            StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(config);
+            StreamExecutionEnvironment env =
+                    StreamExecutionEnvironment.getExecutionEnvironment(config);
             env.setParallelism(parallelism);
             buildJob.accept(env);
             JobGraph jobGraph = env.getStreamGraph().getJobGraph();
@@ -56,7 +56,12 @@ public final class MiniClusterJobRunner {
                 throw new RuntimeException(
                         "Job with backend " + backendName + " failed",
                         result.getSerializedThrowable()
-                                .map(t -> (Throwable) t.deserializeError(MiniClusterJobRunner.class.getClassLoader()))
+                                .map(
+                                        t ->
+                                                (Throwable)
+                                                        t.deserializeError(
+                                                                MiniClusterJobRunner.class
+                                                                        .getClassLoader()))
                                 .orElse(null));
             }
             AccessExecutionGraph graph = cluster.getExecutionGraph(jobId).get();
@@ -75,8 +80,12 @@ public final class MiniClusterJobRunner {
                     result.getNetRuntime(),
                     restarts,
                     stats == null ? 0 : stats.getCounts().getNumberOfCompletedCheckpoints(),
-                    stats == null ? 0 : stats.getSummaryStats().getEndToEndDurationStats().getAverage(),
-                    stats == null ? 0 : stats.getSummaryStats().getEndToEndDurationStats().getMaximum(),
+                    stats == null
+                            ? 0
+                            : stats.getSummaryStats().getEndToEndDurationStats().getAverage(),
+                    stats == null
+                            ? 0
+                            : stats.getSummaryStats().getEndToEndDurationStats().getMaximum(),
                     latest == null ? 0 : latest.getStateSize(),
                     CacheMetricsCollector.hitRatio());
         }

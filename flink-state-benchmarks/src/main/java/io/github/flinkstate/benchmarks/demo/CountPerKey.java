@@ -1,5 +1,8 @@
 package io.github.flinkstate.benchmarks.demo;
 
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.CheckpointListener;
 import org.apache.flink.api.common.state.ValueState;
@@ -8,15 +11,11 @@ import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.util.Collector;
 
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
-
 /**
  * Counts records per key in a {@link ValueState} (the FLIP-325 benchmark logic) and, when asked,
- * fails once after a checkpoint has completed, to exercise recovery. Records the largest count
- * seen per key in a JVM-wide map: with exactly-once state, that is exactly the number of records
- * of the key, however often records were replayed.
+ * fails once after a checkpoint has completed, to exercise recovery. Records the largest count seen
+ * per key in a JVM-wide map: with exactly-once state, that is exactly the number of records of the
+ * key, however often records were replayed.
  */
 public class CountPerKey extends KeyedProcessFunction<Long, Long, Tuple2<Long, Long>>
         implements CheckpointListener {
@@ -31,7 +30,9 @@ public class CountPerKey extends KeyedProcessFunction<Long, Long, Tuple2<Long, L
     private transient ValueState<Long> count;
     private transient long processed;
 
-    /** @param failAfterRecordsPerSubtask inject one failure after that many records; <= 0: never */
+    /**
+     * @param failAfterRecordsPerSubtask inject one failure after that many records; <= 0: never
+     */
     public CountPerKey(long failAfterRecordsPerSubtask) {
         this.failAfterRecordsPerSubtask = failAfterRecordsPerSubtask;
     }
@@ -61,7 +62,8 @@ public class CountPerKey extends KeyedProcessFunction<Long, Long, Tuple2<Long, L
                 && processed >= failAfterRecordsPerSubtask
                 && CHECKPOINT_COMPLETED.get()
                 && FAILED.compareAndSet(false, true)) {
-            throw new RuntimeException("Injected failure (demo): the job restarts from the last checkpoint");
+            throw new RuntimeException(
+                    "Injected failure (demo): the job restarts from the last checkpoint");
         }
     }
 

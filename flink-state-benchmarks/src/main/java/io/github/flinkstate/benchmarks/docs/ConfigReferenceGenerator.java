@@ -1,10 +1,6 @@
 package io.github.flinkstate.benchmarks.docs;
 
 import io.github.flinkstate.lru.LruCacheOptions;
-
-import org.apache.flink.configuration.ConfigOption;
-import org.apache.flink.configuration.description.HtmlFormatter;
-
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -13,11 +9,13 @@ import java.nio.file.Paths;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.description.HtmlFormatter;
 
 /**
- * Generates {@code docs/configuration.md} from the modules' {@link ConfigOption}s, so the
- * reference never drifts from the code. {@code ConfigReferenceTest} fails when the committed
- * file is out of date.
+ * Generates {@code docs/configuration.md} from the modules' {@link ConfigOption}s, so the reference
+ * never drifts from the code. {@code ConfigReferenceTest} fails when the committed file is out of
+ * date.
  *
  * <p>Usage: {@code ConfigReferenceGenerator [output-file]} (default {@code docs/configuration.md}).
  */
@@ -37,16 +35,23 @@ public final class ConfigReferenceGenerator {
     public static String render() {
         StringBuilder sb = new StringBuilder();
         sb.append("# Configuration reference\n\n");
-        sb.append("Generated from the code by `ConfigReferenceGenerator` (module flink-state-benchmarks);\n");
+        sb.append(
+                "Generated from the code by `ConfigReferenceGenerator` (module flink-state-benchmarks);\n");
         sb.append("do not edit by hand. Regenerate with\n");
-        sb.append("`mvn -q -pl flink-state-benchmarks exec:java -Dexec.mainClass=io.github.flinkstate.benchmarks.docs.ConfigReferenceGenerator`.\n");
+        sb.append(
+                "`mvn -q -pl flink-state-benchmarks exec:java -Dexec.mainClass=io.github.flinkstate.benchmarks.docs.ConfigReferenceGenerator`.\n");
         for (Map.Entry<String, List<ConfigOption<?>>> module : options().entrySet()) {
             sb.append("\n## ").append(module.getKey()).append("\n\n");
             sb.append("| key | default | description |\n|---|---|---|\n");
             for (ConfigOption<?> option : module.getValue()) {
                 sb.append("| `").append(option.key()).append("` | ");
                 sb.append(option.hasDefaultValue() ? "`" + option.defaultValue() + "`" : "(none)");
-                sb.append(" | ").append(new HtmlFormatter().format(option.description()).replace("|", "\\|").replace("\n", " "));
+                sb.append(" | ")
+                        .append(
+                                new HtmlFormatter()
+                                        .format(option.description())
+                                        .replace("|", "\\|")
+                                        .replace("\n", " "));
                 sb.append(" |\n");
             }
         }

@@ -4,7 +4,11 @@ import io.github.flinkstate.changelog.DfsBatchedChangelogStorage;
 import io.github.flinkstate.changelog.DfsChangelogOptions;
 import io.github.flinkstate.changelog.DfsChangelogSettings;
 import io.github.flinkstate.lru.StateBackendWrapperWithLRUCache;
-
+import java.io.File;
+import java.io.IOException;
+import java.lang.reflect.Constructor;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.changelog.fs.FsStateChangelogOptions;
 import org.apache.flink.changelog.fs.FsStateChangelogStorage;
@@ -19,15 +23,9 @@ import org.apache.flink.runtime.state.changelog.StateChangelogStorage;
 import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
 import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
 
-import java.io.File;
-import java.io.IOException;
-import java.lang.reflect.Constructor;
-import java.util.concurrent.Executor;
-import java.util.concurrent.Executors;
-
 /**
- * The state backends the JMH state benchmarks compare, selected by the {@code backend} {@code
- * @Param}.
+ * The state backends the JMH state benchmarks compare, selected by the {@code backend}
+ * {@code @Param}.
  *
  * <p>The LRU variants wrap RocksDB in {@link StateBackendWrapperWithLRUCache}. Their size is a
  * fraction of the cache entries the benchmark can touch ({@code workingSetEntries}: keys times
@@ -35,8 +33,8 @@ import java.util.concurrent.Executors;
  * {@link StateWorkload} the hit ratio of reads is about that fraction:
  *
  * <ul>
- *   <li>{@code LRU_0}: 1/1000 of the working set (at least one entry): about 0% hits, every
- *       access goes through RocksDB plus the cache's miss path;
+ *   <li>{@code LRU_0}: 1/1000 of the working set (at least one entry): about 0% hits, every access
+ *       goes through RocksDB plus the cache's miss path;
  *   <li>{@code LRU_50}: half of the working set: about 50% hits;
  *   <li>{@code LRU_100}: twice the working set, so the set-up keys and all new keys of the "add"
  *       operations fit: 100% hits, nothing is ever evicted.
@@ -48,7 +46,8 @@ import java.util.concurrent.Executors;
  * DSTL's default settings:
  *
  * <ul>
- *   <li>{@code CHANGELOG_FS}: Flink's own {@code filesystem} DSTL ({@link FsStateChangelogStorage});
+ *   <li>{@code CHANGELOG_FS}: Flink's own {@code filesystem} DSTL ({@link
+ *       FsStateChangelogStorage});
  *   <li>{@code CHANGELOG_DFS_BATCHED}: our {@code dfs-batched} DSTL ({@link
  *       DfsBatchedChangelogStorage}).
  * </ul>
@@ -64,13 +63,16 @@ public enum BenchmarkBackend {
     CHANGELOG_FS,
     CHANGELOG_DFS_BATCHED;
 
-    /** Runs the discards of Flink's changelog registry on a daemon thread, so forks exit promptly. */
+    /**
+     * Runs the discards of Flink's changelog registry on a daemon thread, so forks exit promptly.
+     */
     private static final Executor DISCARD_EXECUTOR =
-            Executors.newSingleThreadExecutor(r -> {
-                Thread t = new Thread(r, "jmh-changelog-discard");
-                t.setDaemon(true);
-                return t;
-            });
+            Executors.newSingleThreadExecutor(
+                    r -> {
+                        Thread t = new Thread(r, "jmh-changelog-discard");
+                        t.setDaemon(true);
+                        return t;
+                    });
 
     /**
      * A new, unconfigured backend instance.
@@ -88,7 +90,8 @@ public enum BenchmarkBackend {
             case CHANGELOG_DFS_BATCHED:
                 return changelog(rocksDb(dbDir));
             default:
-                return new StateBackendWrapperWithLRUCache(rocksDb(dbDir), cacheEntries(workingSetEntries));
+                return new StateBackendWrapperWithLRUCache(
+                        rocksDb(dbDir), cacheEntries(workingSetEntries));
         }
     }
 
@@ -111,7 +114,10 @@ public enum BenchmarkBackend {
         return (int) Math.min(Integer.MAX_VALUE, entries);
     }
 
-    /** Whether this variant is Flink's changelog backend (it needs a {@link #createChangelogStorage}). */
+    /**
+     * Whether this variant is Flink's changelog backend (it needs a {@link
+     * #createChangelogStorage}).
+     */
     public boolean isChangelog() {
         return this == CHANGELOG_FS || this == CHANGELOG_DFS_BATCHED;
     }
@@ -120,34 +126,38 @@ public enum BenchmarkBackend {
      * A new changelog storage (DSTL) for this changelog variant, writing under {@code dir}; the
      * caller closes it after the keyed backend.
      */
-    public StateChangelogStorage<?> createChangelogStorage(JobID jobId, File dir) throws IOException {
+    public StateChangelogStorage<?> createChangelogStorage(JobID jobId, File dir)
+            throws IOException {
         switch (this) {
-            case CHANGELOG_FS: {
-                Configuration config = new Configuration();
-                config.set(FsStateChangelogOptions.BASE_PATH, new Path(dir.toURI()).toString());
-                // Flink's shortcut constructor starts a non-daemon discard pool that close() never
-                // stops, which kept every JMH fork alive for 30 s after its last iteration.
-                return new FsStateChangelogStorage(
-                        jobId,
-                        config,
-                        UnregisteredMetricGroups.createUnregisteredTaskManagerJobMetricGroup(),
-                        TaskChangelogRegistry.defaultChangelogRegistry(DISCARD_EXECUTOR),
-                        LocalRecoveryConfig.BACKUP_AND_RECOVERY_DISABLED);
-            }
-            case CHANGELOG_DFS_BATCHED: {
-                Configuration config = new Configuration();
-                config.set(DfsChangelogOptions.BASE_PATH, new Path(dir.toURI()).toString());
-                File localTmp = new File(dir, "local");
-                if (!localTmp.mkdirs() && !localTmp.isDirectory()) {
-                    throw new IOException("Cannot create " + localTmp);
+            case CHANGELOG_FS:
+                {
+                    Configuration config = new Configuration();
+                    config.set(FsStateChangelogOptions.BASE_PATH, new Path(dir.toURI()).toString());
+                    // Flink's shortcut constructor starts a non-daemon discard pool that close()
+                    // never
+                    // stops, which kept every JMH fork alive for 30 s after its last iteration.
+                    return new FsStateChangelogStorage(
+                            jobId,
+                            config,
+                            UnregisteredMetricGroups.createUnregisteredTaskManagerJobMetricGroup(),
+                            TaskChangelogRegistry.defaultChangelogRegistry(DISCARD_EXECUTOR),
+                            LocalRecoveryConfig.BACKUP_AND_RECOVERY_DISABLED);
                 }
-                return new DfsBatchedChangelogStorage(
-                        jobId,
-                        DfsChangelogSettings.forWriting(config),
-                        new UnregisteredMetricsGroup(),
-                        LocalRecoveryConfig.BACKUP_AND_RECOVERY_DISABLED,
-                        localTmp);
-            }
+            case CHANGELOG_DFS_BATCHED:
+                {
+                    Configuration config = new Configuration();
+                    config.set(DfsChangelogOptions.BASE_PATH, new Path(dir.toURI()).toString());
+                    File localTmp = new File(dir, "local");
+                    if (!localTmp.mkdirs() && !localTmp.isDirectory()) {
+                        throw new IOException("Cannot create " + localTmp);
+                    }
+                    return new DfsBatchedChangelogStorage(
+                            jobId,
+                            DfsChangelogSettings.forWriting(config),
+                            new UnregisteredMetricsGroup(),
+                            LocalRecoveryConfig.BACKUP_AND_RECOVERY_DISABLED,
+                            localTmp);
+                }
             default:
                 throw new IllegalStateException(this + " is not a changelog backend");
         }

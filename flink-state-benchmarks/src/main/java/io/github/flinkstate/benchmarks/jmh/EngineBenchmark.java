@@ -1,7 +1,13 @@
 package io.github.flinkstate.benchmarks.jmh;
 
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
 import org.apache.flink.util.FileUtils;
-
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -18,27 +24,19 @@ import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.BenchmarkParams;
 import org.openjdk.jmh.infra.Blackhole;
 
-import java.io.File;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.util.Arrays;
-import java.util.Locale;
-import java.util.SplittableRandom;
-import java.util.concurrent.TimeUnit;
-
 /**
  * Our pure-Java LSM engine ({@code io.github.flinkstate.disagg.engine.LsmStore}) against RocksDB
  * (frocksdbjni 8.10) on the same keys and values, with all data in the block cache: throughput in
  * ops/ms of one thread.
  *
- * <p>Data: {@code keyCount} keys (1M; 10M for the full run) shaped like map state: 2-byte key
- * group (of 128), 8-byte "state key", 4-byte "user key", 10 user keys per state key; values of
- * {@code valueBytes} bytes. Loaded, flushed and compacted to the last level, then every block is
- * read once to warm the cache (sized at twice the raw data). Operations, on uniformly random keys:
+ * <p>Data: {@code keyCount} keys (1M; 10M for the full run) shaped like map state: 2-byte key group
+ * (of 128), 8-byte "state key", 4-byte "user key", 10 user keys per state key; values of {@code
+ * valueBytes} bytes. Loaded, flushed and compacted to the last level, then every block is read once
+ * to warm the cache (sized at twice the raw data). Operations, on uniformly random keys:
  *
  * <ul>
- *   <li>{@code getHit}: a present key; {@code getMiss}: an absent key between present ones
- *       (user key 10..19), so bloom filters decide;
+ *   <li>{@code getHit}: a present key; {@code getMiss}: an absent key between present ones (user
+ *       key 10..19), so bloom filters decide;
  *   <li>{@code put}: overwrite a present key (background flush and compaction run as usual);
  *   <li>{@code prefixScan}: all 10 entries of a state key (one iterator per scan);
  *   <li>{@code mixed}: 50% {@code getHit}, 50% {@code put}.
@@ -47,8 +45,8 @@ import java.util.concurrent.TimeUnit;
  * <p>Work check after each iteration: hits found their value, misses found nothing, scans saw 10
  * entries each, the last put is readable.
  *
- * <p>Run: {@code java -jar flink-state-benchmarks/target/benchmarks.jar EngineBenchmark
- * -p keyCount=1000000 -rf json -rff target/jmh-engine.json}.
+ * <p>Run: {@code java -jar flink-state-benchmarks/target/benchmarks.jar EngineBenchmark -p
+ * keyCount=1000000 -rf json -rff target/jmh-engine.json}.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.Throughput)
@@ -56,10 +54,19 @@ import java.util.concurrent.TimeUnit;
 @Fork(
         value = 3,
         jvmArgsAppend = {
-            JmhJvmArgs.HEAP_ENGINE, JmhJvmArgs.OPEN_UTIL, JmhJvmArgs.OPEN_LANG, JmhJvmArgs.OPEN_REFLECT,
-            JmhJvmArgs.OPEN_IO, JmhJvmArgs.OPEN_NIO, JmhJvmArgs.OPEN_NIO_CH, JmhJvmArgs.OPEN_NET,
-            JmhJvmArgs.OPEN_CONCURRENT, JmhJvmArgs.OPEN_ATOMIC, JmhJvmArgs.OPEN_TIME,
-            JmhJvmArgs.OPEN_TEXT, JmhJvmArgs.OPEN_MATH
+            JmhJvmArgs.HEAP_ENGINE,
+            JmhJvmArgs.OPEN_UTIL,
+            JmhJvmArgs.OPEN_LANG,
+            JmhJvmArgs.OPEN_REFLECT,
+            JmhJvmArgs.OPEN_IO,
+            JmhJvmArgs.OPEN_NIO,
+            JmhJvmArgs.OPEN_NIO_CH,
+            JmhJvmArgs.OPEN_NET,
+            JmhJvmArgs.OPEN_CONCURRENT,
+            JmhJvmArgs.OPEN_ATOMIC,
+            JmhJvmArgs.OPEN_TIME,
+            JmhJvmArgs.OPEN_TEXT,
+            JmhJvmArgs.OPEN_MATH
         })
 @Warmup(iterations = 10, time = 1)
 @Measurement(iterations = 10, time = 1)
@@ -95,7 +102,8 @@ public class EngineBenchmark {
     @Setup(Level.Trial)
     public void setUp() throws IOException {
         if (keyCount < USER_KEYS || keyCount % USER_KEYS != 0) {
-            throw new IllegalArgumentException("keyCount must be a positive multiple of " + USER_KEYS);
+            throw new IllegalArgumentException(
+                    "keyCount must be a positive multiple of " + USER_KEYS);
         }
         SplittableRandom random = new SplittableRandom(42);
         for (int i = 0; i < SEQUENCE_LENGTH; i++) {
@@ -117,7 +125,8 @@ public class EngineBenchmark {
             seen += kv.scanPrefix(prefix(state), (k, v) -> {});
         }
         if (seen != keyCount) {
-            throw new IllegalStateException(engine + " holds " + seen + " entries after loading " + keyCount);
+            throw new IllegalStateException(
+                    engine + " holds " + seen + " entries after loading " + keyCount);
         }
     }
 
@@ -144,7 +153,9 @@ public class EngineBenchmark {
         verify(full.substring(full.lastIndexOf('.') + 1));
     }
 
-    /** The work check of benchmark {@code method} for the operations since {@link #startIteration}. */
+    /**
+     * The work check of benchmark {@code method} for the operations since {@link #startIteration}.
+     */
     void verify(String method) throws IOException {
         check(ops > 0, "no operation ran");
         check(unexpected == 0, "%d of %d reads gave an unexpected answer", unexpected, ops);
@@ -152,17 +163,26 @@ public class EngineBenchmark {
             check(elements == ops * USER_KEYS, "scanned %d entries in %d scans", elements, ops);
         }
         if (method.equals("put") || method.equals("mixed")) {
-            check(lastKey != null && Arrays.equals(kv.get(lastKey), lastValue), "the last put is not readable");
+            check(
+                    lastKey != null && Arrays.equals(kv.get(lastKey), lastValue),
+                    "the last put is not readable");
         }
     }
 
     private void check(boolean condition, String what, Object... args) {
         if (!condition) {
-            throw new IllegalStateException("Work check failed on " + engine + ": " + String.format(Locale.ROOT, what, args));
+            throw new IllegalStateException(
+                    "Work check failed on "
+                            + engine
+                            + ": "
+                            + String.format(Locale.ROOT, what, args));
         }
     }
 
-    /** Key of entry {@code index}: key group, state key {@code index / 10}, user key {@code index % 10} (+10 if absent). */
+    /**
+     * Key of entry {@code index}: key group, state key {@code index / 10}, user key {@code index %
+     * 10} (+10 if absent).
+     */
     private static byte[] key(int index, boolean absent) {
         long state = index / USER_KEYS;
         int user = index % USER_KEYS + (absent ? USER_KEYS : 0);

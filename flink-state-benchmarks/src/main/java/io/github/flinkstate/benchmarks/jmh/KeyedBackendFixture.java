@@ -1,5 +1,9 @@
 package io.github.flinkstate.benchmarks.jmh;
 
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.Collections;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.typeutils.base.LongSerializer;
@@ -12,26 +16,21 @@ import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
 import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.TestTaskStateManager;
-import org.apache.flink.runtime.state.changelog.StateChangelogStorage;
-import org.apache.flink.runtime.state.storage.JobManagerCheckpointStorage;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
+import org.apache.flink.runtime.state.changelog.StateChangelogStorage;
+import org.apache.flink.runtime.state.storage.JobManagerCheckpointStorage;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
 import org.apache.flink.util.FileUtils;
 
-import java.io.File;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.util.Collections;
-
 /**
  * One keyed state backend with {@code Long} keys, built directly (no job, no operator) on Flink's
- * {@link MockEnvironment}, as a Flink task would build it: 128 key groups, all owned, and 256 MB
- * of managed memory (RocksDB's block cache and write buffers come out of it).
+ * {@link MockEnvironment}, as a Flink task would build it: 128 key groups, all owned, and 256 MB of
+ * managed memory (RocksDB's block cache and write buffers come out of it).
  *
  * <p>The changelog variants get a changelog storage (DSTL) in the temporary directory, handed to
- * the backend through the environment's {@link TestTaskStateManager}, and periodic
- * materialization is disabled in the environment's execution config.
+ * the backend through the environment's {@link TestTaskStateManager}, and periodic materialization
+ * is disabled in the environment's execution config.
  *
  * <p>Not thread-safe. Lifecycle: {@link #open} creates the backend and a temporary directory;
  * {@link #close} disposes the backend and deletes the directory.
@@ -58,14 +57,17 @@ public final class KeyedBackendFixture implements AutoCloseable {
     }
 
     /** Creates the keyed backend of {@code kind}, sized for {@code workingSetEntries}. */
-    public static KeyedBackendFixture open(BenchmarkBackend kind, long workingSetEntries) throws Exception {
+    public static KeyedBackendFixture open(BenchmarkBackend kind, long workingSetEntries)
+            throws Exception {
         File dir = Files.createTempDirectory("flinkstate-jmh-").toFile();
         JobID jobId = new JobID();
         StateChangelogStorage<?> changelogStorage = null;
         MockEnvironment env = null;
         try {
             MockEnvironmentBuilder builder =
-                    new MockEnvironmentBuilder().setJobID(jobId).setManagedMemorySize(MANAGED_MEMORY_BYTES);
+                    new MockEnvironmentBuilder()
+                            .setJobID(jobId)
+                            .setManagedMemorySize(MANAGED_MEMORY_BYTES);
             if (kind.isChangelog()) {
                 changelogStorage = kind.createChangelogStorage(jobId, new File(dir, "dstl"));
                 builder.setTaskStateManager(
@@ -79,23 +81,24 @@ public final class KeyedBackendFixture implements AutoCloseable {
             env.getExecutionConfig().enablePeriodicMaterialize(false);
             if (kind.isChangelog()) {
                 // The changelog backend asks the environment for it (no checkpoint is taken).
-                env.setCheckpointStorageAccess(new JobManagerCheckpointStorage().createCheckpointStorage(jobId));
+                env.setCheckpointStorageAccess(
+                        new JobManagerCheckpointStorage().createCheckpointStorage(jobId));
             }
             StateBackend stateBackend = kind.create(new File(dir, "db"), workingSetEntries);
             CheckpointableKeyedStateBackend<Long> backend =
-                            stateBackend.createKeyedStateBackend(
-                                    new KeyedStateBackendParametersImpl<>(
-                                            env,
-                                            jobId,
-                                            "jmh-" + kind.name().toLowerCase(),
-                                            LongSerializer.INSTANCE,
-                                            MAX_PARALLELISM,
-                                            new KeyGroupRange(0, MAX_PARALLELISM - 1),
-                                            env.getTaskKvStateRegistry(),
-                                            TtlTimeProvider.DEFAULT,
-                                            new UnregisteredMetricsGroup(),
-                                            Collections.emptyList(),
-                                            new CloseableRegistry()));
+                    stateBackend.createKeyedStateBackend(
+                            new KeyedStateBackendParametersImpl<>(
+                                    env,
+                                    jobId,
+                                    "jmh-" + kind.name().toLowerCase(),
+                                    LongSerializer.INSTANCE,
+                                    MAX_PARALLELISM,
+                                    new KeyGroupRange(0, MAX_PARALLELISM - 1),
+                                    env.getTaskKvStateRegistry(),
+                                    TtlTimeProvider.DEFAULT,
+                                    new UnregisteredMetricsGroup(),
+                                    Collections.emptyList(),
+                                    new CloseableRegistry()));
             return new KeyedBackendFixture(dir, env, backend, changelogStorage);
         } catch (Exception e) {
             try {
@@ -118,9 +121,10 @@ public final class KeyedBackendFixture implements AutoCloseable {
     }
 
     /** The state of {@code descriptor} in the default namespace. */
-    public <S extends org.apache.flink.api.common.state.State> S state(StateDescriptor<S, ?> descriptor)
-            throws Exception {
-        return backend.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, descriptor);
+    public <S extends org.apache.flink.api.common.state.State> S state(
+            StateDescriptor<S, ?> descriptor) throws Exception {
+        return backend.getPartitionedState(
+                VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, descriptor);
     }
 
     @Override

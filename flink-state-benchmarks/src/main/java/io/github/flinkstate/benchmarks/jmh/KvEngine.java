@@ -15,13 +15,15 @@ public interface KvEngine extends AutoCloseable {
         ROCKSDB;
 
         /**
-         * Opens an empty engine in {@code dir} whose block cache holds {@code cacheBytes}.
-         * Both engines get the same shape: 4 KB blocks, no compression, 10-bit bloom filters,
-         * 4 MB memtables (at most 2 immutable), 8 MB files, L0 trigger 4, 32 MB level base
-         * times 10, no write-ahead log.
+         * Opens an empty engine in {@code dir} whose block cache holds {@code cacheBytes}. Both
+         * engines get the same shape: 4 KB blocks, no compression, 10-bit bloom filters, 4 MB
+         * memtables (at most 2 immutable), 8 MB files, L0 trigger 4, 32 MB level base times 10, no
+         * write-ahead log.
          */
         public KvEngine open(File dir, long cacheBytes) throws IOException {
-            return this == LSM ? LsmKvEngine.open(dir, cacheBytes) : RocksDbKvEngine.open(dir, cacheBytes);
+            return this == LSM
+                    ? LsmKvEngine.open(dir, cacheBytes)
+                    : RocksDbKvEngine.open(dir, cacheBytes);
         }
     }
 

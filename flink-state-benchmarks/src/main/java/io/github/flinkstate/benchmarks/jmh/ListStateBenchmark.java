@@ -1,9 +1,12 @@
 package io.github.flinkstate.benchmarks.jmh;
 
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.SplittableRandom;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.LongSerializer;
-
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
@@ -14,16 +17,11 @@ import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.BenchmarkParams;
 import org.openjdk.jmh.infra.Blackhole;
 
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.List;
-import java.util.SplittableRandom;
-
 /**
- * {@code ListState<Long>} throughput (ops/ms) per backend, with the operations of
- * flink-benchmarks' {@code ListStateBenchmark}. Before every iteration a fresh backend gets one
- * element for each of 500,000 keys (flink-benchmarks refills and clears per iteration so that the
- * lists do not grow from iteration to iteration; a new backend does the same more cheaply), then
+ * {@code ListState<Long>} throughput (ops/ms) per backend, with the operations of flink-benchmarks'
+ * {@code ListStateBenchmark}. Before every iteration a fresh backend gets one element for each of
+ * 500,000 keys (flink-benchmarks refills and clears per iteration so that the lists do not grow
+ * from iteration to iteration; a new backend does the same more cheaply), then
  *
  * <ul>
  *   <li>{@code listGet}: set a set-up key, {@code get()};
@@ -37,22 +35,32 @@ import java.util.SplittableRandom;
  * <p>Work check after each iteration: gets found a list every time, each of one element, sampled
  * keys start with their set-up value; the last written key's list ends with what was written.
  *
- * <p>Run: {@code java -jar flink-state-benchmarks/target/benchmarks.jar ListStateBenchmark
- * -p backend=ROCKSDB,LRU_100 -rf json -rff target/jmh-list.json}.
+ * <p>Run: {@code java -jar flink-state-benchmarks/target/benchmarks.jar ListStateBenchmark -p
+ * backend=ROCKSDB,LRU_100 -rf json -rff target/jmh-list.json}.
  */
 @Fork(
         value = 3,
         jvmArgsAppend = {
-            JmhJvmArgs.HEAP, JmhJvmArgs.OPEN_UTIL, JmhJvmArgs.OPEN_LANG, JmhJvmArgs.OPEN_REFLECT,
-            JmhJvmArgs.OPEN_IO, JmhJvmArgs.OPEN_NIO, JmhJvmArgs.OPEN_NIO_CH, JmhJvmArgs.OPEN_NET,
-            JmhJvmArgs.OPEN_CONCURRENT, JmhJvmArgs.OPEN_ATOMIC, JmhJvmArgs.OPEN_TIME,
-            JmhJvmArgs.OPEN_TEXT, JmhJvmArgs.OPEN_MATH
+            JmhJvmArgs.HEAP,
+            JmhJvmArgs.OPEN_UTIL,
+            JmhJvmArgs.OPEN_LANG,
+            JmhJvmArgs.OPEN_REFLECT,
+            JmhJvmArgs.OPEN_IO,
+            JmhJvmArgs.OPEN_NIO,
+            JmhJvmArgs.OPEN_NIO_CH,
+            JmhJvmArgs.OPEN_NET,
+            JmhJvmArgs.OPEN_CONCURRENT,
+            JmhJvmArgs.OPEN_ATOMIC,
+            JmhJvmArgs.OPEN_TIME,
+            JmhJvmArgs.OPEN_TEXT,
+            JmhJvmArgs.OPEN_MATH
         })
 @Warmup(iterations = 10, time = 1)
 @Measurement(iterations = 10, time = 1)
 public class ListStateBenchmark extends StateBenchmarkBase {
 
-    private final ListStateDescriptor<Long> descriptor = new ListStateDescriptor<>("listState", LongSerializer.INSTANCE);
+    private final ListStateDescriptor<Long> descriptor =
+            new ListStateDescriptor<>("listState", LongSerializer.INSTANCE);
     private ListState<Long> listState;
     private List<Long> dummyList;
 
@@ -82,7 +90,9 @@ public class ListStateBenchmark extends StateBenchmarkBase {
         verify(method(params));
     }
 
-    /** The work check of benchmark {@code method} for the operations since {@link #startIteration}. */
+    /**
+     * The work check of benchmark {@code method} for the operations since {@link #startIteration}.
+     */
     void verify(String method) throws Exception {
         boolean writes = !method.startsWith("listGet");
         checkRanAndWrote(writes);
@@ -95,16 +105,30 @@ public class ListStateBenchmark extends StateBenchmarkBase {
             switch (method) {
                 case "listUpdate":
                 case "listAdd":
-                    check(stored.equals(Collections.singletonList(lastValue)), "key %d holds %s, expected [%s]", lastKey, stored, lastValue);
+                    check(
+                            stored.equals(Collections.singletonList(lastValue)),
+                            "key %d holds %s, expected [%s]",
+                            lastKey,
+                            stored,
+                            lastValue);
                     break;
                 case "listAppend":
-                    check(stored.size() >= 2 && stored.get(stored.size() - 1).equals(lastValue),
-                            "key %d holds %s, expected to end with %s", lastKey, stored, lastValue);
+                    check(
+                            stored.size() >= 2 && stored.get(stored.size() - 1).equals(lastValue),
+                            "key %d holds %s, expected to end with %s",
+                            lastKey,
+                            stored,
+                            lastValue);
                     break;
                 case "listAddAll":
-                    check(stored.size() > dummyList.size()
-                                    && stored.subList(stored.size() - dummyList.size(), stored.size()).equals(dummyList),
-                            "key %d (%d elements) does not end with the added list", lastKey, stored.size());
+                    check(
+                            stored.size() > dummyList.size()
+                                    && stored.subList(
+                                                    stored.size() - dummyList.size(), stored.size())
+                                            .equals(dummyList),
+                            "key %d (%d elements) does not end with the added list",
+                            lastKey,
+                            stored.size());
                     break;
                 default:
                     throw new IllegalStateException("unknown benchmark " + method);
@@ -115,7 +139,11 @@ public class ListStateBenchmark extends StateBenchmarkBase {
             if (method.equals("listUpdate")) {
                 check(stored.size() == 1, "set-up key %d holds %s", k, stored);
             } else {
-                check(!stored.isEmpty() && stored.get(0) == StateWorkload.setUpValue(k), "set-up key %d holds %s", k, stored);
+                check(
+                        !stored.isEmpty() && stored.get(0) == StateWorkload.setUpValue(k),
+                        "set-up key %d holds %s",
+                        k,
+                        stored);
             }
         }
         closeBackend();

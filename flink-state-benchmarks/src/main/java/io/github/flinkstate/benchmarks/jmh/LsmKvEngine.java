@@ -5,12 +5,10 @@ import io.github.flinkstate.disagg.engine.LsmStore;
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.iterator.LsmIterator;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
-
-import org.apache.flink.core.fs.Path;
-import org.apache.flink.core.fs.local.LocalFileSystem;
-
 import java.io.File;
 import java.io.IOException;
+import org.apache.flink.core.fs.Path;
+import org.apache.flink.core.fs.local.LocalFileSystem;
 
 /** {@link KvEngine} over {@link LsmStore} on the local file system, all 65,536 key groups. */
 final class LsmKvEngine implements KvEngine {
@@ -23,7 +21,9 @@ final class LsmKvEngine implements KvEngine {
 
     static LsmKvEngine open(File dir, long cacheBytes) throws IOException {
         LsmOptions options =
-                new LsmOptions(LocalFileSystem.getSharedInstance(), new Path(dir.toURI()),
+                new LsmOptions(
+                                LocalFileSystem.getSharedInstance(),
+                                new Path(dir.toURI()),
                                 KeyGroupSpan.of(0, KeyGroupSpan.MAX_KEY_GROUP))
                         .memtableBytes(4L << 20)
                         .maxImmutableMemtables(2)

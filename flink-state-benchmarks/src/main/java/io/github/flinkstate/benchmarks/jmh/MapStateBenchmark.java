@@ -1,10 +1,13 @@
 package io.github.flinkstate.benchmarks.jmh;
 
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.Objects;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.DoubleSerializer;
 import org.apache.flink.api.common.typeutils.base.LongSerializer;
-
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
@@ -16,11 +19,6 @@ import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.BenchmarkParams;
 import org.openjdk.jmh.infra.Blackhole;
 
-import java.util.HashMap;
-import java.util.Iterator;
-import java.util.Map;
-import java.util.Objects;
-
 /**
  * {@code MapState<Long, Double>} throughput (ops/ms) per backend, with the operations of
  * flink-benchmarks' {@code MapStateBenchmark}: 500,000 keys with 10 user keys each written at
@@ -29,29 +27,38 @@ import java.util.Objects;
  * <ul>
  *   <li>{@code mapGet}, {@code mapContains} (of {@code userKey << 1}: half present), {@code
  *       mapIsEmpty};
- *   <li>{@code mapKeys}, {@code mapValues}, {@code mapEntries}, {@code mapIterator}: iterate the
- *       10 entries; the score counts entries ({@code @OperationsPerInvocation(10)});
+ *   <li>{@code mapKeys}, {@code mapValues}, {@code mapEntries}, {@code mapIterator}: iterate the 10
+ *       entries; the score counts entries ({@code @OperationsPerInvocation(10)});
  *   <li>{@code mapUpdate}: {@code put} of an existing user key; {@code mapAdd}: {@code put} on a
  *       key not written at set-up; {@code mapRemove}; {@code mapPutAll} of 10 entries.
  * </ul>
  *
  * <p>The LRU variants are sized in entries per user key (5,000,000 entries is the working set).
  *
- * <p>Work check after each iteration: every get found its value, every {@code contains} answer
- * was right, no map was empty, iterations saw exactly 10 entries per map, sampled keys still
- * hold their set-up entries (unless the benchmark overwrites or removes them), and the last write
- * or remove is visible.
+ * <p>Work check after each iteration: every get found its value, every {@code contains} answer was
+ * right, no map was empty, iterations saw exactly 10 entries per map, sampled keys still hold their
+ * set-up entries (unless the benchmark overwrites or removes them), and the last write or remove is
+ * visible.
  *
- * <p>Run: {@code java -jar flink-state-benchmarks/target/benchmarks.jar MapStateBenchmark
- * -p backend=ROCKSDB,LRU_100 -rf json -rff target/jmh-map.json}.
+ * <p>Run: {@code java -jar flink-state-benchmarks/target/benchmarks.jar MapStateBenchmark -p
+ * backend=ROCKSDB,LRU_100 -rf json -rff target/jmh-map.json}.
  */
 @Fork(
         value = 3,
         jvmArgsAppend = {
-            JmhJvmArgs.HEAP, JmhJvmArgs.OPEN_UTIL, JmhJvmArgs.OPEN_LANG, JmhJvmArgs.OPEN_REFLECT,
-            JmhJvmArgs.OPEN_IO, JmhJvmArgs.OPEN_NIO, JmhJvmArgs.OPEN_NIO_CH, JmhJvmArgs.OPEN_NET,
-            JmhJvmArgs.OPEN_CONCURRENT, JmhJvmArgs.OPEN_ATOMIC, JmhJvmArgs.OPEN_TIME,
-            JmhJvmArgs.OPEN_TEXT, JmhJvmArgs.OPEN_MATH
+            JmhJvmArgs.HEAP,
+            JmhJvmArgs.OPEN_UTIL,
+            JmhJvmArgs.OPEN_LANG,
+            JmhJvmArgs.OPEN_REFLECT,
+            JmhJvmArgs.OPEN_IO,
+            JmhJvmArgs.OPEN_NIO,
+            JmhJvmArgs.OPEN_NIO_CH,
+            JmhJvmArgs.OPEN_NET,
+            JmhJvmArgs.OPEN_CONCURRENT,
+            JmhJvmArgs.OPEN_ATOMIC,
+            JmhJvmArgs.OPEN_TIME,
+            JmhJvmArgs.OPEN_TEXT,
+            JmhJvmArgs.OPEN_MATH
         })
 @Warmup(iterations = 10, time = 1)
 @Measurement(iterations = 10, time = 1)
@@ -67,7 +74,10 @@ public class MapStateBenchmark extends StateBenchmarkBase {
     public void setUp() throws Exception {
         createWorkload();
         openBackend(MAP_KEY_COUNT);
-        mapState = fixture.state(new MapStateDescriptor<>("mapState", LongSerializer.INSTANCE, DoubleSerializer.INSTANCE));
+        mapState =
+                fixture.state(
+                        new MapStateDescriptor<>(
+                                "mapState", LongSerializer.INSTANCE, DoubleSerializer.INSTANCE));
         long[] mapKeys = workload.allMapKeys();
         dummyMap = new HashMap<>();
         for (long mk : mapKeys) {
@@ -97,16 +107,28 @@ public class MapStateBenchmark extends StateBenchmarkBase {
         verify(method(params));
     }
 
-    /** The work check of benchmark {@code method} for the operations since {@link #startIteration}. */
+    /**
+     * The work check of benchmark {@code method} for the operations since {@link #startIteration}.
+     */
     void verify(String method) throws Exception {
-        boolean writes = method.equals("mapUpdate") || method.equals("mapAdd")
-                || method.equals("mapRemove") || method.equals("mapPutAll");
+        boolean writes =
+                method.equals("mapUpdate")
+                        || method.equals("mapAdd")
+                        || method.equals("mapRemove")
+                        || method.equals("mapPutAll");
         checkRanAndWrote(writes);
         check(misses == 0, "%d of %d reads found nothing", misses, ops);
         check(wrongAnswers == 0, "%d of %d answers were wrong", wrongAnswers, ops);
-        if (method.equals("mapKeys") || method.equals("mapValues") || method.equals("mapEntries")
+        if (method.equals("mapKeys")
+                || method.equals("mapValues")
+                || method.equals("mapEntries")
                 || method.equals("mapIterator")) {
-            check(elements == ops * MAP_KEY_COUNT, "iterated %d entries in %d maps of %d", elements, ops, MAP_KEY_COUNT);
+            check(
+                    elements == ops * MAP_KEY_COUNT,
+                    "iterated %d entries in %d maps of %d",
+                    elements,
+                    ops,
+                    MAP_KEY_COUNT);
         }
         if (writes) {
             keyed.setCurrentKey(workload.key(lastKey));
@@ -114,14 +136,28 @@ public class MapStateBenchmark extends StateBenchmarkBase {
                 case "mapUpdate":
                 case "mapAdd":
                     Double stored = mapState.get((Long) lastMapKey);
-                    check(Objects.equals(stored, lastValue), "key %d/%s holds %s, last written %s", lastKey, lastMapKey, stored, lastValue);
+                    check(
+                            Objects.equals(stored, lastValue),
+                            "key %d/%s holds %s, last written %s",
+                            lastKey,
+                            lastMapKey,
+                            stored,
+                            lastValue);
                     break;
                 case "mapRemove":
-                    check(!mapState.contains((Long) lastMapKey), "key %d/%s still present after remove", lastKey, lastMapKey);
+                    check(
+                            !mapState.contains((Long) lastMapKey),
+                            "key %d/%s still present after remove",
+                            lastKey,
+                            lastMapKey);
                     break;
                 case "mapPutAll":
                     for (Map.Entry<Long, Double> e : dummyMap.entrySet()) {
-                        check(Objects.equals(mapState.get(e.getKey()), e.getValue()), "key %d/%d misses putAll's value", lastKey, e.getKey());
+                        check(
+                                Objects.equals(mapState.get(e.getKey()), e.getValue()),
+                                "key %d/%d misses putAll's value",
+                                lastKey,
+                                e.getKey());
                     }
                     break;
                 default:
@@ -135,8 +171,13 @@ public class MapStateBenchmark extends StateBenchmarkBase {
                 for (Map.Entry<Long, Double> e : mapState.entries()) {
                     size++;
                     boolean overwritten = method.equals("mapUpdate") || method.equals("mapPutAll");
-                    check(overwritten || e.getValue() == StateWorkload.setUpMapValue(k, e.getKey()),
-                            "set-up key %d/%d holds %s", k, e.getKey(), e.getValue());
+                    check(
+                            overwritten
+                                    || e.getValue() == StateWorkload.setUpMapValue(k, e.getKey()),
+                            "set-up key %d/%d holds %s",
+                            k,
+                            e.getKey(),
+                            e.getValue());
                 }
                 check(size == MAP_KEY_COUNT, "set-up key %d has %d entries", k, size);
             }

@@ -1,5 +1,8 @@
 package io.github.flinkstate.benchmarks.jmh;
 
+import java.io.File;
+import java.io.IOException;
+import java.util.Arrays;
 import org.rocksdb.BlockBasedTableConfig;
 import org.rocksdb.BloomFilter;
 import org.rocksdb.CompressionType;
@@ -10,10 +13,6 @@ import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
 import org.rocksdb.WriteOptions;
-
-import java.io.File;
-import java.io.IOException;
-import java.util.Arrays;
 
 /**
  * {@link KvEngine} over RocksDB through frocksdbjni (the {@code org.rocksdb} classes Flink's
@@ -46,7 +45,10 @@ final class RocksDbKvEngine implements KvEngine {
         LRUCache cache = new LRUCache(cacheBytes);
         BloomFilter bloom = new BloomFilter(10, false);
         BlockBasedTableConfig table =
-                new BlockBasedTableConfig().setBlockCache(cache).setFilterPolicy(bloom).setBlockSize(4096);
+                new BlockBasedTableConfig()
+                        .setBlockCache(cache)
+                        .setFilterPolicy(bloom)
+                        .setBlockSize(4096);
         Options options =
                 new Options()
                         .setCreateIfMissing(true)
@@ -61,7 +63,8 @@ final class RocksDbKvEngine implements KvEngine {
                         .setTableFormatConfig(table);
         try {
             dir.mkdirs();
-            return new RocksDbKvEngine(RocksDB.open(options, dir.getAbsolutePath()), options, cache, bloom);
+            return new RocksDbKvEngine(
+                    RocksDB.open(options, dir.getAbsolutePath()), options, cache, bloom);
         } catch (RocksDBException e) {
             options.close();
             cache.close();
@@ -107,7 +110,8 @@ final class RocksDbKvEngine implements KvEngine {
 
     @Override
     public void flushAndCompact() throws IOException {
-        try (org.rocksdb.FlushOptions flush = new org.rocksdb.FlushOptions().setWaitForFlush(true)) {
+        try (org.rocksdb.FlushOptions flush =
+                new org.rocksdb.FlushOptions().setWaitForFlush(true)) {
             db.flush(flush);
             db.compactRange();
         } catch (RocksDBException e) {

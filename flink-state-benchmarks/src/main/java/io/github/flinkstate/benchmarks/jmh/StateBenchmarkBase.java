@@ -1,7 +1,8 @@
 package io.github.flinkstate.benchmarks.jmh;
 
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
 import org.apache.flink.runtime.state.CheckpointableKeyedStateBackend;
-
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
@@ -10,21 +11,18 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.infra.BenchmarkParams;
 
-import java.util.Locale;
-import java.util.concurrent.TimeUnit;
-
 /**
- * Common part of the keyed-state benchmarks: the backend {@code @Param}, the keyed backend
- * fixture, the workload and the per-iteration work check.
+ * Common part of the keyed-state benchmarks: the backend {@code @Param}, the keyed backend fixture,
+ * the workload and the per-iteration work check.
  *
  * <p>Throughput in operations per millisecond, as in flink-benchmarks. One benchmark thread per
  * fork ({@code Scope.Thread}); not thread-safe.
  *
  * <p>Work check: each benchmark method counts its operations and what it saw (reads that found
  * nothing, elements iterated, the last key and value written); after every iteration (warm-up
- * included) the subclass reads the state back and calls {@link #check}, which fails the run with
- * an {@link IllegalStateException}. A backend that drops writes or returns nothing therefore
- * cannot post a score.
+ * included) the subclass reads the state back and calls {@link #check}, which fails the run with an
+ * {@link IllegalStateException}. A backend that drops writes or returns nothing therefore cannot
+ * post a score.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.Throughput)
@@ -34,7 +32,15 @@ public abstract class StateBenchmarkBase {
     /** Number of keys read back after every iteration. */
     protected static final int SAMPLE_KEYS = 1000;
 
-    @Param({"HASHMAP", "ROCKSDB", "LRU_0", "LRU_50", "LRU_100", "CHANGELOG_FS", "CHANGELOG_DFS_BATCHED"})
+    @Param({
+        "HASHMAP",
+        "ROCKSDB",
+        "LRU_0",
+        "LRU_50",
+        "LRU_100",
+        "CHANGELOG_FS",
+        "CHANGELOG_DFS_BATCHED"
+    })
     public BenchmarkBackend backend;
 
     /** Keys written at set-up; flink-benchmarks uses 500,000. */
@@ -88,7 +94,9 @@ public abstract class StateBenchmarkBase {
         lastValue = value;
     }
 
-    /** Records one write of map entry {@code mapKey -> value} under {@code key} for the work check. */
+    /**
+     * Records one write of map entry {@code mapKey -> value} under {@code key} for the work check.
+     */
     protected final void wrote(long key, Object mapKey, Object value) {
         wrote(key, value);
         lastMapKey = mapKey;
@@ -104,7 +112,8 @@ public abstract class StateBenchmarkBase {
     protected void check(boolean condition, String what, Object... args) {
         if (!condition) {
             throw new IllegalStateException(
-                    String.format(Locale.ROOT, "Work check failed on %s: ", backend) + String.format(Locale.ROOT, what, args));
+                    String.format(Locale.ROOT, "Work check failed on %s: ", backend)
+                            + String.format(Locale.ROOT, what, args));
         }
     }
 

@@ -4,9 +4,9 @@ import java.util.SplittableRandom;
 
 /**
  * The workload shape of Apache Flink's state benchmarks (apache/flink-benchmarks, package {@code
- * org.apache.flink.state.benchmark}): {@code Long} keys, {@code Long} values, lists of {@code Long},
- * maps {@code Long -> Double} with 10 user keys, 500,000 keys written at set-up and 500,000 new
- * keys for the "add" operations, 100-element lists for {@code listAddAll}.
+ * org.apache.flink.state.benchmark}): {@code Long} keys, {@code Long} values, lists of {@code
+ * Long}, maps {@code Long -> Double} with 10 user keys, 500,000 keys written at set-up and 500,000
+ * new keys for the "add" operations, 100-element lists for {@code listAddAll}.
  *
  * <p>One deliberate difference: the key of each operation is drawn uniformly at random (from a
  * precomputed, seeded sequence) instead of walking a shuffled permutation in a cycle. On HashMap
@@ -20,8 +20,10 @@ public final class StateWorkload {
 
     /** Keys written at set-up (flink-benchmarks' SETUP_KEY_COUNT). */
     public static final int SETUP_KEY_COUNT = 500_000;
+
     /** User keys per map (flink-benchmarks' MAP_KEY_COUNT). */
     public static final int MAP_KEY_COUNT = 10;
+
     /** Elements of the list added by {@code listAddAll} (flink-benchmarks' LIST_VALUE_COUNT). */
     public static final int LIST_VALUE_COUNT = 100;
 
@@ -30,8 +32,12 @@ public final class StateWorkload {
 
     private final int keyCount;
     private final int[] draws = new int[SEQUENCE_LENGTH];
-    /** Keys boxed once, as flink-benchmarks keeps them in lists: no boxing inside the measurement. */
+
+    /**
+     * Keys boxed once, as flink-benchmarks keeps them in lists: no boxing inside the measurement.
+     */
     private final Long[] boxedKeys;
+
     private final long[] mapKeys = new long[MAP_KEY_COUNT];
     private final Long[] boxedMapKeys = new Long[MAP_KEY_COUNT];
     private int position;

@@ -1,9 +1,9 @@
 package io.github.flinkstate.benchmarks.jmh;
 
+import java.util.Objects;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.LongSerializer;
-
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
@@ -12,8 +12,6 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.BenchmarkParams;
-
-import java.util.Objects;
 
 /**
  * {@code ValueState<Long>} throughput (ops/ms) per backend, with the operations of
@@ -28,16 +26,25 @@ import java.util.Objects;
  * <p>Work check after each iteration: gets found a value every time and sampled keys hold their
  * set-up values; the last written key holds the last written value.
  *
- * <p>Run: {@code java -jar flink-state-benchmarks/target/benchmarks.jar ValueStateBenchmark
- * -p backend=ROCKSDB,LRU_100 -rf json -rff target/jmh-value.json}.
+ * <p>Run: {@code java -jar flink-state-benchmarks/target/benchmarks.jar ValueStateBenchmark -p
+ * backend=ROCKSDB,LRU_100 -rf json -rff target/jmh-value.json}.
  */
 @Fork(
         value = 3,
         jvmArgsAppend = {
-            JmhJvmArgs.HEAP, JmhJvmArgs.OPEN_UTIL, JmhJvmArgs.OPEN_LANG, JmhJvmArgs.OPEN_REFLECT,
-            JmhJvmArgs.OPEN_IO, JmhJvmArgs.OPEN_NIO, JmhJvmArgs.OPEN_NIO_CH, JmhJvmArgs.OPEN_NET,
-            JmhJvmArgs.OPEN_CONCURRENT, JmhJvmArgs.OPEN_ATOMIC, JmhJvmArgs.OPEN_TIME,
-            JmhJvmArgs.OPEN_TEXT, JmhJvmArgs.OPEN_MATH
+            JmhJvmArgs.HEAP,
+            JmhJvmArgs.OPEN_UTIL,
+            JmhJvmArgs.OPEN_LANG,
+            JmhJvmArgs.OPEN_REFLECT,
+            JmhJvmArgs.OPEN_IO,
+            JmhJvmArgs.OPEN_NIO,
+            JmhJvmArgs.OPEN_NIO_CH,
+            JmhJvmArgs.OPEN_NET,
+            JmhJvmArgs.OPEN_CONCURRENT,
+            JmhJvmArgs.OPEN_ATOMIC,
+            JmhJvmArgs.OPEN_TIME,
+            JmhJvmArgs.OPEN_TEXT,
+            JmhJvmArgs.OPEN_MATH
         })
 @Warmup(iterations = 10, time = 1)
 @Measurement(iterations = 10, time = 1)
@@ -71,7 +78,9 @@ public class ValueStateBenchmark extends StateBenchmarkBase {
         verify(method(params));
     }
 
-    /** The work check of benchmark {@code method} for the operations since {@link #startIteration}. */
+    /**
+     * The work check of benchmark {@code method} for the operations since {@link #startIteration}.
+     */
     void verify(String method) throws Exception {
         boolean writes = !method.equals("valueGet");
         checkRanAndWrote(writes);
@@ -79,7 +88,12 @@ public class ValueStateBenchmark extends StateBenchmarkBase {
         if (writes) {
             keyed.setCurrentKey(workload.key(lastKey));
             Long stored = valueState.value();
-            check(Objects.equals(stored, lastValue), "key %d holds %s, last written %s", lastKey, stored, lastValue);
+            check(
+                    Objects.equals(stored, lastValue),
+                    "key %d holds %s, last written %s",
+                    lastKey,
+                    stored,
+                    lastValue);
         }
         for (long k : workload.sampleSetUpKeys(SAMPLE_KEYS)) {
             keyed.setCurrentKey(workload.key(k));
@@ -87,7 +101,11 @@ public class ValueStateBenchmark extends StateBenchmarkBase {
             if (method.equals("valueUpdate")) {
                 check(stored != null, "set-up key %d lost its value", k);
             } else {
-                check(stored != null && stored == StateWorkload.setUpValue(k), "set-up key %d holds %s", k, stored);
+                check(
+                        stored != null && stored == StateWorkload.setUpValue(k),
+                        "set-up key %d holds %s",
+                        k,
+                        stored);
             }
         }
     }

@@ -4,8 +4,8 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * One measured figure in our common results format: which suite and benchmark, on which backend
- * (or engine), with which other parameters, and the score with its error and unit. Immutable.
+ * One measured figure in our common results format: which suite and benchmark, on which backend (or
+ * engine), with which other parameters, and the score with its error and unit. Immutable.
  *
  * @param suite the benchmark class or scenario, e.g. {@code ValueStateBenchmark}, {@code flip325}
  * @param benchmark the operation, e.g. {@code valueGet}
@@ -16,7 +16,13 @@ import java.util.TreeMap;
  * @param unit e.g. {@code ops/ms}, {@code records/s}
  */
 public record BenchResult(
-        String suite, String benchmark, String backend, Map<String, String> params, double score, double error, String unit) {
+        String suite,
+        String benchmark,
+        String backend,
+        Map<String, String> params,
+        double score,
+        double error,
+        String unit) {
 
     public BenchResult {
         params = new TreeMap<>(params);

@@ -2,7 +2,6 @@ package io.github.flinkstate.benchmarks.report;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-
 import java.io.File;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -12,10 +11,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Reads the JSON that JMH writes with {@code -rf json}: an array with one object per benchmark
- * and parameter combination ({@code benchmark}, {@code params}, {@code primaryMetric.score},
- * {@code scoreError}, {@code scoreUnit}). The parameter {@code backend} or {@code engine} becomes
- * {@link BenchResult#backend()}. Stateless.
+ * Reads the JSON that JMH writes with {@code -rf json}: an array with one object per benchmark and
+ * parameter combination ({@code benchmark}, {@code params}, {@code primaryMetric.score}, {@code
+ * scoreError}, {@code scoreUnit}). The parameter {@code backend} or {@code engine} becomes {@link
+ * BenchResult#backend()}. Stateless.
  */
 public final class JmhResultReader {
 
@@ -31,7 +30,9 @@ public final class JmhResultReader {
     /** The JDK version JMH recorded in {@code file}, or null. */
     public static String jdkVersion(File file) throws IOException {
         JsonNode root = new ObjectMapper().readTree(file);
-        return root.isArray() && root.size() > 0 ? root.get(0).path("jdkVersion").asText(null) : null;
+        return root.isArray() && root.size() > 0
+                ? root.get(0).path("jdkVersion").asText(null)
+                : null;
     }
 
     static List<BenchResult> parse(JsonNode root) {
@@ -46,7 +47,8 @@ public final class JmhResultReader {
             String clazz = full.substring(full.lastIndexOf('.', dot - 1) + 1, dot);
             Map<String, String> params = new LinkedHashMap<>();
             String backend = "-";
-            for (Iterator<Map.Entry<String, JsonNode>> it = run.path("params").fields(); it.hasNext(); ) {
+            for (Iterator<Map.Entry<String, JsonNode>> it = run.path("params").fields();
+                    it.hasNext(); ) {
                 Map.Entry<String, JsonNode> p = it.next();
                 if (BACKEND_PARAMS.contains(p.getKey())) {
                     backend = p.getValue().asText();
@@ -55,10 +57,15 @@ public final class JmhResultReader {
                 }
             }
             JsonNode metric = run.path("primaryMetric");
-            results.add(new BenchResult(
-                    clazz, method, backend, params,
-                    number(metric.path("score")), number(metric.path("scoreError")),
-                    metric.path("scoreUnit").asText()));
+            results.add(
+                    new BenchResult(
+                            clazz,
+                            method,
+                            backend,
+                            params,
+                            number(metric.path("score")),
+                            number(metric.path("scoreError")),
+                            metric.path("scoreUnit").asText()));
         }
         return results;
     }

@@ -31,6 +31,8 @@ public record MachineInfo(int cores, String java, String os, String arch) {
 
     /** This machine, but with the Java version a result file recorded (if known). */
     public MachineInfo withJava(String recordedJava) {
-        return recordedJava == null || recordedJava.isEmpty() ? this : new MachineInfo(cores, recordedJava, os, arch);
+        return recordedJava == null || recordedJava.isEmpty()
+                ? this
+                : new MachineInfo(cores, recordedJava, os, arch);
     }
 }

@@ -10,8 +10,8 @@ import java.util.Map;
 
 /**
  * Renders result tables as Markdown and puts them into a document between the markers {@link
- * #BEGIN} and {@link #END}, leaving the hand-written text around them untouched (the markers
- * and the section are appended when missing). Stateless.
+ * #BEGIN} and {@link #END}, leaving the hand-written text around them untouched (the markers and
+ * the section are appended when missing). Stateless.
  */
 public final class MarkdownReport {
 
@@ -31,7 +31,12 @@ public final class MarkdownReport {
             md.append("; parameters: ");
             int i = 0;
             for (Map.Entry<String, String> p : table.fixedParams().entrySet()) {
-                md.append(i++ > 0 ? ", " : "").append('`').append(p.getKey()).append('=').append(p.getValue()).append('`');
+                md.append(i++ > 0 ? ", " : "")
+                        .append('`')
+                        .append(p.getKey())
+                        .append('=')
+                        .append(p.getValue())
+                        .append('`');
             }
         }
         md.append(".\n\n");
@@ -40,8 +45,10 @@ public final class MarkdownReport {
         }
         List<String> backends = table.backends();
         if (rocks != null) {
-            md.append("Score relative to ").append(rocks)
-                    .append(table.lowerIsBetter() ? " (lower is better):" : ":").append("\n\n| benchmark |");
+            md.append("Score relative to ")
+                    .append(rocks)
+                    .append(table.lowerIsBetter() ? " (lower is better):" : ":")
+                    .append("\n\n| benchmark |");
             backends.forEach(b -> md.append(' ').append(b).append(" |"));
             md.append("\n|---|");
             backends.forEach(b -> md.append("---:|"));
@@ -49,7 +56,9 @@ public final class MarkdownReport {
             for (String row : table.rowLabels()) {
                 md.append("| ").append(row).append(" |");
                 for (String b : backends) {
-                    md.append(' ').append(ResultTable.formatRatio(table.ratio(row, b, rocks))).append(" |");
+                    md.append(' ')
+                            .append(ResultTable.formatRatio(table.ratio(row, b, rocks)))
+                            .append(" |");
                 }
                 md.append('\n');
             }
@@ -63,19 +72,34 @@ public final class MarkdownReport {
             if (heap != null) {
                 md.append(" x ").append(heap).append(" |");
             }
-            md.append("\n|---|---:|---:|").append(rocks != null ? "---:|" : "").append(heap != null ? "---:|" : "").append('\n');
+            md.append("\n|---|---:|---:|")
+                    .append(rocks != null ? "---:|" : "")
+                    .append(heap != null ? "---:|" : "")
+                    .append('\n');
             for (String b : backends) {
                 BenchResult r = table.get(row, b);
                 if (r == null) {
                     continue;
                 }
-                md.append("| ").append(b).append(" | ").append(ResultTable.formatScore(r.score())).append(" | ")
-                        .append(Double.isNaN(r.error()) ? "n/a" : "± " + ResultTable.formatScore(r.error())).append(" |");
+                md.append("| ")
+                        .append(b)
+                        .append(" | ")
+                        .append(ResultTable.formatScore(r.score()))
+                        .append(" | ")
+                        .append(
+                                Double.isNaN(r.error())
+                                        ? "n/a"
+                                        : "± " + ResultTable.formatScore(r.error()))
+                        .append(" |");
                 if (rocks != null) {
-                    md.append(' ').append(ResultTable.formatRatio(table.ratio(row, b, rocks))).append(" |");
+                    md.append(' ')
+                            .append(ResultTable.formatRatio(table.ratio(row, b, rocks)))
+                            .append(" |");
                 }
                 if (heap != null) {
-                    md.append(' ').append(ResultTable.formatRatio(table.ratio(row, b, heap))).append(" |");
+                    md.append(' ')
+                            .append(ResultTable.formatRatio(table.ratio(row, b, heap)))
+                            .append(" |");
                 }
                 md.append('\n');
             }
@@ -93,7 +117,10 @@ public final class MarkdownReport {
 
     /** Replaces the generated section of {@code doc} (creating the file or section if needed). */
     static void update(Path doc, String section) throws IOException {
-        String text = Files.exists(doc) ? Files.readString(doc, StandardCharsets.UTF_8) : "# Benchmarks\n\n";
+        String text =
+                Files.exists(doc)
+                        ? Files.readString(doc, StandardCharsets.UTF_8)
+                        : "# Benchmarks\n\n";
         int begin = text.indexOf(BEGIN);
         int end = text.indexOf(END);
         String updated;
@@ -110,6 +137,12 @@ public final class MarkdownReport {
     }
 
     static String machineLine(MachineInfo m) {
-        return String.format(Locale.ROOT, "Machine: %d cores, Java %s, %s (%s).", m.cores(), m.java(), m.os(), m.arch());
+        return String.format(
+                Locale.ROOT,
+                "Machine: %d cores, Java %s, %s (%s).",
+                m.cores(),
+                m.java(),
+                m.os(),
+                m.arch());
     }
 }

@@ -1,7 +1,6 @@
 package io.github.flinkstate.benchmarks.report;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-
 import java.io.File;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -12,8 +11,8 @@ import java.util.Map;
 
 /**
  * Turns benchmark output into the committed results: reads JMH JSON files ({@code -rf json}) and
- * scenario JSON files ({@code Flip325Scenario --json}, {@code RescaleScenario --json}), writes
- * them in our common format ({@link ResultsJsonWriter}), draws one SVG chart per suite ({@link
+ * scenario JSON files ({@code Flip325Scenario --json}, {@code RescaleScenario --json}), writes them
+ * in our common format ({@link ResultsJsonWriter}), draws one SVG chart per suite ({@link
  * SvgBarChart}, relative to RocksDB) and regenerates the results section of the Markdown document
  * ({@link MarkdownReport}; the rescale scenario's section by {@link RescaleMarkdown}, with
  * per-subtask times).
@@ -44,13 +43,17 @@ public final class ReportGenerator {
                 case "--name" -> name = require(args[i], value);
                 case "--markdown" -> markdown = new File(require(args[i], value));
                 case "--title" -> title = require(args[i], value);
-                default -> throw new IllegalArgumentException("Unknown argument " + args[i]
-                        + "; use --jmh, --scenario, --out-dir, --name, --markdown, --title");
+                default ->
+                        throw new IllegalArgumentException(
+                                "Unknown argument "
+                                        + args[i]
+                                        + "; use --jmh, --scenario, --out-dir, --name, --markdown, --title");
             }
             i++;
         }
         if (jmh.isEmpty() && scenarios.isEmpty()) {
-            throw new IllegalArgumentException("Nothing to report: give --jmh and/or --scenario files");
+            throw new IllegalArgumentException(
+                    "Nothing to report: give --jmh and/or --scenario files");
         }
 
         MachineInfo machine = MachineInfo.current();
@@ -88,18 +91,34 @@ public final class ReportGenerator {
             if (rocks != null) {
                 File svg = new File(outDir, name + "-" + slug(e.getKey()) + ".svg");
                 SvgBarChart.write(table, rocks, e.getKey() + " (" + name + ")", svg.toPath());
-                chartLink = docDir.relativize(svg.getAbsoluteFile().toPath()).toString().replace(File.separatorChar, '/');
+                chartLink =
+                        docDir.relativize(svg.getAbsoluteFile().toPath())
+                                .toString()
+                                .replace(File.separatorChar, '/');
                 System.out.println("Chart written to " + svg.getPath());
             }
-            sections.add(rescale != null && e.getKey().equals(RescaleResults.SCENARIO)
-                    ? RescaleMarkdown.render(rescale, rescaleSource, chartLink)
-                    : MarkdownReport.render(table, chartLink));
+            sections.add(
+                    rescale != null && e.getKey().equals(RescaleResults.SCENARIO)
+                            ? RescaleMarkdown.render(rescale, rescaleSource, chartLink)
+                            : MarkdownReport.render(table, chartLink));
         }
-        String header = "## " + title + "\n\n" + MarkdownReport.machineLine(machine) + " Raw data: "
-                + String.join(", ", sources.stream().map(s -> "`" + s + "`").toList())
-                + "; common format: `" + json.getPath() + "`.";
+        String header =
+                "## "
+                        + title
+                        + "\n\n"
+                        + MarkdownReport.machineLine(machine)
+                        + " Raw data: "
+                        + String.join(", ", sources.stream().map(s -> "`" + s + "`").toList())
+                        + "; common format: `"
+                        + json.getPath()
+                        + "`.";
         MarkdownReport.update(markdown.toPath(), MarkdownReport.section(header, sections));
-        System.out.printf(Locale.ROOT, "%d results written to %s; %s updated%n", results.size(), json.getPath(), markdown.getPath());
+        System.out.printf(
+                Locale.ROOT,
+                "%d results written to %s; %s updated%n",
+                results.size(),
+                json.getPath(),
+                markdown.getPath());
     }
 
     private static String require(String flag, String value) {
@@ -112,6 +131,8 @@ public final class ReportGenerator {
     /** {@code ValueStateBenchmark} -> {@code value-state}, {@code flip325} -> {@code flip325}. */
     static String slug(String suite) {
         String s = suite.replaceAll("Benchmark$", "");
-        return s.replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9-]", "-");
+        return s.replaceAll("([a-z0-9])([A-Z])", "$1-$2")
+                .toLowerCase(Locale.ROOT)
+                .replaceAll("[^a-z0-9-]", "-");
     }
 }

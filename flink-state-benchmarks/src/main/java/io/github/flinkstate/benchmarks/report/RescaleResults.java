@@ -2,7 +2,6 @@ package io.github.flinkstate.benchmarks.report;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-
 import java.io.File;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -27,6 +26,7 @@ public record RescaleResults(
         MachineInfo machine, long stateBytes, int valueBytes, long keys, List<Entry> entries) {
 
     public static final String SCENARIO = "rescale";
+
     /** Unit of the scores; lower is better. */
     public static final String UNIT = "ms";
 
@@ -36,13 +36,21 @@ public record RescaleResults(
      * @param maxRestoreMs median over the repeats of the max restore time per subtask
      * @param spreadMs half the max-min spread of that figure over the repeats, NaN for one run
      * @param subtaskRestoreMs per-subtask times of the median run
-     * @param restoredBytes Flink's restored bytes of the median run (sum over subtasks), -1 if unknown
-     * @param readAllMs the median run's time to read every key once after the restore, -1 if unknown
+     * @param restoredBytes Flink's restored bytes of the median run (sum over subtasks), -1 if
+     *     unknown
+     * @param readAllMs the median run's time to read every key once after the restore, -1 if
+     *     unknown
      * @param repeats how many restores were measured
      */
     public record Entry(
-            String backend, String transition, long maxRestoreMs, double spreadMs, List<Long> subtaskRestoreMs,
-            long restoredBytes, long readAllMs, int repeats) {}
+            String backend,
+            String transition,
+            long maxRestoreMs,
+            double spreadMs,
+            List<Long> subtaskRestoreMs,
+            long restoredBytes,
+            long readAllMs,
+            int repeats) {}
 
     public RescaleResults {
         entries = List.copyOf(entries);
@@ -62,27 +70,54 @@ public record RescaleResults(
         }
         Map<String, List<JsonNode>> runs = new LinkedHashMap<>();
         for (JsonNode run : root.path("runs")) {
-            String key = run.path("backend").asText() + "\n" + run.path("from").asInt() + "->" + run.path("to").asInt();
+            String key =
+                    run.path("backend").asText()
+                            + "\n"
+                            + run.path("from").asInt()
+                            + "->"
+                            + run.path("to").asInt();
             runs.computeIfAbsent(key, k -> new ArrayList<>()).add(run);
         }
         List<Entry> entries = new ArrayList<>();
         for (Map.Entry<String, List<JsonNode>> e : runs.entrySet()) {
             List<JsonNode> rs = new ArrayList<>(e.getValue());
-            rs.sort((a, b) -> Long.compare(a.path("maxRestoreMs").asLong(), b.path("maxRestoreMs").asLong()));
+            rs.sort(
+                    (a, b) ->
+                            Long.compare(
+                                    a.path("maxRestoreMs").asLong(),
+                                    b.path("maxRestoreMs").asLong()));
             JsonNode median = rs.get(rs.size() / 2);
             List<Long> subtasks = new ArrayList<>();
             median.path("subtaskRestoreMs").forEach(n -> subtasks.add(n.asLong()));
-            double spread = rs.size() > 1
-                    ? (rs.get(rs.size() - 1).path("maxRestoreMs").asLong() - rs.get(0).path("maxRestoreMs").asLong()) / 2.0
-                    : Double.NaN;
+            double spread =
+                    rs.size() > 1
+                            ? (rs.get(rs.size() - 1).path("maxRestoreMs").asLong()
+                                            - rs.get(0).path("maxRestoreMs").asLong())
+                                    / 2.0
+                            : Double.NaN;
             String[] parts = e.getKey().split("\n");
-            entries.add(new Entry(parts[0], parts[1], median.path("maxRestoreMs").asLong(), spread, subtasks,
-                    median.path("restoredBytes").asLong(-1), median.path("readAllMs").asLong(-1), rs.size()));
+            entries.add(
+                    new Entry(
+                            parts[0],
+                            parts[1],
+                            median.path("maxRestoreMs").asLong(),
+                            spread,
+                            subtasks,
+                            median.path("restoredBytes").asLong(-1),
+                            median.path("readAllMs").asLong(-1),
+                            rs.size()));
         }
         JsonNode m = root.path("machine");
         return new RescaleResults(
-                new MachineInfo(m.path("cores").asInt(), m.path("java").asText(), m.path("os").asText(), m.path("arch").asText()),
-                root.path("stateBytes").asLong(), root.path("valueBytes").asInt(), root.path("keys").asLong(), entries);
+                new MachineInfo(
+                        m.path("cores").asInt(),
+                        m.path("java").asText(),
+                        m.path("os").asText(),
+                        m.path("arch").asText()),
+                root.path("stateBytes").asLong(),
+                root.path("valueBytes").asInt(),
+                root.path("keys").asLong(),
+                entries);
     }
 
     /** Backends in file order. */
@@ -109,14 +144,24 @@ public record RescaleResults(
         return null;
     }
 
-    /** One result per entry: suite {@code rescale}, benchmark = transition, score = max restore ms. */
+    /**
+     * One result per entry: suite {@code rescale}, benchmark = transition, score = max restore ms.
+     */
     public List<BenchResult> toBenchResults() {
         Map<String, String> params = new LinkedHashMap<>();
         params.put("stateMiB", ResultTable.formatScore(stateBytes / 1048576.0));
         params.put("valueBytes", Integer.toString(valueBytes));
         List<BenchResult> out = new ArrayList<>();
         for (Entry e : entries) {
-            out.add(new BenchResult(SCENARIO, e.transition(), e.backend(), params, e.maxRestoreMs(), e.spreadMs(), UNIT));
+            out.add(
+                    new BenchResult(
+                            SCENARIO,
+                            e.transition(),
+                            e.backend(),
+                            params,
+                            e.maxRestoreMs(),
+                            e.spreadMs(),
+                            UNIT));
         }
         return out;
     }

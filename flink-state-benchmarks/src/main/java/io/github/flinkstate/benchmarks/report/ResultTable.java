@@ -18,8 +18,17 @@ public final class ResultTable {
 
     /** Preferred column order; other backends follow in order of appearance. */
     private static final List<String> ORDER =
-            List.of("hashmap", "rocksdb", "rocksdb-ingest", "lru_0", "lru(250)+rocksdb", "lru_50",
-                    "lru(500)+rocksdb", "lru_100", "lru(1000)+rocksdb", "lsm");
+            List.of(
+                    "hashmap",
+                    "rocksdb",
+                    "rocksdb-ingest",
+                    "lru_0",
+                    "lru(250)+rocksdb",
+                    "lru_50",
+                    "lru(500)+rocksdb",
+                    "lru_100",
+                    "lru(1000)+rocksdb",
+                    "lsm");
 
     private final String suite;
     private final List<String> backends;
@@ -36,13 +45,14 @@ public final class ResultTable {
             r.params().forEach((k, v) -> values.computeIfAbsent(k, x -> new TreeSet<>()).add(v));
         }
         List<String> varying = new ArrayList<>();
-        values.forEach((k, v) -> {
-            if (v.size() > 1) {
-                varying.add(k);
-            } else {
-                fixedParams.put(k, v.iterator().next());
-            }
-        });
+        values.forEach(
+                (k, v) -> {
+                    if (v.size() > 1) {
+                        varying.add(k);
+                    } else {
+                        fixedParams.put(k, v.iterator().next());
+                    }
+                });
         List<String> ordered = new ArrayList<>();
         for (String o : ORDER) {
             for (String b : seen) {
@@ -60,7 +70,10 @@ public final class ResultTable {
         for (BenchResult r : results) {
             StringBuilder label = new StringBuilder(r.benchmark());
             for (String k : varying) {
-                label.append(label.length() == r.benchmark().length() ? " (" : ", ").append(k).append('=').append(r.params().get(k));
+                label.append(label.length() == r.benchmark().length() ? " (" : ", ")
+                        .append(k)
+                        .append('=')
+                        .append(r.params().get(k));
             }
             if (!varying.isEmpty()) {
                 label.append(')');
@@ -86,9 +99,15 @@ public final class ResultTable {
         return unit;
     }
 
-    /** True for time units ({@code ms}, {@code s}, {@code .../op}) and sizes ({@code bytes}): a lower score is better. */
+    /**
+     * True for time units ({@code ms}, {@code s}, {@code .../op}) and sizes ({@code bytes}): a
+     * lower score is better.
+     */
     public boolean lowerIsBetter() {
-        return unit.equals("ms") || unit.equals("s") || unit.endsWith("/op") || unit.equals("bytes");
+        return unit.equals("ms")
+                || unit.equals("s")
+                || unit.endsWith("/op")
+                || unit.equals("bytes");
     }
 
     /** True for time units. */
@@ -116,7 +135,10 @@ public final class ResultTable {
         return null;
     }
 
-    /** Score of {@code backend} divided by the score of {@code baseline} in {@code row}; NaN if either is missing. */
+    /**
+     * Score of {@code backend} divided by the score of {@code baseline} in {@code row}; NaN if
+     * either is missing.
+     */
     public double ratio(String row, String backend, String baseline) {
         BenchResult r = get(row, backend);
         BenchResult b = baseline == null ? null : get(row, baseline);

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-
 import java.io.File;
 import java.io.IOException;
 import java.util.List;
@@ -29,7 +28,9 @@ public final class ResultsJsonWriter {
 
     private ResultsJsonWriter() {}
 
-    public static void write(File file, MachineInfo machine, List<String> sources, List<BenchResult> results) throws IOException {
+    public static void write(
+            File file, MachineInfo machine, List<String> sources, List<BenchResult> results)
+            throws IOException {
         ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
         ObjectNode root = mapper.createObjectNode();
         root.put("format", FORMAT);

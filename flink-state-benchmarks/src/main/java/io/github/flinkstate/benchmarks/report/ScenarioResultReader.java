@@ -2,7 +2,6 @@ package io.github.flinkstate.benchmarks.report;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-
 import java.io.File;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -11,14 +10,14 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Reads a scenario result file as {@code Flip325Scenario} writes it ({@code scenario},
- * {@code machine}, {@code records}, {@code runs[]} with {@code backend} and {@code
- * recordsPerSecond}) and turns it into one {@link BenchResult} per backend: the median
- * records/s over the repeats, with half the min-max spread as error (NaN for one run). The
- * scenario's backend names ({@code rocksdb}, {@code hashmap}, {@code lru(250)+rocksdb}) are kept.
- * A rescale scenario file ({@code scenario: "rescale"}) becomes one result per backend and
- * transition ({@link RescaleResults#toBenchResults()}); a changelog scenario file ({@code
- * scenario: "changelog"}) one result per config and metric ({@link ChangelogResults}). Stateless.
+ * Reads a scenario result file as {@code Flip325Scenario} writes it ({@code scenario}, {@code
+ * machine}, {@code records}, {@code runs[]} with {@code backend} and {@code recordsPerSecond}) and
+ * turns it into one {@link BenchResult} per backend: the median records/s over the repeats, with
+ * half the min-max spread as error (NaN for one run). The scenario's backend names ({@code
+ * rocksdb}, {@code hashmap}, {@code lru(250)+rocksdb}) are kept. A rescale scenario file ({@code
+ * scenario: "rescale"}) becomes one result per backend and transition ({@link
+ * RescaleResults#toBenchResults()}); a changelog scenario file ({@code scenario: "changelog"}) one
+ * result per config and metric ({@link ChangelogResults}). Stateless.
  */
 public final class ScenarioResultReader {
 
@@ -31,7 +30,13 @@ public final class ScenarioResultReader {
     /** The machine the scenario file records, or null. */
     public static MachineInfo machine(File file) throws IOException {
         JsonNode m = new ObjectMapper().readTree(file).path("machine");
-        return m.isMissingNode() ? null : new MachineInfo(m.path("cores").asInt(), m.path("java").asText(), m.path("os").asText(), "");
+        return m.isMissingNode()
+                ? null
+                : new MachineInfo(
+                        m.path("cores").asInt(),
+                        m.path("java").asText(),
+                        m.path("os").asText(),
+                        "");
     }
 
     static List<BenchResult> parse(JsonNode root) {
@@ -55,9 +60,20 @@ public final class ScenarioResultReader {
         for (Map.Entry<String, List<Double>> e : rates.entrySet()) {
             List<Double> r = e.getValue();
             r.sort(Double::compare);
-            double median = r.size() % 2 == 1 ? r.get(r.size() / 2) : (r.get(r.size() / 2 - 1) + r.get(r.size() / 2)) / 2;
+            double median =
+                    r.size() % 2 == 1
+                            ? r.get(r.size() / 2)
+                            : (r.get(r.size() / 2 - 1) + r.get(r.size() / 2)) / 2;
             double error = r.size() > 1 ? (r.get(r.size() - 1) - r.get(0)) / 2 : Double.NaN;
-            results.add(new BenchResult(scenario, "throughput", e.getKey(), params, median, error, "records/s"));
+            results.add(
+                    new BenchResult(
+                            scenario,
+                            "throughput",
+                            e.getKey(),
+                            params,
+                            median,
+                            error,
+                            "records/s"));
         }
         return results;
     }

@@ -2,7 +2,18 @@ package io.github.flinkstate.benchmarks.scenario;
 
 import io.github.flinkstate.benchmarks.common.BackendSpec;
 import io.github.flinkstate.changelog.DfsChangelogOptions;
-
+import java.io.File;
+import java.io.FileWriter;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
@@ -31,42 +42,30 @@ import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.apache.flink.streaming.api.windowing.assigners.SlidingEventTimeWindows;
 import org.apache.flink.util.Collector;
 
-import java.io.File;
-import java.io.FileWriter;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Locale;
-import java.util.Map;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Function;
-
 /**
  * The two workloads of the "log-based incremental checkpoint" article, run three times in one
  * process: (a) incremental RocksDB without changelog, (b) Flink's changelog backend over RocksDB
  * with Flink's own {@code filesystem} DSTL, (c) the same with our {@code dfs-batched} DSTL. DSTL
- * base paths and checkpoint storage are on {@link SlowFileSystem} ({@code slowfs://}), which
- * delays every output-stream close by a random latency (median ~5 ms, 1% of writes 1 s).
+ * base paths and checkpoint storage are on {@link SlowFileSystem} ({@code slowfs://}), which delays
+ * every output-stream close by a random latency (median ~5 ms, 1% of writes 1 s).
  *
- * <p>Per configuration: a job on a MiniCluster (checkpoint every second, retained on
- * cancellation) processes {@code --records} records from a sequence source, then is throttled,
- * cancelled after two more completed checkpoints, and a second job restores from its last
- * checkpoint (CLAIM). Measured: checkpoint end-to-end duration p50/p99, the sum of checkpointed
- * (incremental) bytes, the full size of the last checkpoint, files created and bytes written under
- * the DSTL base path, the throughput of the load phase, and the restore time (longest time a
- * subtask of the restored job spent in INITIALIZING, which is where keyed state, changelog
- * included, is restored). Printed as ratios to the {@code filesystem} DSTL, written as JSON.
+ * <p>Per configuration: a job on a MiniCluster (checkpoint every second, retained on cancellation)
+ * processes {@code --records} records from a sequence source, then is throttled, cancelled after
+ * two more completed checkpoints, and a second job restores from its last checkpoint (CLAIM).
+ * Measured: checkpoint end-to-end duration p50/p99, the sum of checkpointed (incremental) bytes,
+ * the full size of the last checkpoint, files created and bytes written under the DSTL base path,
+ * the throughput of the load phase, and the restore time (longest time a subtask of the restored
+ * job spent in INITIALIZING, which is where keyed state, changelog included, is restored). Printed
+ * as ratios to the {@code filesystem} DSTL, written as JSON.
  *
  * <p>Workloads: {@code value} = ValueState, one new key per record (key = record id); {@code
- * window} = 10 s sliding event-time windows every 1 s, 1000 keys, count aggregate, event time =
- * id / 10 ms.
+ * window} = 10 s sliding event-time windows every 1 s, 1000 keys, count aggregate, event time = id
+ * / 10 ms.
  *
  * <p>Usage: {@code mvn -pl flink-state-benchmarks exec:exec@changelog -Dscenario.args="--workload
  * value --records 20000000 --latency-median-ms 5 --tail-ms 1000 --tail-fraction 0.01 --json
- * target/changelog-value.json"} (default records: 20M for value, 2M for window; also {@code --parallelism}, {@code --materialize-interval}).
+ * target/changelog-value.json"} (default records: 20M for value, 2M for window; also {@code
+ * --parallelism}, {@code --materialize-interval}).
  */
 public final class ChangelogScenario {
 
@@ -97,7 +96,9 @@ public final class ChangelogScenario {
         String workload = flags.getOrDefault("workload", "value");
         // Defaults sized for ~1 minute of load per configuration on 2 cores.
         long records =
-                Long.parseLong(flags.getOrDefault("records", workload.equals("window") ? "2000000" : "20000000"));
+                Long.parseLong(
+                        flags.getOrDefault(
+                                "records", workload.equals("window") ? "2000000" : "20000000"));
         if (!workload.equals("value") && !workload.equals("window")) {
             throw new IllegalArgumentException("--workload must be value or window");
         }
@@ -129,8 +130,12 @@ public final class ChangelogScenario {
             }
             config.setString("state.changelog.periodic-materialize.interval", materialize);
             config.setString("execution.checkpointing.interval", "1 s");
-            config.setString("execution.checkpointing.dir", SlowFileSystem.uri(new File(root, name + "-checkpoints")));
-            config.setString("execution.checkpointing.externalized-checkpoint-retention", "RETAIN_ON_CANCELLATION");
+            config.setString(
+                    "execution.checkpointing.dir",
+                    SlowFileSystem.uri(new File(root, name + "-checkpoints")));
+            config.setString(
+                    "execution.checkpointing.externalized-checkpoint-retention",
+                    "RETAIN_ON_CANCELLATION");
             config.setString("execution.checkpointing.tolerable-failed-checkpoints", "1000");
             config.setString("restart-strategy.type", "none");
             config.setString("web.checkpoints.history", "100000");
@@ -140,12 +145,26 @@ public final class ChangelogScenario {
             System.out.printf(Locale.ROOT, "%-12s done: %s%n", name, r);
         }
         printTable(workload, results);
-        writeJson(json, workload, records, parallelism, medianMs, tailMs, tailFraction, materialize, results);
+        writeJson(
+                json,
+                workload,
+                records,
+                parallelism,
+                medianMs,
+                tailMs,
+                tailFraction,
+                materialize,
+                results);
         System.out.println("JSON written to " + json.getAbsolutePath());
     }
 
     private static Result runConfig(
-            String name, String workload, long records, int parallelism, Configuration config, File dstl)
+            String name,
+            String workload,
+            long records,
+            int parallelism,
+            Configuration config,
+            File dstl)
             throws Exception {
         MiniClusterConfiguration mcc =
                 new MiniClusterConfiguration.Builder()
@@ -168,7 +187,8 @@ public final class ChangelogScenario {
             while (true) {
                 JobStatus status = cluster.getJobStatus(loadId).get();
                 if (status.isGloballyTerminalState()) {
-                    throw new IllegalStateException(name + ": load job ended early with status " + status);
+                    throw new IllegalStateException(
+                            name + ": load job ended early with status " + status);
                 }
                 if (System.nanoTime() > deadline) {
                     throw new IllegalStateException(name + ": load job did not finish in time");
@@ -177,7 +197,9 @@ public final class ChangelogScenario {
                     loadNanos = System.nanoTime() - start;
                     checkpointsAtLoadEnd = completed(cluster.getExecutionGraph(loadId).get());
                 }
-                if (loadNanos >= 0 && completed(cluster.getExecutionGraph(loadId).get()) >= checkpointsAtLoadEnd + 2) {
+                if (loadNanos >= 0
+                        && completed(cluster.getExecutionGraph(loadId).get())
+                                >= checkpointsAtLoadEnd + 2) {
                     break;
                 }
                 Thread.sleep(50);
@@ -204,21 +226,24 @@ public final class ChangelogScenario {
             restoreConfig.setString("execution.state-recovery.claim-mode", "CLAIM");
             JobGraph restore = buildJob(restoreConfig, workload, records, parallelism);
             restore.setSavepointRestoreSettings(
-                    SavepointRestoreSettings.forPath(latest.getExternalPath(), false, RecoveryClaimMode.CLAIM));
+                    SavepointRestoreSettings.forPath(
+                            latest.getExternalPath(), false, RecoveryClaimMode.CLAIM));
             long submitted = System.nanoTime();
             JobID restoreId = cluster.submitJob(restore).get().getJobID();
             long submitToRunning;
             while (true) {
                 JobStatus status = cluster.getJobStatus(restoreId).get();
                 if (status.isGloballyTerminalState()) {
-                    throw new IllegalStateException(name + ": restored job ended with status " + status);
+                    throw new IllegalStateException(
+                            name + ": restored job ended with status " + status);
                 }
                 if (allRunning(cluster.getExecutionGraph(restoreId).get())) {
                     submitToRunning = (System.nanoTime() - submitted) / 1_000_000;
                     break;
                 }
                 if (System.nanoTime() - submitted > Duration.ofMinutes(3).toNanos()) {
-                    throw new IllegalStateException(name + ": restored job not running after 3 minutes");
+                    throw new IllegalStateException(
+                            name + ": restored job not running after 3 minutes");
                 }
                 Thread.sleep(5);
             }
@@ -274,13 +299,16 @@ public final class ChangelogScenario {
         return max;
     }
 
-    private static JobGraph buildJob(Configuration config, String workload, long records, int parallelism) {
+    private static JobGraph buildJob(
+            Configuration config, String workload, long records, int parallelism) {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(config);
         env.setParallelism(parallelism);
         // One split, so ids are dense and a restored source continues after the load phase.
         DataStream<Long> ids =
-                env.fromSequence(0, Long.MAX_VALUE).setParallelism(1)
-                        .map(new Throttle(records)).setParallelism(1);
+                env.fromSequence(0, Long.MAX_VALUE)
+                        .setParallelism(1)
+                        .map(new Throttle(records))
+                        .setParallelism(1);
         if (workload.equals("value")) {
             ids.keyBy(id -> id, Types.LONG)
                     .process(new NewKeyPerRecord())
@@ -291,7 +319,9 @@ public final class ChangelogScenario {
                                     .withTimestampAssigner((id, ts) -> id / 10))
                     .setParallelism(1)
                     .keyBy(id -> id % 1000, Types.LONG)
-                    .window(SlidingEventTimeWindows.of(Duration.ofSeconds(10), Duration.ofSeconds(1)))
+                    .window(
+                            SlidingEventTimeWindows.of(
+                                    Duration.ofSeconds(10), Duration.ofSeconds(1)))
                     .aggregate(new Count())
                     .sinkTo(new DiscardingSink<>());
         }
@@ -355,10 +385,28 @@ public final class ChangelogScenario {
     }
 
     private static void printTable(String workload, List<Result> results) {
-        Result base = results.stream().filter(r -> r.config().equals("filesystem")).findFirst().orElseThrow();
-        System.out.printf(Locale.ROOT, "%nworkload %s, ratios to the filesystem DSTL (raw value in brackets)%n", workload);
-        String[] heads = {"config", "cp p50", "cp p99", "checkpointed", "full size", "DSTL files", "DSTL bytes", "restore", "records/s"};
-        System.out.printf(Locale.ROOT, "%-12s %18s %18s %20s %20s %16s %20s %16s %20s%n", (Object[]) heads);
+        Result base =
+                results.stream()
+                        .filter(r -> r.config().equals("filesystem"))
+                        .findFirst()
+                        .orElseThrow();
+        System.out.printf(
+                Locale.ROOT,
+                "%nworkload %s, ratios to the filesystem DSTL (raw value in brackets)%n",
+                workload);
+        String[] heads = {
+            "config",
+            "cp p50",
+            "cp p99",
+            "checkpointed",
+            "full size",
+            "DSTL files",
+            "DSTL bytes",
+            "restore",
+            "records/s"
+        };
+        System.out.printf(
+                Locale.ROOT, "%-12s %18s %18s %20s %20s %16s %20s %16s %20s%n", (Object[]) heads);
         for (Result r : results) {
             System.out.printf(
                     Locale.ROOT,
@@ -375,7 +423,8 @@ public final class ChangelogScenario {
         }
     }
 
-    private static String cell(Result r, Result base, Function<Result, Double> f, String rawFormat) {
+    private static String cell(
+            Result r, Result base, Function<Result, Double> f, String rawFormat) {
         double v = f.apply(r);
         double b = f.apply(base);
         String ratio = b == 0 ? "-" : String.format(Locale.ROOT, "%.2fx", v / b);
@@ -383,25 +432,59 @@ public final class ChangelogScenario {
     }
 
     private static void writeJson(
-            File file, String workload, long records, int parallelism, long medianMs, long tailMs,
-            double tailFraction, String materialize, List<Result> results) throws IOException {
+            File file,
+            String workload,
+            long records,
+            int parallelism,
+            long medianMs,
+            long tailMs,
+            double tailFraction,
+            String materialize,
+            List<Result> results)
+            throws IOException {
         file.getAbsoluteFile().getParentFile().mkdirs();
         StringBuilder sb = new StringBuilder();
-        sb.append("{\n  \"scenario\": \"changelog\",\n  \"workload\": \"").append(workload).append("\",\n");
-        sb.append("  \"machine\": {\"cores\": ").append(Runtime.getRuntime().availableProcessors())
-                .append(", \"java\": \"").append(System.getProperty("java.version"))
-                .append("\", \"os\": \"").append(System.getProperty("os.name")).append("\"},\n");
-        sb.append(String.format(Locale.ROOT,
-                "  \"records\": %d,\n  \"parallelism\": %d,\n  \"latencyMedianMs\": %d,\n  \"tailMs\": %d,\n  \"tailFraction\": %s,\n  \"materializeInterval\": \"%s\",\n  \"runs\": [\n",
-                records, parallelism, medianMs, tailMs, tailFraction, materialize));
+        sb.append("{\n  \"scenario\": \"changelog\",\n  \"workload\": \"")
+                .append(workload)
+                .append("\",\n");
+        sb.append("  \"machine\": {\"cores\": ")
+                .append(Runtime.getRuntime().availableProcessors())
+                .append(", \"java\": \"")
+                .append(System.getProperty("java.version"))
+                .append("\", \"os\": \"")
+                .append(System.getProperty("os.name"))
+                .append("\"},\n");
+        sb.append(
+                String.format(
+                        Locale.ROOT,
+                        "  \"records\": %d,\n  \"parallelism\": %d,\n  \"latencyMedianMs\": %d,\n  \"tailMs\": %d,\n  \"tailFraction\": %s,\n  \"materializeInterval\": \"%s\",\n  \"runs\": [\n",
+                        records,
+                        parallelism,
+                        medianMs,
+                        tailMs,
+                        tailFraction,
+                        materialize));
         for (int i = 0; i < results.size(); i++) {
             Result r = results.get(i);
-            sb.append(String.format(Locale.ROOT,
-                    "    {\"config\": \"%s\", \"checkpointP50Ms\": %.1f, \"checkpointP99Ms\": %.1f, \"completedCheckpoints\": %d, \"failedCheckpoints\": %d, \"checkpointedBytes\": %d, \"fullCheckpointBytes\": %d, \"dstlFilesCreated\": %d, \"dstlBytesWritten\": %d, \"allFilesCreated\": %d, \"injectedTailDelays\": %d, \"loadRecordsPerSecond\": %.1f, \"restoreMs\": %d, \"restoreSubmitToRunningMs\": %d}%s%n",
-                    r.config(), r.cpP50Ms(), r.cpP99Ms(), r.completedCheckpoints(), r.failedCheckpoints(),
-                    r.checkpointedBytes(), r.fullSizeBytes(), r.dstlFiles(), r.dstlBytes(), r.allFilesCreated(),
-                    r.tailDelays(), r.recordsPerSecond(), r.restoreMs(), r.submitToRunningMs(),
-                    i + 1 < results.size() ? "," : ""));
+            sb.append(
+                    String.format(
+                            Locale.ROOT,
+                            "    {\"config\": \"%s\", \"checkpointP50Ms\": %.1f, \"checkpointP99Ms\": %.1f, \"completedCheckpoints\": %d, \"failedCheckpoints\": %d, \"checkpointedBytes\": %d, \"fullCheckpointBytes\": %d, \"dstlFilesCreated\": %d, \"dstlBytesWritten\": %d, \"allFilesCreated\": %d, \"injectedTailDelays\": %d, \"loadRecordsPerSecond\": %.1f, \"restoreMs\": %d, \"restoreSubmitToRunningMs\": %d}%s%n",
+                            r.config(),
+                            r.cpP50Ms(),
+                            r.cpP99Ms(),
+                            r.completedCheckpoints(),
+                            r.failedCheckpoints(),
+                            r.checkpointedBytes(),
+                            r.fullSizeBytes(),
+                            r.dstlFiles(),
+                            r.dstlBytes(),
+                            r.allFilesCreated(),
+                            r.tailDelays(),
+                            r.recordsPerSecond(),
+                            r.restoreMs(),
+                            r.submitToRunningMs(),
+                            i + 1 < results.size() ? "," : ""));
         }
         sb.append("  ]\n}\n");
         try (FileWriter w = new FileWriter(file)) {

@@ -4,11 +4,6 @@ import io.github.flinkstate.benchmarks.common.BackendSpec;
 import io.github.flinkstate.benchmarks.common.JobStats;
 import io.github.flinkstate.benchmarks.common.MiniClusterJobRunner;
 import io.github.flinkstate.benchmarks.demo.CountPerKey;
-
-import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
-
 import java.io.File;
 import java.io.FileWriter;
 import java.io.IOException;
@@ -17,16 +12,20 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 
 /**
  * The FLIP-325 benchmark job as a scenario: a sequence of N longs, key = (x % 500) + 500 * ((x /
  * 1000) % 2), a count per key in ValueState, object reuse, parallelism 1, incremental checkpoints
- * every second to a local directory. Runs every backend in the same process, one after another,
- * and prints records/s as ratios to RocksDB and HashMap; writes JSON with the raw figures.
+ * every second to a local directory. Runs every backend in the same process, one after another, and
+ * prints records/s as ratios to RocksDB and HashMap; writes JSON with the raw figures.
  *
  * <p>With cache sizes 250 / 500 / 1000 the cache hit ratio is 0% / 50% / 100% (FLIP-325).
  *
- * <p>Usage: {@code Flip325Scenario [--records N] [--repeats R] [--backends hashmap,rocksdb,lru:250,lru:500,lru:1000] [--json file]}
+ * <p>Usage: {@code Flip325Scenario [--records N] [--repeats R] [--backends
+ * hashmap,rocksdb,lru:250,lru:500,lru:1000] [--json file]}
  */
 public final class Flip325Scenario {
 
@@ -68,10 +67,18 @@ public final class Flip325Scenario {
                                                 .sinkTo(new DiscardingSink<>()));
                 if (CountPerKey.MAX_COUNT.size() != 1000) {
                     throw new IllegalStateException(
-                            backend.name() + " produced counts for " + CountPerKey.MAX_COUNT.size() + " keys, expected 1000");
+                            backend.name()
+                                    + " produced counts for "
+                                    + CountPerKey.MAX_COUNT.size()
+                                    + " keys, expected 1000");
                 }
                 results.add(stats);
-                System.out.printf(Locale.ROOT, "%-18s run %d: %,.0f records/s%n", backend.name(), r, stats.recordsPerSecond());
+                System.out.printf(
+                        Locale.ROOT,
+                        "%-18s run %d: %,.0f records/s%n",
+                        backend.name(),
+                        r,
+                        stats.recordsPerSecond());
             }
         }
         printTable(results);
@@ -94,7 +101,14 @@ public final class Flip325Scenario {
     private static void printTable(List<JobStats> results) {
         double rocks = medianRate(results, "rocksdb");
         double heap = medianRate(results, "hashmap");
-        System.out.printf(Locale.ROOT, "%n%-18s %14s %10s %10s %10s%n", "backend", "records/s", "x rocksdb", "x hashmap", "cache hit");
+        System.out.printf(
+                Locale.ROOT,
+                "%n%-18s %14s %10s %10s %10s%n",
+                "backend",
+                "records/s",
+                "x rocksdb",
+                "x hashmap",
+                "cache hit");
         List<String> seen = new ArrayList<>();
         for (JobStats s : results) {
             if (seen.contains(s.backend())) {
@@ -109,26 +123,40 @@ public final class Flip325Scenario {
                     rate,
                     rate / rocks,
                     rate / heap,
-                    Double.isNaN(s.cacheHitRatio()) ? "-" : String.format(Locale.ROOT, "%.1f%%", 100 * s.cacheHitRatio()));
+                    Double.isNaN(s.cacheHitRatio())
+                            ? "-"
+                            : String.format(Locale.ROOT, "%.1f%%", 100 * s.cacheHitRatio()));
         }
     }
 
-    private static void writeJson(File file, long records, List<JobStats> results) throws IOException {
+    private static void writeJson(File file, long records, List<JobStats> results)
+            throws IOException {
         file.getAbsoluteFile().getParentFile().mkdirs();
         StringBuilder sb = new StringBuilder();
         sb.append("{\n  \"scenario\": \"flip325\",\n");
-        sb.append("  \"machine\": {\"cores\": ").append(Runtime.getRuntime().availableProcessors())
-                .append(", \"java\": \"").append(System.getProperty("java.version"))
-                .append("\", \"os\": \"").append(System.getProperty("os.name")).append("\"},\n");
+        sb.append("  \"machine\": {\"cores\": ")
+                .append(Runtime.getRuntime().availableProcessors())
+                .append(", \"java\": \"")
+                .append(System.getProperty("java.version"))
+                .append("\", \"os\": \"")
+                .append(System.getProperty("os.name"))
+                .append("\"},\n");
         sb.append("  \"records\": ").append(records).append(",\n  \"runs\": [\n");
         for (int i = 0; i < results.size(); i++) {
             JobStats s = results.get(i);
-            sb.append(String.format(Locale.ROOT,
-                    "    {\"backend\": \"%s\", \"recordsPerSecond\": %.1f, \"netRuntimeMs\": %d, \"checkpoints\": %d, \"checkpointAvgMs\": %d, \"cacheHitRatio\": %s}%s%n",
-                    s.backend(), s.recordsPerSecond(), s.netRuntimeMillis(), s.completedCheckpoints(),
-                    s.checkpointAvgMillis(),
-                    Double.isNaN(s.cacheHitRatio()) ? "null" : String.format(Locale.ROOT, "%.4f", s.cacheHitRatio()),
-                    i + 1 < results.size() ? "," : ""));
+            sb.append(
+                    String.format(
+                            Locale.ROOT,
+                            "    {\"backend\": \"%s\", \"recordsPerSecond\": %.1f, \"netRuntimeMs\": %d, \"checkpoints\": %d, \"checkpointAvgMs\": %d, \"cacheHitRatio\": %s}%s%n",
+                            s.backend(),
+                            s.recordsPerSecond(),
+                            s.netRuntimeMillis(),
+                            s.completedCheckpoints(),
+                            s.checkpointAvgMillis(),
+                            Double.isNaN(s.cacheHitRatio())
+                                    ? "null"
+                                    : String.format(Locale.ROOT, "%.4f", s.cacheHitRatio()),
+                            i + 1 < results.size() ? "," : ""));
         }
         sb.append("  ]\n}\n");
         try (FileWriter w = new FileWriter(file)) {

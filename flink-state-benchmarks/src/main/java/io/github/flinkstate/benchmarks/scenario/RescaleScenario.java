@@ -8,9 +8,6 @@ import io.github.flinkstate.benchmarks.scenario.rescale.RescaleRun;
 import io.github.flinkstate.benchmarks.scenario.rescale.RestoreMeasurement;
 import io.github.flinkstate.benchmarks.scenario.rescale.RetainedCheckpoint;
 import io.github.flinkstate.benchmarks.scenario.rescale.Transition;
-
-import org.apache.flink.util.FileUtils;
-
 import java.io.File;
 import java.nio.file.Files;
 import java.util.ArrayList;
@@ -20,52 +17,62 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import org.apache.flink.util.FileUtils;
 
 /**
- * The FLIP-447 rescaling matrix as a scenario: per backend and per transition {@code p1->p2}, a
- * job at parallelism p1 (max parallelism 128) writes {@code --state-mb} of keyed {@code
+ * The FLIP-447 rescaling matrix as a scenario: per backend and per transition {@code p1->p2}, a job
+ * at parallelism p1 (max parallelism 128) writes {@code --state-mb} of keyed {@code
  * ValueState<byte[]>} ({@code --value-bytes} per key), takes one retained checkpoint (incremental
  * for RocksDB) and is cancelled; a second job restores that checkpoint at p2, and the restore time
  * of every subtask of the keyed operator is measured (Flink's INITIALIZING to RUNNING interval),
- * with Flink's own restore statistics alongside. The restored job then reads every key once and
- * the scenario fails unless every value is present and right. One checkpoint per (backend, p1) is
+ * with Flink's own restore statistics alongside. The restored job then reads every key once and the
+ * scenario fails unless every value is present and right. One checkpoint per (backend, p1) is
  * reused by all transitions from p1 (restores are NO_CLAIM and leave it untouched).
  *
- * <p>Prints per run the max and per-subtask restore times, then a matrix of max restore times,
- * and writes JSON ({@link RescaleResultsJson}). Backends: {@code hashmap}, {@code rocksdb}
- * (Flink's default restore), {@code rocksdb-ingest} (IngestDB restore mode), {@code lru:<entries>}
- * (our LRU cache over RocksDB).
+ * <p>Prints per run the max and per-subtask restore times, then a matrix of max restore times, and
+ * writes JSON ({@link RescaleResultsJson}). Backends: {@code hashmap}, {@code rocksdb} (Flink's
+ * default restore), {@code rocksdb-ingest} (IngestDB restore mode), {@code lru:<entries>} (our LRU
+ * cache over RocksDB).
  *
  * <p>Usage: {@code mvn -pl flink-state-benchmarks exec:exec@rescale -Dscenario.args="--state-mb 64
  * --value-bytes 256 --transitions 1-2,2-1,2-8,8-2,2-3,3-2 --backends
  * hashmap,rocksdb,rocksdb-ingest,lru:10000 --repeats 3 --json ../docs/results/rescale.json"} (the
- * defaults, but for {@code --json}, whose default is {@code target/rescale.json}). {@code --repeats}
- * restores each checkpoint that many times; the report uses the median.
+ * defaults, but for {@code --json}, whose default is {@code target/rescale.json}). {@code
+ * --repeats} restores each checkpoint that many times; the report uses the median.
  *
  * <p>Not thread-safe; runs one job at a time.
  */
 public final class RescaleScenario {
 
     static final String DEFAULT_BACKENDS = "hashmap,rocksdb,rocksdb-ingest,lru:10000";
-    private static final Set<String> FLAGS = Set.of("backends", "transitions", "state-mb", "value-bytes", "repeats", "json");
+    private static final Set<String> FLAGS =
+            Set.of("backends", "transitions", "state-mb", "value-bytes", "repeats", "json");
 
     private RescaleScenario() {}
 
     public static void main(String[] args) throws Exception {
         Map<String, String> flags = flags(args);
-        List<BackendSpec> backends = BackendSpec.parseList(flags.getOrDefault("backends", DEFAULT_BACKENDS));
-        List<Transition> transitions = Transition.parseList(flags.getOrDefault("transitions", Transition.FLIP_447_MATRIX));
-        long stateBytes = (long) (Double.parseDouble(flags.getOrDefault("state-mb", "64")) * 1024 * 1024);
+        List<BackendSpec> backends =
+                BackendSpec.parseList(flags.getOrDefault("backends", DEFAULT_BACKENDS));
+        List<Transition> transitions =
+                Transition.parseList(flags.getOrDefault("transitions", Transition.FLIP_447_MATRIX));
+        long stateBytes =
+                (long) (Double.parseDouble(flags.getOrDefault("state-mb", "64")) * 1024 * 1024);
         int valueBytes = Integer.parseInt(flags.getOrDefault("value-bytes", "256"));
         int repeats = Integer.parseInt(flags.getOrDefault("repeats", "3"));
         File json = new File(flags.getOrDefault("json", "target/rescale.json"));
         long keys = Math.max(1, stateBytes / valueBytes);
 
-        System.out.printf(Locale.ROOT, "%d keys x %d bytes = %.1f MiB of keyed state, max parallelism 128%n",
-                keys, valueBytes, keys * (double) valueBytes / 1048576);
+        System.out.printf(
+                Locale.ROOT,
+                "%d keys x %d bytes = %.1f MiB of keyed state, max parallelism 128%n",
+                keys,
+                valueBytes,
+                keys * (double) valueBytes / 1048576);
         List<RescaleRun> runs = run(backends, transitions, keys, valueBytes, repeats);
         printMatrix(runs, transitions);
-        RescaleResultsJson.write(json, MachineInfo.current(), keys * valueBytes, valueBytes, keys, repeats, runs);
+        RescaleResultsJson.write(
+                json, MachineInfo.current(), keys * valueBytes, valueBytes, keys, repeats, runs);
         System.out.println("JSON written to " + json.getAbsolutePath());
     }
 
@@ -74,12 +81,19 @@ public final class RescaleScenario {
      * transition and repeat, one verified restore. Throws on the first lost key.
      */
     public static List<RescaleRun> run(
-            List<BackendSpec> backends, List<Transition> transitions, long keys, int valueBytes, int repeats)
+            List<BackendSpec> backends,
+            List<Transition> transitions,
+            long keys,
+            int valueBytes,
+            int repeats)
             throws Exception {
         int slots = transitions.stream().mapToInt(t -> Math.max(t.from(), t.to())).max().orElse(1);
         List<RescaleRun> runs = new ArrayList<>();
         for (BackendSpec backend : backends) {
-            File dir = Files.createTempDirectory("rescale-" + backend.name().replaceAll("[^a-z0-9]", "_")).toFile();
+            File dir =
+                    Files.createTempDirectory(
+                                    "rescale-" + backend.name().replaceAll("[^a-z0-9]", "_"))
+                            .toFile();
             try (RescaleCluster cluster = new RescaleCluster(backend, dir, slots)) {
                 Map<Integer, RetainedCheckpoint> checkpoints = new HashMap<>();
                 for (Transition t : transitions) {
@@ -87,8 +101,13 @@ public final class RescaleScenario {
                     if (cp == null) {
                         cp = cluster.load(t.from(), keys, valueBytes);
                         checkpoints.put(t.from(), cp);
-                        System.out.printf(Locale.ROOT, "%-18s loaded at p=%d: checkpoint %d, %.1f MiB%n",
-                                backend.name(), t.from(), cp.checkpointId(), cp.fullBytes() / 1048576.0);
+                        System.out.printf(
+                                Locale.ROOT,
+                                "%-18s loaded at p=%d: checkpoint %d, %.1f MiB%n",
+                                backend.name(),
+                                t.from(),
+                                cp.checkpointId(),
+                                cp.fullBytes() / 1048576.0);
                     }
                     for (int r = 0; r < repeats; r++) {
                         RestoreMeasurement m = cluster.restore(cp, t.to(), keys, valueBytes);
@@ -106,28 +125,42 @@ public final class RescaleScenario {
 
     private static void printRun(RescaleRun run) {
         RestoreMeasurement m = run.measurement();
-        System.out.printf(Locale.ROOT,
+        System.out.printf(
+                Locale.ROOT,
                 "%-18s %5s  max %6d ms  per subtask %s ms  restored %s  (all %d keys verified, read in %d ms)%n",
-                run.backend(), run.transition(), m.maxRestoreMs(), m.subtaskRestoreMs(),
-                m.restoredBytes() < 0 ? "n/a" : String.format(Locale.ROOT, "%.1f MiB", m.restoredBytes() / 1048576.0),
-                m.keysVerified(), m.readAllMs());
+                run.backend(),
+                run.transition(),
+                m.maxRestoreMs(),
+                m.subtaskRestoreMs(),
+                m.restoredBytes() < 0
+                        ? "n/a"
+                        : String.format(Locale.ROOT, "%.1f MiB", m.restoredBytes() / 1048576.0),
+                m.keysVerified(),
+                m.readAllMs());
     }
 
     /** Transitions by backends: median over repeats of the max restore time. */
     private static void printMatrix(List<RescaleRun> runs, List<Transition> transitions) {
         Set<String> backends = new LinkedHashSet<>();
         runs.forEach(r -> backends.add(r.backend()));
-        System.out.printf(Locale.ROOT, "%nmax restore time per subtask, ms (median over repeats)%n%-8s", "p1->p2");
+        System.out.printf(
+                Locale.ROOT,
+                "%nmax restore time per subtask, ms (median over repeats)%n%-8s",
+                "p1->p2");
         backends.forEach(b -> System.out.printf(Locale.ROOT, " %18s", b));
         System.out.println();
         for (Transition t : new LinkedHashSet<>(transitions)) {
             System.out.printf(Locale.ROOT, "%-8s", t);
             for (String b : backends) {
                 List<Long> maxima = new ArrayList<>();
-                runs.stream().filter(r -> r.backend().equals(b) && r.transition().equals(t))
+                runs.stream()
+                        .filter(r -> r.backend().equals(b) && r.transition().equals(t))
                         .forEach(r -> maxima.add(r.measurement().maxRestoreMs()));
                 maxima.sort(Long::compare);
-                System.out.printf(Locale.ROOT, " %18s", maxima.isEmpty() ? "-" : maxima.get(maxima.size() / 2));
+                System.out.printf(
+                        Locale.ROOT,
+                        " %18s",
+                        maxima.isEmpty() ? "-" : maxima.get(maxima.size() / 2));
             }
             System.out.println();
         }
@@ -139,7 +172,8 @@ public final class RescaleScenario {
         for (int i = 0; i < args.length; i += 2) {
             String name = args[i].replaceFirst("^--", "");
             if (!FLAGS.contains(name) || i + 1 >= args.length) {
-                throw new IllegalArgumentException("Bad argument '" + args[i] + "'; flags: --" + String.join(" --", FLAGS));
+                throw new IllegalArgumentException(
+                        "Bad argument '" + args[i] + "'; flags: --" + String.join(" --", FLAGS));
             }
             flags.put(name, args[i + 1]);
         }

@@ -1,5 +1,11 @@
 package io.github.flinkstate.benchmarks.scenario;
 
+import java.io.IOException;
+import java.net.URI;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.fs.BlockLocation;
 import org.apache.flink.core.fs.FSDataInputStream;
@@ -10,13 +16,6 @@ import org.apache.flink.core.fs.FileSystemFactory;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.core.fs.local.LocalFileSystem;
 import org.apache.flink.core.plugin.PluginManager;
-
-import java.io.IOException;
-import java.net.URI;
-import java.util.Collections;
-import java.util.Iterator;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A Flink {@link FileSystem} for the {@code slowfs://} scheme that stores files on the local disk
@@ -76,7 +75,10 @@ public final class SlowFileSystem extends FileSystem {
 
     /** Resets the counters; creates below the given local directory are counted separately. */
     public static void resetCounters(java.io.File countedDir) {
-        countedPrefix = countedDir == null ? "/nonexistent/" : countedDir.getAbsoluteFile().toURI().getPath();
+        countedPrefix =
+                countedDir == null
+                        ? "/nonexistent/"
+                        : countedDir.getAbsoluteFile().toURI().getPath();
         CREATES.set(0);
         COUNTED_CREATES.set(0);
         COUNTED_BYTES.set(0);

@@ -4,7 +4,6 @@ import io.github.flinkstate.lru.cow.CacheEntry;
 import io.github.flinkstate.lru.cow.CacheOwner;
 import io.github.flinkstate.lru.cow.CowLruMap;
 import io.github.flinkstate.lru.cow.CowSnapshot;
-
 import java.util.Arrays;
 import java.util.Locale;
 

@@ -4,11 +4,14 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.openjdk.jmh.infra.Blackhole;
 
-/** Every engine benchmark method on both engines with 10,000 keys, then its work check; no timing. */
+/**
+ * Every engine benchmark method on both engines with 10,000 keys, then its work check; no timing.
+ */
 class EngineBenchmarkWorkCheckTest {
 
     private static final Blackhole BH =
-            new Blackhole("Today's password is swordfish. I understand instantiating Blackholes directly is dangerous.");
+            new Blackhole(
+                    "Today's password is swordfish. I understand instantiating Blackholes directly is dangerous.");
 
     @ParameterizedTest
     @EnumSource(KvEngine.Kind.class)

@@ -1,7 +1,6 @@
 package io.github.flinkstate.benchmarks.jmh;
 
-import org.junit.jupiter.api.Test;
-import org.openjdk.jmh.annotations.Fork;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
@@ -13,18 +12,24 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
+import org.openjdk.jmh.annotations.Fork;
 
 /** The JMH forks get exactly the parent pom's {@code flink.jvm.opens}, on every benchmark class. */
 class JmhJvmArgsTest {
 
     private static final List<Class<?>> BENCHMARKS =
-            List.of(ValueStateBenchmark.class, ListStateBenchmark.class, MapStateBenchmark.class, EngineBenchmark.class);
+            List.of(
+                    ValueStateBenchmark.class,
+                    ListStateBenchmark.class,
+                    MapStateBenchmark.class,
+                    EngineBenchmark.class);
 
     private static List<String> pomOpens() throws Exception {
         String pom = Files.readString(Path.of("..", "pom.xml"), StandardCharsets.UTF_8);
-        Matcher m = Pattern.compile("<flink\\.jvm\\.opens>(.*?)</flink\\.jvm\\.opens>", Pattern.DOTALL).matcher(pom);
+        Matcher m =
+                Pattern.compile("<flink\\.jvm\\.opens>(.*?)</flink\\.jvm\\.opens>", Pattern.DOTALL)
+                        .matcher(pom);
         assertThat(m.find()).as("parent pom defines flink.jvm.opens").isTrue();
         return Arrays.asList(m.group(1).trim().split("\\s+"));
     }

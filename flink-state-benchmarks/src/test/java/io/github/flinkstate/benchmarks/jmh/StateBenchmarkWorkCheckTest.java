@@ -1,26 +1,26 @@
 package io.github.flinkstate.benchmarks.jmh;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.openjdk.jmh.infra.Blackhole;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
 /**
  * Runs every state benchmark method a few hundred times per backend on a small key space, outside
- * JMH, and applies the per-iteration work check (the changelog variants included); also shows
- * that the check rejects missing work and that the changelog variants really are Flink's
- * changelog backend over RocksDB.
- * No timing is measured or asserted.
+ * JMH, and applies the per-iteration work check (the changelog variants included); also shows that
+ * the check rejects missing work and that the changelog variants really are Flink's changelog
+ * backend over RocksDB. No timing is measured or asserted.
  */
 class StateBenchmarkWorkCheckTest {
 
     private static final int KEYS = 2_000;
     private static final int CALLS = 300;
     private static final Blackhole BH =
-            new Blackhole("Today's password is swordfish. I understand instantiating Blackholes directly is dangerous.");
+            new Blackhole(
+                    "Today's password is swordfish. I understand instantiating Blackholes directly is dangerous.");
 
     private interface Call {
         void run() throws Exception;
@@ -88,7 +88,15 @@ class StateBenchmarkWorkCheckTest {
     @ParameterizedTest
     @EnumSource(BenchmarkBackend.class)
     void mapBenchmarksPassTheirWorkCheck(BenchmarkBackend backend) throws Exception {
-        String[] reads = {"mapGet", "mapContains", "mapIsEmpty", "mapKeys", "mapValues", "mapEntries", "mapIterator"};
+        String[] reads = {
+            "mapGet",
+            "mapContains",
+            "mapIsEmpty",
+            "mapKeys",
+            "mapValues",
+            "mapEntries",
+            "mapIterator"
+        };
         String[] writes = {"mapAdd", "mapUpdate", "mapPutAll", "mapRemove"};
         MapStateBenchmark b = new MapStateBenchmark();
         b.backend = backend;
@@ -128,8 +136,11 @@ class StateBenchmarkWorkCheckTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = BenchmarkBackend.class, names = {"CHANGELOG_FS", "CHANGELOG_DFS_BATCHED"})
-    void changelogVariantsAreFlinksChangelogBackendOverRocksDb(BenchmarkBackend backend) throws Exception {
+    @EnumSource(
+            value = BenchmarkBackend.class,
+            names = {"CHANGELOG_FS", "CHANGELOG_DFS_BATCHED"})
+    void changelogVariantsAreFlinksChangelogBackendOverRocksDb(BenchmarkBackend backend)
+            throws Exception {
         assertThat(backend.isChangelog()).isTrue();
         try (KeyedBackendFixture fixture = KeyedBackendFixture.open(backend, KEYS)) {
             assertThat(fixture.backend().getClass().getName())

@@ -1,25 +1,23 @@
 package io.github.flinkstate.benchmarks.scenario;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.github.flinkstate.benchmarks.common.BackendSpec;
 import io.github.flinkstate.benchmarks.scenario.rescale.RescaleCluster;
 import io.github.flinkstate.benchmarks.scenario.rescale.RescaleRun;
 import io.github.flinkstate.benchmarks.scenario.rescale.RestoreMeasurement;
 import io.github.flinkstate.benchmarks.scenario.rescale.RetainedCheckpoint;
 import io.github.flinkstate.benchmarks.scenario.rescale.Transition;
-
+import java.io.File;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.File;
-import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
 /**
  * The rescale scenario on a tiny state (1 MiB): split and merge over HashMap and RocksDB verify
- * every key and measure every subtask; a verify job that finds a wrong or missing value fails.
- * No timing assertions.
+ * every key and measure every subtask; a verify job that finds a wrong or missing value fails. No
+ * timing assertions.
  */
 class RescaleScenarioTest {
 
@@ -30,18 +28,33 @@ class RescaleScenarioTest {
 
     @Test
     void splitAndMerge_verifyEveryKeyAndMeasureEverySubtask() throws Exception {
-        List<RescaleRun> runs = RescaleScenario.run(
-                BackendSpec.parseList("hashmap,rocksdb"), Transition.parseList("2-1,1-2"), KEYS, VALUE_BYTES, 1);
+        List<RescaleRun> runs =
+                RescaleScenario.run(
+                        BackendSpec.parseList("hashmap,rocksdb"),
+                        Transition.parseList("2-1,1-2"),
+                        KEYS,
+                        VALUE_BYTES,
+                        1);
 
         assertThat(runs).hasSize(4);
         for (RescaleRun run : runs) {
             RestoreMeasurement m = run.measurement();
             int to = run.transition().to();
             assertThat(m.keysVerified()).as(run.backend() + " " + run.transition()).isEqualTo(KEYS);
-            assertThat(m.subtaskRestoreMs()).hasSize(to).allSatisfy(ms -> assertThat(ms).isNotNegative());
-            assertThat(m.probesPerSubtask()).hasSize(to).allSatisfy(n -> assertThat(n).isPositive());
-            assertThat(m.probesPerSubtask().stream().mapToLong(Long::longValue).sum()).isEqualTo(KEYS);
-            assertThat(m.maxRestoreMs()).isEqualTo(m.subtaskRestoreMs().stream().mapToLong(Long::longValue).max().orElseThrow());
+            assertThat(m.subtaskRestoreMs())
+                    .hasSize(to)
+                    .allSatisfy(ms -> assertThat(ms).isNotNegative());
+            assertThat(m.probesPerSubtask())
+                    .hasSize(to)
+                    .allSatisfy(n -> assertThat(n).isPositive());
+            assertThat(m.probesPerSubtask().stream().mapToLong(Long::longValue).sum())
+                    .isEqualTo(KEYS);
+            assertThat(m.maxRestoreMs())
+                    .isEqualTo(
+                            m.subtaskRestoreMs().stream()
+                                    .mapToLong(Long::longValue)
+                                    .max()
+                                    .orElseThrow());
             assertThat(run.checkpoint().parallelism()).isEqualTo(run.transition().from());
             assertThat(run.checkpoint().fullBytes()).isGreaterThan(KEYS * VALUE_BYTES);
         }

@@ -1,22 +1,21 @@
 package io.github.flinkstate.changelog.format;
 
-import org.apache.flink.runtime.state.changelog.StateChange;
-
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import org.apache.flink.runtime.state.changelog.StateChange;
 
 /**
- * The complete byte image of one DSTL file: the file header followed by one segment per change
- * set, in the order the change sets were added. Built once per batch, so that hedged attempts
- * write identical bytes to different files.
+ * The complete byte image of one DSTL file: the file header followed by one segment per change set,
+ * in the order the change sets were added. Built once per batch, so that hedged attempts write
+ * identical bytes to different files.
  *
  * <p>Thread safety: not thread-safe while building; immutable once {@link #bytes()} was called.
  *
- * <p>Invariants: (1) {@code offsets[i]} is the position of segment {@code i} in the file and
- * {@code offsets[0] == FILE_HEADER_SIZE}; (2) {@code offsets[i] + sizes[i] == offsets[i + 1]};
- * (3) the image length equals the last offset plus the last size.
+ * <p>Invariants: (1) {@code offsets[i]} is the position of segment {@code i} in the file and {@code
+ * offsets[0] == FILE_HEADER_SIZE}; (2) {@code offsets[i] + sizes[i] == offsets[i + 1]}; (3) the
+ * image length equals the last offset plus the last size.
  */
 public final class BatchFileImage {
 

@@ -1,7 +1,5 @@
 package io.github.flinkstate.changelog.format;
 
-import org.apache.flink.runtime.state.changelog.StateChange;
-
 import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
@@ -12,6 +10,7 @@ import java.util.List;
 import java.util.zip.CRC32C;
 import java.util.zip.DataFormatException;
 import java.util.zip.Inflater;
+import org.apache.flink.runtime.state.changelog.StateChange;
 
 /**
  * Decodes DSTL file headers and segments written by {@link SegmentEncoder}; every failure is a
@@ -38,8 +37,7 @@ public final class SegmentDecoder {
         }
         byte version = buffer.get();
         if (version != SegmentFormat.FILE_VERSION) {
-            throw new CorruptSegmentException(
-                    file, 0, "unsupported DSTL file version " + version);
+            throw new CorruptSegmentException(file, 0, "unsupported DSTL file version " + version);
         }
     }
 
@@ -68,7 +66,9 @@ public final class SegmentDecoder {
         int rawLength = buffer.getInt();
         int storedLength = buffer.getInt();
         int expectedCrc = buffer.getInt();
-        if (count < 0 || rawLength < 0 || storedLength < 0
+        if (count < 0
+                || rawLength < 0
+                || storedLength < 0
                 || rawLength > SegmentFormat.MAX_PAYLOAD_BYTES
                 || storedLength > SegmentFormat.MAX_PAYLOAD_BYTES) {
             throw new CorruptSegmentException(
@@ -135,7 +135,9 @@ public final class SegmentDecoder {
         }
         if (payload.hasRemaining()) {
             throw new CorruptSegmentException(
-                    file, offset, payload.remaining() + " trailing bytes after " + count + " changes");
+                    file,
+                    offset,
+                    payload.remaining() + " trailing bytes after " + count + " changes");
         }
         return changes;
     }

@@ -1,7 +1,5 @@
 package io.github.flinkstate.changelog.format;
 
-import org.apache.flink.runtime.state.changelog.StateChange;
-
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -10,6 +8,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.zip.CRC32C;
 import java.util.zip.Deflater;
+import org.apache.flink.runtime.state.changelog.StateChange;
 
 /**
  * Encodes one change set (the changes of one writer between two sequence numbers) into one

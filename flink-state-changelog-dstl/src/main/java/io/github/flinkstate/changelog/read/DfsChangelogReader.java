@@ -1,20 +1,6 @@
 package io.github.flinkstate.changelog.read;
 
 import io.github.flinkstate.changelog.format.SegmentDecoder;
-
-import org.apache.flink.api.java.tuple.Tuple2;
-import org.apache.flink.core.fs.FSDataInputStream;
-import org.apache.flink.runtime.state.KeyGroupRange;
-import org.apache.flink.runtime.state.StreamStateHandle;
-import org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl;
-import org.apache.flink.runtime.state.changelog.StateChange;
-import org.apache.flink.runtime.state.changelog.StateChangelogHandleReader;
-import org.apache.flink.runtime.state.filesystem.FileStateHandle;
-import org.apache.flink.util.CloseableIterator;
-
-import javax.annotation.Nullable;
-import javax.annotation.concurrent.ThreadSafe;
-
 import java.io.BufferedInputStream;
 import java.io.File;
 import java.io.FileNotFoundException;
@@ -30,6 +16,17 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.NoSuchElementException;
 import java.util.Set;
+import javax.annotation.Nullable;
+import javax.annotation.concurrent.ThreadSafe;
+import org.apache.flink.api.java.tuple.Tuple2;
+import org.apache.flink.core.fs.FSDataInputStream;
+import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.StreamStateHandle;
+import org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl;
+import org.apache.flink.runtime.state.changelog.StateChange;
+import org.apache.flink.runtime.state.changelog.StateChangelogHandleReader;
+import org.apache.flink.runtime.state.filesystem.FileStateHandle;
+import org.apache.flink.util.CloseableIterator;
 
 /**
  * Reads the state changes behind a {@link ChangelogStateHandleStreamImpl} written by the {@code
@@ -82,8 +79,12 @@ public final class DfsChangelogReader
                 local = cache.pin(remote);
             } catch (IOException e) {
                 throw new IOException(
-                        "Could not read DSTL segment at offset " + offset + " of file '" + name
-                                + "': " + e.getMessage(),
+                        "Could not read DSTL segment at offset "
+                                + offset
+                                + " of file '"
+                                + name
+                                + "': "
+                                + e.getMessage(),
                         e);
             }
             try (FileChannel channel = FileChannel.open(local.toPath(), StandardOpenOption.READ)) {
@@ -111,7 +112,8 @@ public final class DfsChangelogReader
         private Iterator<StateChange> current = Collections.emptyIterator();
         private StateChange next;
 
-        ChangeIterator(Iterator<Tuple2<StreamStateHandle, Long>> segments, KeyGroupRange keyGroups) {
+        ChangeIterator(
+                Iterator<Tuple2<StreamStateHandle, Long>> segments, KeyGroupRange keyGroups) {
             this.segments = segments;
             this.keyGroups = keyGroups;
         }

@@ -2,19 +2,16 @@ package io.github.flinkstate.changelog.read;
 
 import io.github.flinkstate.changelog.DfsChangelogSettings;
 import io.github.flinkstate.changelog.util.DaemonThreadFactory;
-
-import org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl;
-import org.apache.flink.runtime.state.changelog.StateChangelogHandleReader;
-import org.apache.flink.runtime.state.changelog.StateChangelogStorageView;
-
-import javax.annotation.Nullable;
-import javax.annotation.concurrent.ThreadSafe;
-
 import java.io.File;
 import java.util.UUID;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import javax.annotation.Nullable;
+import javax.annotation.concurrent.ThreadSafe;
+import org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl;
+import org.apache.flink.runtime.state.changelog.StateChangelogHandleReader;
+import org.apache.flink.runtime.state.changelog.StateChangelogStorageView;
 
 /**
  * Read access to {@code dfs-batched} changelogs: creates {@link DfsChangelogReader}s that share one
@@ -22,8 +19,8 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Thread safety: thread-safe.
  *
- * <p>Lifecycle: Flink caches one view per job per TaskManager and closes it when the job leaves
- * the TaskManager; closing deletes the local cache directory.
+ * <p>Lifecycle: Flink caches one view per job per TaskManager and closes it when the job leaves the
+ * TaskManager; closing deletes the local cache directory.
  */
 @ThreadSafe
 public final class DfsChangelogStorageView

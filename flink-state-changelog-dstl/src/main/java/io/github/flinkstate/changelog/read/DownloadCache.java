@@ -1,18 +1,6 @@
 package io.github.flinkstate.changelog.read;
 
 import io.github.flinkstate.changelog.format.SegmentDecoder;
-
-import org.apache.flink.core.fs.FSDataInputStream;
-import org.apache.flink.runtime.state.StreamStateHandle;
-import org.apache.flink.runtime.state.filesystem.FileStateHandle;
-import org.apache.flink.util.FileUtils;
-
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
-import javax.annotation.concurrent.GuardedBy;
-import javax.annotation.concurrent.ThreadSafe;
-
 import java.io.Closeable;
 import java.io.File;
 import java.io.FileNotFoundException;
@@ -31,19 +19,27 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
+import javax.annotation.concurrent.GuardedBy;
+import javax.annotation.concurrent.ThreadSafe;
+import org.apache.flink.core.fs.FSDataInputStream;
+import org.apache.flink.runtime.state.StreamStateHandle;
+import org.apache.flink.runtime.state.filesystem.FileStateHandle;
+import org.apache.flink.util.FileUtils;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Local copies of DSTL files that live on a distributed file system: each file is downloaded at
- * most once (in parallel, on the download executor), its header verified, and later reads seek
- * in the local copy.
+ * most once (in parallel, on the download executor), its header verified, and later reads seek in
+ * the local copy.
  *
  * <p>Thread safety: thread-safe.
  *
  * <p>Lifecycle: entries not used for {@code idleTimeout} are deleted when the cache is next used;
  * {@link #close()} deletes everything. A failed download is forgotten so the next read retries.
  *
- * <p>Invariants: (1) an entry with {@code users > 0} is never deleted; (2) at most one download
- * per file path is running.
+ * <p>Invariants: (1) an entry with {@code users > 0} is never deleted; (2) at most one download per
+ * file path is running.
  */
 @ThreadSafe
 final class DownloadCache implements Closeable {
@@ -109,7 +105,10 @@ final class DownloadCache implements Closeable {
             throw new IOException("Interrupted while downloading " + handle.getFilePath(), e);
         } catch (ExecutionException e) {
             unpin(handle);
-            Throwable cause = e.getCause() instanceof CompletionException ? e.getCause().getCause() : e.getCause();
+            Throwable cause =
+                    e.getCause() instanceof CompletionException
+                            ? e.getCause().getCause()
+                            : e.getCause();
             if (cause instanceof IOException) {
                 throw (IOException) cause;
             }

@@ -1,31 +1,28 @@
 package io.github.flinkstate.changelog.registry;
 
-import org.apache.flink.runtime.state.StreamStateHandle;
-
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
-import javax.annotation.Nullable;
-import javax.annotation.concurrent.GuardedBy;
-import javax.annotation.concurrent.ThreadSafe;
-
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
+import javax.annotation.Nullable;
+import javax.annotation.concurrent.GuardedBy;
+import javax.annotation.concurrent.ThreadSafe;
+import org.apache.flink.runtime.state.StreamStateHandle;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * TaskManager-side ownership of DSTL files: counts, per file, the change sets that still use it
- * and deletes the file when none does and no checkpoint may reference it.
+ * TaskManager-side ownership of DSTL files: counts, per file, the change sets that still use it and
+ * deletes the file when none does and no checkpoint may reference it.
  *
  * <p>Thread safety: all methods are thread-safe; deletion runs on the given executor.
  *
- * <p>Lifecycle of one file: {@link #track} with the number of change sets it holds (when its
- * upload won); each change set later either {@link #release releases} its reference (truncated,
- * reset or discarded) or the file is {@link #handOver handed over} to the JobManager (a checkpoint
- * using it was confirmed). From then on Flink's {@code SharedStateRegistry} owns it and this
- * registry forgets it.
+ * <p>Lifecycle of one file: {@link #track} with the number of change sets it holds (when its upload
+ * won); each change set later either {@link #release releases} its reference (truncated, reset or
+ * discarded) or the file is {@link #handOver handed over} to the JobManager (a checkpoint using it
+ * was confirmed). From then on Flink's {@code SharedStateRegistry} owns it and this registry
+ * forgets it.
  *
  * <p>Invariants (checked by {@link #checkInvariants()}):
  *
@@ -80,8 +77,8 @@ public final class TaskFileRegistry {
     }
 
     /**
-     * Drops one change set's reference; deletes the file when it was the last one. A file that
-     * was handed over (or never tracked) is ignored.
+     * Drops one change set's reference; deletes the file when it was the last one. A file that was
+     * handed over (or never tracked) is ignored.
      */
     public void release(StreamStateHandle file) {
         boolean delete;
@@ -136,12 +133,15 @@ public final class TaskFileRegistry {
                                 "Tracked file with non-positive count " + count + ": " + file);
                     }
                 });
-        localCopies.keySet().forEach(
-                file -> {
-                    if (!refCounts.containsKey(file)) {
-                        throw new IllegalStateException("Local copy of an untracked file: " + file);
-                    }
-                });
+        localCopies
+                .keySet()
+                .forEach(
+                        file -> {
+                            if (!refCounts.containsKey(file)) {
+                                throw new IllegalStateException(
+                                        "Local copy of an untracked file: " + file);
+                            }
+                        });
     }
 
     private void scheduleDelete(StreamStateHandle file) {

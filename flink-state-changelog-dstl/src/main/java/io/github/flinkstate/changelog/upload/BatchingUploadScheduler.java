@@ -3,18 +3,6 @@ package io.github.flinkstate.changelog.upload;
 import io.github.flinkstate.changelog.DfsChangelogSettings;
 import io.github.flinkstate.changelog.format.BatchFileImage;
 import io.github.flinkstate.changelog.registry.TaskFileRegistry;
-
-import org.apache.flink.core.fs.Path;
-import org.apache.flink.runtime.state.StreamStateHandle;
-import org.apache.flink.runtime.state.filesystem.FileStateHandle;
-
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
-import javax.annotation.Nullable;
-import javax.annotation.concurrent.GuardedBy;
-import javax.annotation.concurrent.ThreadSafe;
-
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,6 +12,14 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import javax.annotation.Nullable;
+import javax.annotation.concurrent.GuardedBy;
+import javax.annotation.concurrent.ThreadSafe;
+import org.apache.flink.core.fs.Path;
+import org.apache.flink.runtime.state.StreamStateHandle;
+import org.apache.flink.runtime.state.filesystem.FileStateHandle;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Collects the upload tasks of all writers of one job on one TaskManager and writes them in
@@ -33,8 +29,8 @@ import java.util.concurrent.TimeUnit;
  * <p>Thread safety: thread-safe. Encoding and writing run on the upload executor; the delay timer
  * and hedging timeouts on the timer; task callbacks on upload threads.
  *
- * <p>With local recovery, the winning image is also written to a local copy (same name and
- * offsets) before the callbacks run.
+ * <p>With local recovery, the winning image is also written to a local copy (same name and offsets)
+ * before the callbacks run.
  *
  * <p>Ownership: a won file is {@link TaskFileRegistry#track tracked} with one reference per change
  * set <em>before</em> any callback runs, so each writer can then keep or release its references.

@@ -1,8 +1,7 @@
 package io.github.flinkstate.changelog.upload;
 
-import org.apache.flink.runtime.state.changelog.StateChange;
-
 import java.util.List;
+import org.apache.flink.runtime.state.changelog.StateChange;
 
 /**
  * The changes one writer appended under one sequence number, sealed and ready for upload; it

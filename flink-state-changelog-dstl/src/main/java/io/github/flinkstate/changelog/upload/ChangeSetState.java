@@ -9,8 +9,8 @@ import javax.annotation.Nullable;
  *
  * <p>Status machine: {@code NOT_UPLOADED -> UPLOADING -> UPLOADED}; a failed upload goes back to
  * {@code NOT_UPLOADED}; {@code reset} moves an {@code UPLOADED} change set that only the aborted
- * checkpoint received back to {@code NOT_UPLOADED}. Once {@code confirmed}, the result is final
- * and the change bytes are dropped; until then they are kept so that a reset can re-upload them.
+ * checkpoint received back to {@code NOT_UPLOADED}. Once {@code confirmed}, the result is final and
+ * the change bytes are dropped; until then they are kept so that a reset can re-upload them.
  */
 final class ChangeSetState {
 
@@ -50,7 +50,11 @@ final class ChangeSetState {
 
     @Override
     public String toString() {
-        return "ChangeSet{sqn=" + sequenceNumber + ", " + status
-                + (confirmed ? ", confirmed" : "") + "}";
+        return "ChangeSet{sqn="
+                + sequenceNumber
+                + ", "
+                + status
+                + (confirmed ? ", confirmed" : "")
+                + "}";
     }
 }

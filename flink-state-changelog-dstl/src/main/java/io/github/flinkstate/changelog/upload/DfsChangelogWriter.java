@@ -1,7 +1,15 @@
 package io.github.flinkstate.changelog.upload;
 
 import io.github.flinkstate.changelog.registry.TaskFileRegistry;
-
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.NavigableMap;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import javax.annotation.concurrent.GuardedBy;
+import javax.annotation.concurrent.ThreadSafe;
 import org.apache.flink.runtime.io.AvailabilityProvider;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.SnapshotResult;
@@ -11,20 +19,8 @@ import org.apache.flink.runtime.state.changelog.LocalChangelogRegistry;
 import org.apache.flink.runtime.state.changelog.SequenceNumber;
 import org.apache.flink.runtime.state.changelog.StateChange;
 import org.apache.flink.runtime.state.changelog.StateChangelogWriter;
-
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-
-import javax.annotation.concurrent.GuardedBy;
-import javax.annotation.concurrent.ThreadSafe;
-
-import java.io.IOException;
-import java.util.ArrayList;
-import java.util.Iterator;
-import java.util.List;
-import java.util.NavigableMap;
-import java.util.TreeMap;
-import java.util.concurrent.CompletableFuture;
 
 /**
  * The changelog of one keyed state backend (one operator subtask): buffers appended changes,
@@ -36,19 +32,18 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>Sequence numbers: all changes appended between two calls of {@link #nextSequenceNumber()} or
  * {@link #persist} share one number and form one change set (one segment). {@code
- * nextSequenceNumber()} seals the active change set, so every change appended before the call has
- * a smaller number than the returned one.
+ * nextSequenceNumber()} seals the active change set, so every change appended before the call has a
+ * smaller number than the returned one.
  *
- * <p>Ownership (see docs/changelog-dstl.md, "Deletion rules"): a file is deleted by the
- * TaskManager ({@link TaskFileRegistry}) only when all its change sets were released and none was
- * handed over. A change set is handed over (the JobManager owns its file) by {@link #confirm} of a
- * checkpoint that used it or that is later than a checkpoint that used it, by {@link #truncate}
- * once any persist result contained it (or a pending persist will), and by a {@link #reset} when
- * an earlier checkpoint used it. It is released by {@link #truncate} if no persist result ever
- * contained it, by {@link #truncateAndClose} (the tail no checkpoint contains), by a {@link
- * #reset} of the only checkpoint that used it (it is then re-uploaded when needed again), or when
- * its upload result is stale. Change bytes are kept until confirm or truncation so that a reset
- * can re-upload them.
+ * <p>Ownership (see docs/changelog-dstl.md, "Deletion rules"): a file is deleted by the TaskManager
+ * ({@link TaskFileRegistry}) only when all its change sets were released and none was handed over.
+ * A change set is handed over (the JobManager owns its file) by {@link #confirm} of a checkpoint
+ * that used it or that is later than a checkpoint that used it, by {@link #truncate} once any
+ * persist result contained it (or a pending persist will), and by a {@link #reset} when an earlier
+ * checkpoint used it. It is released by {@link #truncate} if no persist result ever contained it,
+ * by {@link #truncateAndClose} (the tail no checkpoint contains), by a {@link #reset} of the only
+ * checkpoint that used it (it is then re-uploaded when needed again), or when its upload result is
+ * stale. Change bytes are kept until confirm or truncation so that a reset can re-upload them.
  *
  * <p>The task mailbox is not used: results are applied under the lock on upload threads.
  *
@@ -64,7 +59,8 @@ import java.util.concurrent.CompletableFuture;
  * </ol>
  */
 @ThreadSafe
-public final class DfsChangelogWriter implements StateChangelogWriter<ChangelogStateHandleStreamImpl> {
+public final class DfsChangelogWriter
+        implements StateChangelogWriter<ChangelogStateHandleStreamImpl> {
 
     private static final Logger LOG = LoggerFactory.getLogger(DfsChangelogWriter.class);
 
@@ -260,7 +256,12 @@ public final class DfsChangelogWriter implements StateChangelogWriter<ChangelogS
             for (PendingPersist persist : pending) {
                 add(tasks, startUploads(persist.changeSets));
             }
-            LOG.debug("{} reset sqn [{}, {}) of aborted checkpoint {}", logId, from, to, checkpointId);
+            LOG.debug(
+                    "{} reset sqn [{}, {}) of aborted checkpoint {}",
+                    logId,
+                    from,
+                    to,
+                    checkpointId);
         }
         localRegistry.discardUpToCheckpoint(checkpointId + 1);
         tasks.forEach(this::submit);
@@ -269,7 +270,8 @@ public final class DfsChangelogWriter implements StateChangelogWriter<ChangelogS
     @Override
     public void truncateAndClose(SequenceNumber from) {
         synchronized (this) {
-            Iterator<ChangeSetState> it = changeSets.tailMap(number(from), true).values().iterator();
+            Iterator<ChangeSetState> it =
+                    changeSets.tailMap(number(from), true).values().iterator();
             while (it.hasNext()) {
                 drop(it.next());
                 it.remove();
@@ -345,7 +347,10 @@ public final class DfsChangelogWriter implements StateChangelogWriter<ChangelogS
     }
 
     private void onUploaded(
-            long uploadId, List<ChangeSetState> states, List<UploadResult> results, Throwable failure) {
+            long uploadId,
+            List<ChangeSetState> states,
+            List<UploadResult> results,
+            Throwable failure) {
         List<Completion> completed = new ArrayList<>();
         List<PendingPersist> failed = new ArrayList<>();
         List<UploadTask> retries = new ArrayList<>();
@@ -448,8 +453,8 @@ public final class DfsChangelogWriter implements StateChangelogWriter<ChangelogS
      * Removes a truncated change set's claim on its file. A change set that was handed out in a
      * persist result, or that a pending persist will hand out, may belong to a checkpoint that is
      * still retained (Flink's truncation can overlap the latest completed checkpoint when its
-     * {@code confirm} was skipped), so its file is handed over to the JobManager instead of
-     * being released.
+     * {@code confirm} was skipped), so its file is handed over to the JobManager instead of being
+     * released.
      */
     @GuardedBy("this")
     private void drop(ChangeSetState state) {
@@ -516,7 +521,8 @@ public final class DfsChangelogWriter implements StateChangelogWriter<ChangelogS
                 throw new IllegalStateException("Uploaded change set without result: " + state);
             }
             if (state.confirmed
-                    && (state.status != ChangeSetState.Status.UPLOADED || state.changeSet != null)) {
+                    && (state.status != ChangeSetState.Status.UPLOADED
+                            || state.changeSet != null)) {
                 throw new IllegalStateException("Inconsistent confirmed change set: " + state);
             }
         }

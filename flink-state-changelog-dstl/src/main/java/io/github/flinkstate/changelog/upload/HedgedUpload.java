@@ -1,16 +1,5 @@
 package io.github.flinkstate.changelog.upload;
 
-import org.apache.flink.core.fs.FSDataOutputStream;
-import org.apache.flink.core.fs.FileSystem;
-import org.apache.flink.core.fs.Path;
-import org.apache.flink.runtime.state.filesystem.FileStateHandle;
-
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
-import javax.annotation.concurrent.GuardedBy;
-import javax.annotation.concurrent.ThreadSafe;
-
 import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -19,6 +8,14 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import javax.annotation.concurrent.GuardedBy;
+import javax.annotation.concurrent.ThreadSafe;
+import org.apache.flink.core.fs.FSDataOutputStream;
+import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.core.fs.Path;
+import org.apache.flink.runtime.state.filesystem.FileStateHandle;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Writes one batch image to a new DSTL file with hedging: when an attempt has not finished within
@@ -191,8 +188,7 @@ final class HedgedUpload {
 
     private void scheduleRetry() {
         try {
-            timer.schedule(
-                    () -> startAttempt(false), retryDelay.toMillis(), TimeUnit.MILLISECONDS);
+            timer.schedule(() -> startAttempt(false), retryDelay.toMillis(), TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException e) {
             synchronized (this) {
                 done = true;

@@ -1,21 +1,19 @@
 package io.github.flinkstate.changelog.upload;
 
-import org.apache.flink.runtime.io.AvailabilityProvider;
-
+import java.util.concurrent.CompletableFuture;
 import javax.annotation.concurrent.GuardedBy;
 import javax.annotation.concurrent.ThreadSafe;
-
-import java.util.concurrent.CompletableFuture;
+import org.apache.flink.runtime.io.AvailabilityProvider;
 
 /**
- * Counts the bytes queued for or being uploaded and turns the storage unavailable while they
- * reach the configured maximum; Flink then pauses the input of the job's tasks (back-pressure)
- * until uploads finish.
+ * Counts the bytes queued for or being uploaded and turns the storage unavailable while they reach
+ * the configured maximum; Flink then pauses the input of the job's tasks (back-pressure) until
+ * uploads finish.
  *
  * <p>Thread safety: thread-safe.
  *
- * <p>Invariants: (1) {@code inFlight >= 0}; (2) the availability future is done iff
- * {@code inFlight < max}.
+ * <p>Invariants: (1) {@code inFlight >= 0}; (2) the availability future is done iff {@code inFlight
+ * < max}.
  */
 @ThreadSafe
 public final class InFlightLimiter implements AvailabilityProvider {

@@ -1,10 +1,9 @@
 package io.github.flinkstate.changelog.upload;
 
-import org.apache.flink.runtime.state.SnapshotResult;
-import org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl;
-
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import org.apache.flink.runtime.state.SnapshotResult;
+import org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl;
 
 /**
  * A persist call waiting for the uploads of its change sets.

@@ -1,13 +1,12 @@
 package io.github.flinkstate.changelog.upload;
 
+import java.util.ArrayList;
+import java.util.List;
 import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.SnapshotResult;
 import org.apache.flink.runtime.state.StreamStateHandle;
 import org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl;
-
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * Builds the {@link SnapshotResult} of a persist call from its uploaded change sets: the
@@ -15,8 +14,8 @@ import java.util.List;
  * set, in sequence-number order) and, when every change set has a local-recovery copy, the
  * task-local handle with the same offsets.
  *
- * <p>Thread safety: stateless; the caller holds the writer's lock because the change-set states
- * are updated (handed-out checkpoint, incremental-size reporting).
+ * <p>Thread safety: stateless; the caller holds the writer's lock because the change-set states are
+ * updated (handed-out checkpoint, incremental-size reporting).
  *
  * <p>Sizes: the state size is the sum of the segment sizes; the incremental (checkpointed) size
  * counts each segment only in the first persist result that contains it.

@@ -1,5 +1,6 @@
 package io.github.flinkstate.changelog.upload;
 
+import java.util.function.LongSupplier;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Gauge;
 import org.apache.flink.metrics.Histogram;
@@ -7,11 +8,9 @@ import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.metrics.ThreadSafeSimpleCounter;
 import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
 
-import java.util.function.LongSupplier;
-
 /**
- * The DSTL's metrics, registered under {@code <job>.dstl.dfs-batched} of the TaskManager job
- * metric group: upload latency, batch size, attempts, hedges, failures and bytes in flight.
+ * The DSTL's metrics, registered under {@code <job>.dstl.dfs-batched} of the TaskManager job metric
+ * group: upload latency, batch size, attempts, hedges, failures and bytes in flight.
  *
  * <p>Thread safety: thread-safe; counters are {@link ThreadSafeSimpleCounter}s and histogram
  * updates happen under this object's lock.
@@ -40,7 +39,8 @@ public final class UploadMetrics {
                 group.histogram("uploadBatchChangeSets", new DescriptiveStatisticsHistogram(1000));
         this.attempts = group.counter("uploadAttempts", new ThreadSafeSimpleCounter());
         this.hedgedAttempts = group.counter("uploadHedgedAttempts", new ThreadSafeSimpleCounter());
-        this.attemptFailures = group.counter("uploadAttemptFailures", new ThreadSafeSimpleCounter());
+        this.attemptFailures =
+                group.counter("uploadAttemptFailures", new ThreadSafeSimpleCounter());
         this.uploadFailures = group.counter("uploadFailures", new ThreadSafeSimpleCounter());
         this.uploadedBytes = group.counter("uploadedBytes", new ThreadSafeSimpleCounter());
         group.gauge("inFlightBytes", (Gauge<Long>) inFlightBytes::getAsLong);

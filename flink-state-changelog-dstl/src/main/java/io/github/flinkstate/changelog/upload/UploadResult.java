@@ -1,8 +1,7 @@
 package io.github.flinkstate.changelog.upload;
 
-import org.apache.flink.runtime.state.StreamStateHandle;
-
 import javax.annotation.Nullable;
+import org.apache.flink.runtime.state.StreamStateHandle;
 
 /**
  * Where one uploaded change set lives: its file and the offset and size of its segment, plus the

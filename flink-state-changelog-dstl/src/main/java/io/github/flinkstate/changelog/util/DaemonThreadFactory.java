@@ -4,8 +4,8 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Names threads {@code <prefix>-<n>} and makes them daemons, so that a storage that is never
- * closed cannot keep a JVM alive. Thread safety: thread-safe.
+ * Names threads {@code <prefix>-<n>} and makes them daemons, so that a storage that is never closed
+ * cannot keep a JVM alive. Thread safety: thread-safe.
  */
 public final class DaemonThreadFactory implements ThreadFactory {
 

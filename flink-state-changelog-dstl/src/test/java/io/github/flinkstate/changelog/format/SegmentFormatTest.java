@@ -1,8 +1,7 @@
 package io.github.flinkstate.changelog.format;
 
-import org.apache.flink.runtime.state.changelog.StateChange;
-
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -11,9 +10,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.apache.flink.runtime.state.changelog.StateChange;
+import org.junit.jupiter.api.Test;
 
 /** Round trips, the golden header bytes and corruption detection of the segment format. */
 class SegmentFormatTest {
@@ -23,7 +21,8 @@ class SegmentFormatTest {
         changes.add(StateChange.ofMetadataChange("meta".getBytes(StandardCharsets.UTF_8)));
         for (int i = 0; i < 50; i++) {
             changes.add(
-                    StateChange.ofDataChange(i % 7, ("value-" + i).getBytes(StandardCharsets.UTF_8)));
+                    StateChange.ofDataChange(
+                            i % 7, ("value-" + i).getBytes(StandardCharsets.UTF_8)));
         }
         changes.add(StateChange.ofDataChange(3, new byte[0]));
         return changes;
@@ -127,12 +126,16 @@ class SegmentFormatTest {
         byte[] badMagic = segment.clone();
         badMagic[0] = 0;
         assertThatThrownBy(
-                        () -> SegmentDecoder.readSegment(new ByteArrayInputStream(badMagic), "f", 0))
+                        () ->
+                                SegmentDecoder.readSegment(
+                                        new ByteArrayInputStream(badMagic), "f", 0))
                 .hasMessageContaining("bad segment magic");
         byte[] fileHeader = SegmentEncoder.fileHeader();
         fileHeader[4] = 9;
         assertThatThrownBy(
-                        () -> SegmentDecoder.readFileHeader(new ByteArrayInputStream(fileHeader), "f"))
+                        () ->
+                                SegmentDecoder.readFileHeader(
+                                        new ByteArrayInputStream(fileHeader), "f"))
                 .hasMessageContaining("unsupported DSTL file version 9");
     }
 

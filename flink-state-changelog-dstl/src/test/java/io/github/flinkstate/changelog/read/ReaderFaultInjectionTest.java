@@ -1,5 +1,9 @@
 package io.github.flinkstate.changelog.read;
 
+import static io.github.flinkstate.changelog.testutils.Changes.bytes;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.github.flinkstate.changelog.DfsBatchedChangelogStorage;
 import io.github.flinkstate.changelog.DfsBatchedChangelogStorageFactory;
 import io.github.flinkstate.changelog.DfsChangelogOptions;
@@ -8,7 +12,10 @@ import io.github.flinkstate.changelog.testutils.Changes;
 import io.github.flinkstate.changelog.testutils.FaultInjectingFileSystem;
 import io.github.flinkstate.changelog.testutils.TestStorages;
 import io.github.flinkstate.changelog.upload.DfsChangelogWriter;
-
+import java.io.File;
+import java.io.RandomAccessFile;
+import java.util.ArrayList;
+import java.util.List;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.CoreOptions;
 import org.apache.flink.core.fs.Path;
@@ -16,27 +23,17 @@ import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl;
 import org.apache.flink.runtime.state.changelog.SequenceNumber;
 import org.apache.flink.runtime.state.filesystem.FileStateHandle;
-
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-
-import java.io.File;
-import java.io.RandomAccessFile;
-import java.util.ArrayList;
-import java.util.List;
-
-import static io.github.flinkstate.changelog.testutils.Changes.bytes;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Restore-side reading: corrupt, truncated and missing files fail with messages naming the file
- * and offset, both through the download cache ({@code faulty://} claims to be distributed) and
- * when reading in place ({@code file://}); the cache downloads each file once.
+ * Restore-side reading: corrupt, truncated and missing files fail with messages naming the file and
+ * offset, both through the download cache ({@code faulty://} claims to be distributed) and when
+ * reading in place ({@code file://}); the cache downloads each file once.
  */
 class ReaderFaultInjectionTest {
 
@@ -94,10 +91,12 @@ class ReaderFaultInjectionTest {
     @Test
     void cache_downloadsEachFileOnce_andPrefetchesAllFiles() throws Exception {
         ChangelogStateHandleStreamImpl handle = writeHandle(true);
-        assertThat(Changes.read(view.createReader(), handle)).containsExactly("1:v1", "2:v2", "3:v3");
+        assertThat(Changes.read(view.createReader(), handle))
+                .containsExactly("1:v1", "2:v2", "3:v3");
         assertThat(FaultInjectingFileSystem.opens()).isEqualTo(3);
         assertThat(view.cachedFiles()).isEqualTo(3);
-        assertThat(Changes.read(view.createReader(), handle)).containsExactly("1:v1", "2:v2", "3:v3");
+        assertThat(Changes.read(view.createReader(), handle))
+                .containsExactly("1:v1", "2:v2", "3:v3");
         assertThat(FaultInjectingFileSystem.opens()).isEqualTo(3);
     }
 
@@ -159,7 +158,8 @@ class ReaderFaultInjectionTest {
     @Test
     void readerOfTheWritingStorage_readsToo() throws Exception {
         ChangelogStateHandleStreamImpl handle = writeHandle(true);
-        assertThat(Changes.read(storage.createReader(), handle)).containsExactly("1:v1", "2:v2", "3:v3");
+        assertThat(Changes.read(storage.createReader(), handle))
+                .containsExactly("1:v1", "2:v2", "3:v3");
     }
 
     @Test
@@ -167,8 +167,10 @@ class ReaderFaultInjectionTest {
         ChangelogStateHandleStreamImpl handle = writeHandle(true);
         Configuration config = new Configuration();
         config.set(DfsChangelogOptions.DOWNLOAD_CACHE_ENABLED, false);
-        try (DfsChangelogStorageView plain = new DfsBatchedChangelogStorageFactory().createStorageView(config)) {
-            assertThat(Changes.read(plain.createReader(), handle)).containsExactly("1:v1", "2:v2", "3:v3");
+        try (DfsChangelogStorageView plain =
+                new DfsBatchedChangelogStorageFactory().createStorageView(config)) {
+            assertThat(Changes.read(plain.createReader(), handle))
+                    .containsExactly("1:v1", "2:v2", "3:v3");
             assertThat(plain.cachedFiles()).isZero();
         }
     }

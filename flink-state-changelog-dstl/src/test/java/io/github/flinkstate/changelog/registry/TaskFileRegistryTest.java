@@ -1,15 +1,13 @@
 package io.github.flinkstate.changelog.registry;
 
-import org.apache.flink.runtime.state.memory.ByteStreamStateHandle;
-
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.ArrayList;
 import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.apache.flink.runtime.state.memory.ByteStreamStateHandle;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /** Reference counting and hand-over rules of {@link TaskFileRegistry}. */
 class TaskFileRegistryTest {

@@ -1,9 +1,8 @@
 package io.github.flinkstate.changelog.testutils;
 
+import java.net.URI;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.FileSystemFactory;
-
-import java.net.URI;
 
 /** Registers {@link FaultInjectingFileSystem} for the {@code faulty://} scheme (test services). */
 public final class FaultInjectingFileSystemFactory implements FileSystemFactory {

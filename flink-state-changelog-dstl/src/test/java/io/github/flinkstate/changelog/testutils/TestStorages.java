@@ -3,13 +3,6 @@ package io.github.flinkstate.changelog.testutils;
 import io.github.flinkstate.changelog.DfsBatchedChangelogStorage;
 import io.github.flinkstate.changelog.DfsChangelogOptions;
 import io.github.flinkstate.changelog.DfsChangelogSettings;
-
-import org.apache.flink.api.common.JobID;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.core.fs.Path;
-import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
-import org.apache.flink.runtime.state.LocalRecoveryConfig;
-
 import java.io.File;
 import java.io.IOException;
 import java.time.Duration;
@@ -17,6 +10,11 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.fs.Path;
+import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
+import org.apache.flink.runtime.state.LocalRecoveryConfig;
 
 /** Builds storages for tests and waits for asynchronous conditions (never asserts durations). */
 public final class TestStorages {
@@ -57,7 +55,8 @@ public final class TestStorages {
     }
 
     /** Polls until the condition holds; fails after a generous minute. */
-    public static void waitUntil(BooleanSupplier condition, String what) throws InterruptedException {
+    public static void waitUntil(BooleanSupplier condition, String what)
+            throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() > deadline) {

@@ -1,24 +1,14 @@
 package io.github.flinkstate.changelog.upload;
 
+import static io.github.flinkstate.changelog.testutils.Changes.bytes;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.github.flinkstate.changelog.DfsBatchedChangelogStorage;
 import io.github.flinkstate.changelog.DfsBatchedChangelogStorageFactory;
 import io.github.flinkstate.changelog.DfsChangelogOptions;
 import io.github.flinkstate.changelog.testutils.Changes;
 import io.github.flinkstate.changelog.testutils.TestStorages;
-
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.MemorySize;
-import org.apache.flink.core.fs.Path;
-import org.apache.flink.runtime.state.KeyGroupRange;
-import org.apache.flink.runtime.state.SnapshotResult;
-import org.apache.flink.runtime.state.StreamStateHandle;
-import org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl;
-import org.apache.flink.runtime.state.changelog.SequenceNumber;
-
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.io.File;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,15 +17,22 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.Collectors;
-
-import static io.github.flinkstate.changelog.testutils.Changes.bytes;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.core.fs.Path;
+import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.SnapshotResult;
+import org.apache.flink.runtime.state.StreamStateHandle;
+import org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl;
+import org.apache.flink.runtime.state.changelog.SequenceNumber;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Bookkeeping of {@link DfsChangelogWriter}: sequence numbers, reuse of uploads, and which files
- * truncate / confirm / reset / truncateAndClose delete (no leak, no premature delete). Runs on
- * the local file system; invariants are checked after every test.
+ * truncate / confirm / reset / truncateAndClose delete (no leak, no premature delete). Runs on the
+ * local file system; invariants are checked after every test.
  */
 class DfsChangelogWriterTest {
 
@@ -74,7 +71,9 @@ class DfsChangelogWriterTest {
 
     private static ChangelogStateHandleStreamImpl persist(
             DfsChangelogWriter writer, long from, long checkpointId) throws Exception {
-        return writer.persist(SequenceNumber.of(from), checkpointId).get().getJobManagerOwnedSnapshot();
+        return writer.persist(SequenceNumber.of(from), checkpointId)
+                .get()
+                .getJobManagerOwnedSnapshot();
     }
 
     private static Set<StreamStateHandle> files(ChangelogStateHandleStreamImpl handle) {
@@ -108,7 +107,8 @@ class DfsChangelogWriterTest {
 
         ChangelogStateHandleStreamImpl handle = persist(writer, 0, 1);
 
-        assertThat(handle.getStorageIdentifier()).isEqualTo(DfsBatchedChangelogStorageFactory.IDENTIFIER);
+        assertThat(handle.getStorageIdentifier())
+                .isEqualTo(DfsBatchedChangelogStorageFactory.IDENTIFIER);
         assertThat(handle.getKeyGroupRange()).isEqualTo(RANGE);
         assertThat(handle.getHandlesAndOffsets()).hasSize(2);
         assertThat(handle.getStateSize()).isPositive();
@@ -133,7 +133,8 @@ class DfsChangelogWriterTest {
         writer.append(2, bytes("b"));
         ChangelogStateHandleStreamImpl second = persist(writer, 0, 2);
 
-        assertThat(second.getHandlesAndOffsets().get(0)).isEqualTo(first.getHandlesAndOffsets().get(0));
+        assertThat(second.getHandlesAndOffsets().get(0))
+                .isEqualTo(first.getHandlesAndOffsets().get(0));
         assertThat(files(second)).hasSize(2);
         assertThat(second.getCheckpointedSize()).isLessThan(second.getStateSize());
         assertThat(Changes.read(storage.createReader(), second)).containsExactly("1:a", "2:b");
@@ -336,7 +337,8 @@ class DfsChangelogWriterTest {
         writer.truncateAndClose(lastUploadedTo);
         TestStorages.waitUntil(() -> TestStorages.files(storage).size() == 1, "tail deleted");
         assertThat(exists(head)).isTrue();
-        assertThatThrownBy(() -> writer.append(1, bytes("c"))).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> writer.append(1, bytes("c")))
+                .isInstanceOf(IllegalStateException.class);
     }
 
     @Test

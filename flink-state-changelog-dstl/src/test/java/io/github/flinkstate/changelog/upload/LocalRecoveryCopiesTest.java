@@ -1,10 +1,13 @@
 package io.github.flinkstate.changelog.upload;
 
+import static io.github.flinkstate.changelog.testutils.Changes.bytes;
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.flinkstate.changelog.DfsBatchedChangelogStorage;
 import io.github.flinkstate.changelog.DfsChangelogOptions;
 import io.github.flinkstate.changelog.testutils.Changes;
 import io.github.flinkstate.changelog.testutils.TestStorages;
-
+import java.io.File;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.MemorySize;
@@ -19,15 +22,9 @@ import org.apache.flink.runtime.state.StreamStateHandle;
 import org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl;
 import org.apache.flink.runtime.state.changelog.SequenceNumber;
 import org.apache.flink.runtime.state.filesystem.FileStateHandle;
-
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-
-import java.io.File;
-
-import static io.github.flinkstate.changelog.testutils.Changes.bytes;
-import static org.assertj.core.api.Assertions.assertThat;
 
 /** Local-recovery copies: written next to each upload, readable, and cleaned up. */
 class LocalRecoveryCopiesTest {
@@ -98,8 +95,12 @@ class LocalRecoveryCopiesTest {
         DfsChangelogWriter writer = open(config());
         writer.append(1, bytes("a"));
         StreamStateHandle first =
-                writer.persist(SequenceNumber.of(0), 1).get().getTaskLocalSnapshot()
-                        .getHandlesAndOffsets().get(0).f0;
+                writer.persist(SequenceNumber.of(0), 1)
+                        .get()
+                        .getTaskLocalSnapshot()
+                        .getHandlesAndOffsets()
+                        .get(0)
+                        .f0;
         SequenceNumber materialized = writer.nextSequenceNumber();
         writer.append(1, bytes("b"));
         writer.persist(materialized, 2).get();

@@ -1,11 +1,20 @@
 package io.github.flinkstate.changelog.upload;
 
+import static io.github.flinkstate.changelog.testutils.Changes.bytes;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.github.flinkstate.changelog.DfsBatchedChangelogStorage;
 import io.github.flinkstate.changelog.DfsChangelogOptions;
 import io.github.flinkstate.changelog.testutils.Changes;
 import io.github.flinkstate.changelog.testutils.FaultInjectingFileSystem;
 import io.github.flinkstate.changelog.testutils.TestStorages;
-
+import java.io.File;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.runtime.state.KeyGroupRange;
@@ -13,22 +22,10 @@ import org.apache.flink.runtime.state.SnapshotResult;
 import org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl;
 import org.apache.flink.runtime.state.changelog.SequenceNumber;
 import org.apache.flink.runtime.state.filesystem.FileStateHandle;
-
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-
-import java.io.File;
-import java.time.Duration;
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutionException;
-
-import static io.github.flinkstate.changelog.testutils.Changes.bytes;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Uploads against {@link FaultInjectingFileSystem}: hedging of slow attempts (the winner is kept,
@@ -92,14 +89,16 @@ class UploadFaultInjectionTest {
 
         slow.countDown(); // the first attempt now writes its file and must delete it
         TestStorages.waitUntil(
-                () -> FaultInjectingFileSystem.creates() >= 2
-                        && TestStorages.files(storage).equals(List.of(winner)),
+                () ->
+                        FaultInjectingFileSystem.creates() >= 2
+                                && TestStorages.files(storage).equals(List.of(winner)),
                 "only the winner's file remains");
         TestStorages.waitUntil(
                 () -> storage.getMetrics().attempts() == FaultInjectingFileSystem.creates(),
                 "all attempts finished");
         assertThat(TestStorages.files(storage)).containsExactly(winner);
-        assertThat(storage.getRegistry().isTracked(handle.getHandlesAndOffsets().get(0).f0)).isTrue();
+        assertThat(storage.getRegistry().isTracked(handle.getHandlesAndOffsets().get(0).f0))
+                .isTrue();
     }
 
     @Test

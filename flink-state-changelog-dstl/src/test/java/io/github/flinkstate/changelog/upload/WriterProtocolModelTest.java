@@ -1,27 +1,13 @@
 package io.github.flinkstate.changelog.upload;
 
+import static io.github.flinkstate.changelog.testutils.Changes.bytes;
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.flinkstate.changelog.DfsBatchedChangelogStorage;
 import io.github.flinkstate.changelog.DfsChangelogOptions;
 import io.github.flinkstate.changelog.testutils.Changes;
 import io.github.flinkstate.changelog.testutils.FaultInjectingFileSystem;
 import io.github.flinkstate.changelog.testutils.TestStorages;
-
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.MemorySize;
-import org.apache.flink.runtime.state.KeyGroupRange;
-import org.apache.flink.runtime.state.StreamStateHandle;
-import org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl;
-import org.apache.flink.runtime.state.changelog.SequenceNumber;
-import org.apache.flink.runtime.state.filesystem.FileStateHandle;
-
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.MethodSource;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.io.File;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -32,21 +18,32 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
-
-import static io.github.flinkstate.changelog.testutils.Changes.bytes;
-import static org.assertj.core.api.Assertions.assertThat;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.StreamStateHandle;
+import org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl;
+import org.apache.flink.runtime.state.changelog.SequenceNumber;
+import org.apache.flink.runtime.state.filesystem.FileStateHandle;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * Seeded random runs of the protocol Flink's {@code ChangelogKeyedStateBackend} and the
- * JobManager drive a writer with (appends, overlapping checkpoints, completions that subsume and
- * abort older pending ones, aborts, late notifications, materialization and truncation), checked
- * against a model of the JobManager's shared state registry:
+ * Seeded random runs of the protocol Flink's {@code ChangelogKeyedStateBackend} and the JobManager
+ * drive a writer with (appends, overlapping checkpoints, completions that subsume and abort older
+ * pending ones, aborts, late notifications, materialization and truncation), checked against a
+ * model of the JobManager's shared state registry:
  *
  * <ul>
- *   <li>no premature delete: the TaskManager never deletes a file the retained checkpoint uses,
- *       and the retained checkpoint always reads back exactly the changes it covers;
- *   <li>no leak: after everything is materialized and subsumed, and the JobManager deleted what
- *       it registered, no DSTL file is left.
+ *   <li>no premature delete: the TaskManager never deletes a file the retained checkpoint uses, and
+ *       the retained checkpoint always reads back exactly the changes it covers;
+ *   <li>no leak: after everything is materialized and subsumed, and the JobManager deleted what it
+ *       registered, no DSTL file is left.
  * </ul>
  */
 class WriterProtocolModelTest {
@@ -78,7 +75,8 @@ class WriterProtocolModelTest {
         final SequenceNumber to;
         final List<String> expected;
         java.util.concurrent.CompletableFuture<
-                        org.apache.flink.runtime.state.SnapshotResult<ChangelogStateHandleStreamImpl>>
+                        org.apache.flink.runtime.state.SnapshotResult<
+                                ChangelogStateHandleStreamImpl>>
                 future;
         ChangelogStateHandleStreamImpl handle;
 
@@ -109,7 +107,8 @@ class WriterProtocolModelTest {
     void randomProtocol_neitherDeletesEarlyNorLeaks(long seed) throws Exception {
         LOG.info("WriterProtocolModelTest seed {}", seed);
         Random random = new Random(seed);
-        Configuration config = TestStorages.config(FaultInjectingFileSystem.path(new File(tmp, "dfs")));
+        Configuration config =
+                TestStorages.config(FaultInjectingFileSystem.path(new File(tmp, "dfs")));
         if (random.nextBoolean()) {
             config.set(DfsChangelogOptions.PREEMPTIVE_PERSIST_THRESHOLD, MemorySize.parse("24b"));
         }
@@ -153,7 +152,9 @@ class WriterProtocolModelTest {
                 long id = nextCheckpointId++;
                 lastCheckpointId = id;
                 checkpointedUpTo.put(id, to);
-                Checkpoint cp = new Checkpoint(id, materializedTo, to, expected(valuesBySqn, materializedTo, to));
+                Checkpoint cp =
+                        new Checkpoint(
+                                id, materializedTo, to, expected(valuesBySqn, materializedTo, to));
                 // the persist may still be running while other operations happen
                 cp.future = writer.persist(materializedTo, id);
                 pending.put(id, cp);
@@ -232,7 +233,8 @@ class WriterProtocolModelTest {
         assertThat(left).as("leaked DSTL files (seed %s)", seed).isEmpty();
     }
 
-    private static void seal(Map<Long, List<String>> valuesBySqn, List<String> active, SequenceNumber next) {
+    private static void seal(
+            Map<Long, List<String>> valuesBySqn, List<String> active, SequenceNumber next) {
         if (!active.isEmpty()) {
             long sqn = ((SequenceNumber.GenericSequenceNumber) next).number - 1;
             valuesBySqn.computeIfAbsent(sqn, k -> new ArrayList<>()).addAll(active);
@@ -252,7 +254,9 @@ class WriterProtocolModelTest {
     }
 
     private static void truncate(
-            DfsChangelogWriter writer, SequenceNumber subsumedUpTo, SequenceNumber materializedUpTo) {
+            DfsChangelogWriter writer,
+            SequenceNumber subsumedUpTo,
+            SequenceNumber materializedUpTo) {
         if (subsumedUpTo != null && materializedUpTo != null) {
             writer.truncate(
                     subsumedUpTo.compareTo(materializedUpTo) < 0 ? subsumedUpTo : materializedUpTo);
@@ -273,15 +277,19 @@ class WriterProtocolModelTest {
     }
 
     private static void jmDeleteUnused(Map<String, Long> registered, Checkpoint retained) {
-        Set<String> used = retained.handle == null ? Set.of() : new HashSet<>(files(retained.handle));
-        registered.entrySet().removeIf(
-                e -> {
-                    if (!used.contains(e.getKey()) && e.getValue() < retained.id) {
-                        new File(e.getKey()).delete(); // the JM deletes directly, not logged
-                        return true;
-                    }
-                    return false;
-                });
+        Set<String> used =
+                retained.handle == null ? Set.of() : new HashSet<>(files(retained.handle));
+        registered
+                .entrySet()
+                .removeIf(
+                        e -> {
+                            if (!used.contains(e.getKey()) && e.getValue() < retained.id) {
+                                new File(e.getKey())
+                                        .delete(); // the JM deletes directly, not logged
+                                return true;
+                            }
+                            return false;
+                        });
     }
 
     private static Set<String> files(ChangelogStateHandleStreamImpl handle) {

@@ -3,11 +3,9 @@ package io.github.flinkstate.disagg.engine;
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.fs.FileDeletionPolicy;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
-
+import java.util.Objects;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
-
-import java.util.Objects;
 
 /**
  * Plain configuration of an {@link LsmStore} (the Flink backend maps its ConfigOptions onto it).
@@ -65,61 +63,150 @@ public final class LsmOptions {
         return o;
     }
 
-    public FileSystem fileSystem() { return fileSystem; }
-    public Path primaryDir() { return primaryDir; }
-    public KeyGroupSpan keyGroups() { return keyGroups; }
+    public FileSystem fileSystem() {
+        return fileSystem;
+    }
 
-    /** Bytes of keys and values (plus overhead) after which the active memtable is frozen. Default 4 MiB. */
-    public long memtableBytes() { return memtableBytes; }
-    public LsmOptions memtableBytes(long v) { memtableBytes = positive(v); return this; }
+    public Path primaryDir() {
+        return primaryDir;
+    }
+
+    public KeyGroupSpan keyGroups() {
+        return keyGroups;
+    }
+
+    /**
+     * Bytes of keys and values (plus overhead) after which the active memtable is frozen. Default 4
+     * MiB.
+     */
+    public long memtableBytes() {
+        return memtableBytes;
+    }
+
+    public LsmOptions memtableBytes(long v) {
+        memtableBytes = positive(v);
+        return this;
+    }
 
     /** Frozen memtables waiting for flush before writers block. Default 2. */
-    public int maxImmutableMemtables() { return maxImmutableMemtables; }
-    public LsmOptions maxImmutableMemtables(int v) { maxImmutableMemtables = (int) positive(v); return this; }
+    public int maxImmutableMemtables() {
+        return maxImmutableMemtables;
+    }
+
+    public LsmOptions maxImmutableMemtables(int v) {
+        maxImmutableMemtables = (int) positive(v);
+        return this;
+    }
 
     /** Target uncompressed data block size in bytes. Default 4096. */
-    public int blockSize() { return blockSize; }
-    public LsmOptions blockSize(int v) { blockSize = (int) positive(v); return this; }
+    public int blockSize() {
+        return blockSize;
+    }
+
+    public LsmOptions blockSize(int v) {
+        blockSize = (int) positive(v);
+        return this;
+    }
 
     /** Bloom filter bits per key; 0 disables the filter. Default 10 (about 1% false positives). */
-    public int bloomBitsPerKey() { return bloomBitsPerKey; }
-    public LsmOptions bloomBitsPerKey(int v) { bloomBitsPerKey = Math.max(0, v); return this; }
+    public int bloomBitsPerKey() {
+        return bloomBitsPerKey;
+    }
+
+    public LsmOptions bloomBitsPerKey(int v) {
+        bloomBitsPerKey = Math.max(0, v);
+        return this;
+    }
 
     /** Compaction output files are cut after this many bytes. Default 8 MiB. */
-    public long targetFileBytes() { return targetFileBytes; }
-    public LsmOptions targetFileBytes(long v) { targetFileBytes = positive(v); return this; }
+    public long targetFileBytes() {
+        return targetFileBytes;
+    }
+
+    public LsmOptions targetFileBytes(long v) {
+        targetFileBytes = positive(v);
+        return this;
+    }
 
     /** Number of levels (L0 .. L{n-1}). Default 7. */
-    public int numLevels() { return numLevels; }
-    public LsmOptions numLevels(int v) { numLevels = Math.max(2, v); return this; }
+    public int numLevels() {
+        return numLevels;
+    }
+
+    public LsmOptions numLevels(int v) {
+        numLevels = Math.max(2, v);
+        return this;
+    }
 
     /** L0 file count that triggers an L0 -> L1 compaction. Default 4. */
-    public int l0CompactionTrigger() { return l0CompactionTrigger; }
-    public LsmOptions l0CompactionTrigger(int v) { l0CompactionTrigger = (int) positive(v); return this; }
+    public int l0CompactionTrigger() {
+        return l0CompactionTrigger;
+    }
+
+    public LsmOptions l0CompactionTrigger(int v) {
+        l0CompactionTrigger = (int) positive(v);
+        return this;
+    }
 
     /** Target size of L1 in bytes; Ln targets base * multiplier^(n-1). Default 32 MiB. */
-    public long levelBaseBytes() { return levelBaseBytes; }
-    public LsmOptions levelBaseBytes(long v) { levelBaseBytes = positive(v); return this; }
+    public long levelBaseBytes() {
+        return levelBaseBytes;
+    }
+
+    public LsmOptions levelBaseBytes(long v) {
+        levelBaseBytes = positive(v);
+        return this;
+    }
 
     /** Size ratio between adjacent levels. Default 10. */
-    public int levelMultiplier() { return levelMultiplier; }
-    public LsmOptions levelMultiplier(int v) { levelMultiplier = Math.max(2, v); return this; }
+    public int levelMultiplier() {
+        return levelMultiplier;
+    }
+
+    public LsmOptions levelMultiplier(int v) {
+        levelMultiplier = Math.max(2, v);
+        return this;
+    }
 
     /** Bound on cached open file readers. Default 512. */
-    public int maxOpenFiles() { return maxOpenFiles; }
-    public LsmOptions maxOpenFiles(int v) { maxOpenFiles = (int) positive(v); return this; }
+    public int maxOpenFiles() {
+        return maxOpenFiles;
+    }
+
+    public LsmOptions maxOpenFiles(int v) {
+        maxOpenFiles = (int) positive(v);
+        return this;
+    }
 
     /** Shared block cache; null means a private 64 MiB cache. */
-    public BlockCache blockCache() { return blockCache; }
-    public LsmOptions blockCache(BlockCache v) { blockCache = v; return this; }
+    public BlockCache blockCache() {
+        return blockCache;
+    }
+
+    public LsmOptions blockCache(BlockCache v) {
+        blockCache = v;
+        return this;
+    }
 
     /** Which obsolete files the engine may delete. Default: only files this instance wrote. */
-    public FileDeletionPolicy deletionPolicy() { return deletionPolicy; }
-    public LsmOptions deletionPolicy(FileDeletionPolicy v) { deletionPolicy = Objects.requireNonNull(v); return this; }
+    public FileDeletionPolicy deletionPolicy() {
+        return deletionPolicy;
+    }
+
+    public LsmOptions deletionPolicy(FileDeletionPolicy v) {
+        deletionPolicy = Objects.requireNonNull(v);
+        return this;
+    }
 
     /** Whether compactions are scheduled automatically after flushes. Default true. */
-    public boolean backgroundCompaction() { return backgroundCompaction; }
-    public LsmOptions backgroundCompaction(boolean v) { backgroundCompaction = v; return this; }
+    public boolean backgroundCompaction() {
+        return backgroundCompaction;
+    }
+
+    public LsmOptions backgroundCompaction(boolean v) {
+        backgroundCompaction = v;
+        return this;
+    }
 
     private static long positive(long v) {
         if (v <= 0) {

@@ -4,9 +4,9 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * A consistent point-in-time image of a store: the manifest bytes and the files it lists.
- * While unreleased it pins those files (the engine will not delete them). The store can be
- * reopened from {@link #manifest()} alone; the files are read where they are.
+ * A consistent point-in-time image of a store: the manifest bytes and the files it lists. While
+ * unreleased it pins those files (the engine will not delete them). The store can be reopened from
+ * {@link #manifest()} alone; the files are read where they are.
  *
  * <p>Thread safety: immutable; {@link #release()} is idempotent and thread-safe.
  */

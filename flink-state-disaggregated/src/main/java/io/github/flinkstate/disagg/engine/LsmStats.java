@@ -18,16 +18,42 @@ public final class LsmStats {
     final AtomicLong filesDeleted = new AtomicLong();
     final AtomicLong userBytesWritten = new AtomicLong();
 
-    public long flushes() { return flushes.get(); }
-    public long flushBytes() { return flushBytes.get(); }
-    public long flushFailures() { return flushFailures.get(); }
-    public long compactions() { return compactions.get(); }
-    public long trivialMoves() { return trivialMoves.get(); }
-    public long compactionBytesRead() { return compactionBytesRead.get(); }
-    public long compactionBytesWritten() { return compactionBytesWritten.get(); }
-    public long filesDeleted() { return filesDeleted.get(); }
+    public long flushes() {
+        return flushes.get();
+    }
+
+    public long flushBytes() {
+        return flushBytes.get();
+    }
+
+    public long flushFailures() {
+        return flushFailures.get();
+    }
+
+    public long compactions() {
+        return compactions.get();
+    }
+
+    public long trivialMoves() {
+        return trivialMoves.get();
+    }
+
+    public long compactionBytesRead() {
+        return compactionBytesRead.get();
+    }
+
+    public long compactionBytesWritten() {
+        return compactionBytesWritten.get();
+    }
+
+    public long filesDeleted() {
+        return filesDeleted.get();
+    }
+
     /** Key plus value bytes accepted by put. */
-    public long userBytesWritten() { return userBytesWritten.get(); }
+    public long userBytesWritten() {
+        return userBytesWritten.get();
+    }
 
     /** (flush + compaction bytes written) / flush bytes; 1.0 when nothing was flushed. */
     public double writeAmplification() {
@@ -37,9 +63,22 @@ public final class LsmStats {
 
     @Override
     public String toString() {
-        return "LsmStats{flushes=" + flushes + ", flushBytes=" + flushBytes + ", compactions="
-                + compactions + ", trivialMoves=" + trivialMoves + ", compactionRead="
-                + compactionBytesRead + ", compactionWritten=" + compactionBytesWritten
-                + ", filesDeleted=" + filesDeleted + ", userBytes=" + userBytesWritten + "}";
+        return "LsmStats{flushes="
+                + flushes
+                + ", flushBytes="
+                + flushBytes
+                + ", compactions="
+                + compactions
+                + ", trivialMoves="
+                + trivialMoves
+                + ", compactionRead="
+                + compactionBytesRead
+                + ", compactionWritten="
+                + compactionBytesWritten
+                + ", filesDeleted="
+                + filesDeleted
+                + ", userBytes="
+                + userBytesWritten
+                + "}";
     }
 }

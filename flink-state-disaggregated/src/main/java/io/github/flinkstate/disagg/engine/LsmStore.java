@@ -18,12 +18,6 @@ import io.github.flinkstate.disagg.engine.version.RestorePlan;
 import io.github.flinkstate.disagg.engine.version.Version;
 import io.github.flinkstate.disagg.engine.version.VersionEdit;
 import io.github.flinkstate.disagg.engine.version.VersionSet;
-
-import org.apache.flink.core.fs.FileSystem;
-import org.apache.flink.core.fs.Path;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,10 +28,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.core.fs.Path;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * A pure-Java LSM key/value store whose primary copy lives on a Flink {@link FileSystem};
- * memory is a cache. There is no write-ahead log: a {@link #snapshot()} is the durability point.
+ * A pure-Java LSM key/value store whose primary copy lives on a Flink {@link FileSystem}; memory is
+ * a cache. There is no write-ahead log: a {@link #snapshot()} is the durability point.
  *
  * <pre>
  *  put/delete/deletePrefix ──► active memtable ──freeze──► immutable memtables
@@ -48,22 +46,22 @@ import java.util.concurrent.locks.ReentrantLock;
  *                                                  version set (ref-counted versions)
  * </pre>
  *
- * <p>Keys start with their key group (2 bytes big-endian, see {@link KeyGroupSpan}); writes
- * outside the store's span are rejected. Values returned are shared arrays: do not modify.
+ * <p>Keys start with their key group (2 bytes big-endian, see {@link KeyGroupSpan}); writes outside
+ * the store's span are rejected. Values returned are shared arrays: do not modify.
  *
- * <p>Thread safety: thread-safe. Writes are serialised; reads run concurrently with writes,
- * flushes and compactions. Iterators see the files of the version they were opened on and are
- * weakly consistent with respect to memtable writes made after they were opened.
+ * <p>Thread safety: thread-safe. Writes are serialised; reads run concurrently with writes, flushes
+ * and compactions. Iterators see the files of the version they were opened on and are weakly
+ * consistent with respect to memtable writes made after they were opened.
  *
- * <p>Threads: one flush thread, one compaction thread (per store), plus callers.
- * Lock order: {@code writeMutex} → {@code versions}; the flush lock and compaction lock are
- * never taken while holding {@code versions}.
+ * <p>Threads: one flush thread, one compaction thread (per store), plus callers. Lock order: {@code
+ * writeMutex} → {@code versions}; the flush lock and compaction lock are never taken while holding
+ * {@code versions}.
  *
  * <p>Invariants (checked by {@link #checkInvariants()}):
  *
  * <ol>
- *   <li>{@code memtables.get(0)} is the only unfrozen memtable; the list is ordered newest
- *       first and memtable sequence ranges do not interleave.
+ *   <li>{@code memtables.get(0)} is the only unfrozen memtable; the list is ordered newest first
+ *       and memtable sequence ranges do not interleave.
  *   <li>A frozen memtable leaves the list only in the same atomic step that installs the file
  *       holding its data (so a reader sees the data in one place or both, never in neither).
  *   <li>The version set invariants hold (see {@link VersionSet}).
@@ -97,24 +95,36 @@ public final class LsmStore implements AutoCloseable {
     private volatile IOException backgroundError;
     private volatile boolean closed;
 
-    private LsmStore(LsmOptions options, List<List<FileMeta>> levels, long lastSeq) throws IOException {
+    private LsmStore(LsmOptions options, List<List<FileMeta>> levels, long lastSeq)
+            throws IOException {
         this.options = options;
         this.span = options.keyGroups();
         this.fs = options.fileSystem();
-        this.blockCache = options.blockCache() != null ? options.blockCache() : new BlockCache(64L << 20);
+        this.blockCache =
+                options.blockCache() != null ? options.blockCache() : new BlockCache(64L << 20);
         this.readers = new ReaderCache(fs, blockCache, options.maxOpenFiles());
         fs.mkdirs(options.primaryDir());
-        this.outputs = new SstOutputs(fs, new FileNames(options.primaryDir()), options.blockSize(),
-                options.bloomBitsPerKey(), span);
+        this.outputs =
+                new SstOutputs(
+                        fs,
+                        new FileNames(options.primaryDir()),
+                        options.blockSize(),
+                        options.bloomBitsPerKey(),
+                        span);
         this.versions = new VersionSet(span, levels, this::onObsolete);
         this.reads = new ReadPath(readers);
-        this.picker = new LeveledCompactionPicker(levels.size(), options.l0CompactionTrigger(),
-                options.levelBaseBytes(), options.levelMultiplier());
+        this.picker =
+                new LeveledCompactionPicker(
+                        levels.size(),
+                        options.l0CompactionTrigger(),
+                        options.levelBaseBytes(),
+                        options.levelMultiplier());
         this.lastSeq = new AtomicLong(lastSeq);
         this.memtables = List.of(new Memtable(memtableIds.incrementAndGet()));
         int id = IDS.incrementAndGet();
         this.flushExecutor = Executors.newSingleThreadExecutor(r -> daemon(r, "lsm-flush-" + id));
-        this.compactionExecutor = Executors.newSingleThreadExecutor(r -> daemon(r, "lsm-compaction-" + id));
+        this.compactionExecutor =
+                Executors.newSingleThreadExecutor(r -> daemon(r, "lsm-compaction-" + id));
     }
 
     /** Opens an empty store. */
@@ -127,9 +137,9 @@ public final class LsmStore implements AutoCloseable {
     }
 
     /**
-     * Opens a store from one or several snapshot manifests without reading or copying data:
-     * each listed file is used in place and clipped to {@code options.keyGroups()} at read time.
-     * The manifests' key-group spans, intersected with the new span, must be pairwise disjoint.
+     * Opens a store from one or several snapshot manifests without reading or copying data: each
+     * listed file is used in place and clipped to {@code options.keyGroups()} at read time. The
+     * manifests' key-group spans, intersected with the new span, must be pairwise disjoint.
      */
     public static LsmStore open(LsmOptions options, List<byte[]> manifests) throws IOException {
         RestorePlan plan = RestorePlan.of(manifests, options.keyGroups(), options.numLevels());
@@ -163,7 +173,11 @@ public final class LsmStore implements AutoCloseable {
         }
         synchronized (writeMutex) {
             Memtable m = makeRoom();
-            m.add(key.clone(), lastSeq.incrementAndGet(), type, value == null ? null : value.clone());
+            m.add(
+                    key.clone(),
+                    lastSeq.incrementAndGet(),
+                    type,
+                    value == null ? null : value.clone());
         }
         stats.userBytesWritten.addAndGet(key.length + (value == null ? 0 : value.length));
     }
@@ -179,7 +193,8 @@ public final class LsmStore implements AutoCloseable {
             IOException err = backgroundError;
             scheduleFlush();
             if (err != null) {
-                throw new IOException("Writes stalled: background flush failed: " + err.getMessage(), err);
+                throw new IOException(
+                        "Writes stalled: background flush failed: " + err.getMessage(), err);
             }
             try {
                 writeMutex.wait(50);
@@ -209,8 +224,8 @@ public final class LsmStore implements AutoCloseable {
     // ------------------------------------------------------------------ flush
 
     /**
-     * Freezes the active memtable and writes all frozen memtables to files, on the caller's
-     * thread. On failure the memtables stay in memory (readable) and a later flush retries.
+     * Freezes the active memtable and writes all frozen memtables to files, on the caller's thread.
+     * On failure the memtables stay in memory (readable) and a later flush retries.
      */
     public void flush() throws IOException {
         synchronized (writeMutex) {
@@ -224,14 +239,15 @@ public final class LsmStore implements AutoCloseable {
 
     private void scheduleFlush() {
         if (!closed && flushScheduled.compareAndSet(false, true)) {
-            flushExecutor.execute(() -> {
-                flushScheduled.set(false);
-                try {
-                    flushFrozen();
-                } catch (IOException | RuntimeException e) {
-                    LOG.warn("Background flush failed; memtables stay in memory", e);
-                }
-            });
+            flushExecutor.execute(
+                    () -> {
+                        flushScheduled.set(false);
+                        try {
+                            flushFrozen();
+                        } catch (IOException | RuntimeException e) {
+                            LOG.warn("Background flush failed; memtables stay in memory", e);
+                        }
+                    });
         }
     }
 
@@ -250,8 +266,10 @@ public final class LsmStore implements AutoCloseable {
                         file = outputs.writeMemtable(oldest);
                     } catch (IOException | RuntimeException e) {
                         stats.flushFailures.incrementAndGet();
-                        backgroundError = e instanceof IOException
-                                ? (IOException) e : new IOException(e.getMessage(), e);
+                        backgroundError =
+                                e instanceof IOException
+                                        ? (IOException) e
+                                        : new IOException(e.getMessage(), e);
                         throw e;
                     }
                 }
@@ -285,17 +303,20 @@ public final class LsmStore implements AutoCloseable {
             return;
         }
         if (compactionScheduled.compareAndSet(false, true)) {
-            compactionExecutor.execute(() -> {
-                try {
-                    while (!closed && compactOnce()) {
-                        // keep going while there is work
-                    }
-                } catch (IOException | RuntimeException e) {
-                    LOG.warn("Background compaction failed; the live version is unchanged", e);
-                } finally {
-                    compactionScheduled.set(false);
-                }
-            });
+            compactionExecutor.execute(
+                    () -> {
+                        try {
+                            while (!closed && compactOnce()) {
+                                // keep going while there is work
+                            }
+                        } catch (IOException | RuntimeException e) {
+                            LOG.warn(
+                                    "Background compaction failed; the live version is unchanged",
+                                    e);
+                        } finally {
+                            compactionScheduled.set(false);
+                        }
+                    });
         }
     }
 
@@ -340,8 +361,13 @@ public final class LsmStore implements AutoCloseable {
                 stats.compactionBytesRead.addAndGet(c.inputBytes());
                 stats.compactionBytesWritten.addAndGet(job.bytesWritten());
             }
-            LOG.debug("Compacted L{}->L{} ({} + {} files) into {}", c.level(), c.outputLevel(),
-                    c.inputs().size(), c.nextInputs().size(), versions.current());
+            LOG.debug(
+                    "Compacted L{}->L{} ({} + {} files) into {}",
+                    c.level(),
+                    c.outputLevel(),
+                    c.inputs().size(),
+                    c.nextInputs().size(),
+                    versions.current());
             return true;
         } finally {
             versions.release(v);
@@ -403,7 +429,9 @@ public final class LsmStore implements AutoCloseable {
     /** All live entries of the given key groups. */
     public LsmIterator scanKeyGroups(KeyGroupSpan groups) throws IOException {
         KeyGroupSpan g = groups.intersect(span);
-        return g.isEmpty() ? scan(new KeyRange(span.lowerKey(), span.lowerKey())) : scan(KeyRange.of(g));
+        return g.isEmpty()
+                ? scan(new KeyRange(span.lowerKey(), span.lowerKey()))
+                : scan(KeyRange.of(g));
     }
 
     /** All live entries of the store. */
@@ -414,8 +442,8 @@ public final class LsmStore implements AutoCloseable {
     // ------------------------------------------------------------------ snapshots
 
     /**
-     * Flushes and captures a consistent file set and its manifest. The snapshot contains at
-     * least every write that completed before this call. Release it when no longer needed.
+     * Flushes and captures a consistent file set and its manifest. The snapshot contains at least
+     * every write that completed before this call. Release it when no longer needed.
      */
     public LsmSnapshot snapshot() throws IOException {
         flush();

@@ -13,7 +13,6 @@ import io.github.flinkstate.disagg.engine.key.Versioned;
 import io.github.flinkstate.disagg.engine.memtable.Memtable;
 import io.github.flinkstate.disagg.engine.version.FileMeta;
 import io.github.flinkstate.disagg.engine.version.Version;
-
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,12 +20,12 @@ import java.util.List;
 /**
  * Point lookups and scans over one read view (memtables + a pinned {@link Version}).
  *
- * <p>Thread safety: stateless apart from the shared, thread-safe {@link ReaderCache}; a view
- * must stay pinned (version reference held) for as long as a lookup or iterator uses it.
+ * <p>Thread safety: stateless apart from the shared, thread-safe {@link ReaderCache}; a view must
+ * stay pinned (version reference held) for as long as a lookup or iterator uses it.
  *
- * <p>Visibility rule: for a key, the entry with the highest sequence number across memtables
- * and files wins; it is visible when it is a put and no prefix tombstone with a higher
- * sequence number covers it (memtable tombstones and the version's {@code TombstoneIndex}).
+ * <p>Visibility rule: for a key, the entry with the highest sequence number across memtables and
+ * files wins; it is visible when it is a put and no prefix tombstone with a higher sequence number
+ * covers it (memtable tombstones and the version's {@code TombstoneIndex}).
  */
 final class ReadPath {
 
@@ -58,7 +57,9 @@ final class ReadPath {
         if (found == null) {
             found = getFromFiles(view.version(), key);
         }
-        if (found == null || found.type() != EntryType.PUT || coveringSeq(view, key) > found.seq()) {
+        if (found == null
+                || found.type() != EntryType.PUT
+                || coveringSeq(view, key) > found.seq()) {
             return null;
         }
         return found.value();
@@ -110,10 +111,12 @@ final class ReadPath {
                 children.add(new LevelIterator(ranges, i -> open(files.get(i))));
             }
         }
-        return new LsmIterator(new MergingIterator(children), r, k -> coveringSeq(view, k), onClose);
+        return new LsmIterator(
+                new MergingIterator(children), r, k -> coveringSeq(view, k), onClose);
     }
 
     private InternalIterator open(FileMeta f) throws IOException {
-        return new BoundedIterator(readers.get(f.path(), f.fileSize()).iterator(), f.effectiveRange());
+        return new BoundedIterator(
+                readers.get(f.path(), f.fileSize()).iterator(), f.effectiveRange());
     }
 }

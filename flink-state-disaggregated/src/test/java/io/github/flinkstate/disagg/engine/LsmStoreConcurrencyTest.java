@@ -1,16 +1,12 @@
 package io.github.flinkstate.disagg.engine;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.iterator.LsmIterator;
 import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.testutil.LsmModelRunner;
-
-import org.apache.flink.core.fs.FileSystem;
-import org.apache.flink.core.fs.Path;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.io.File;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -20,21 +16,22 @@ import java.util.Random;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.core.fs.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Readers run against one writer while background flushes and compactions install new
- * versions and delete obsolete files: every read must see each key at least at its last
- * published write, and scans must stay sorted and well-formed. No timing is asserted.
+ * Readers run against one writer while background flushes and compactions install new versions and
+ * delete obsolete files: every read must see each key at least at its last published write, and
+ * scans must stay sorted and well-formed. No timing is asserted.
  */
 class LsmStoreConcurrencyTest {
 
     private static final int KEYS = 3000;
     private static final int WRITES = 60_000;
 
-    @TempDir
-    File tmp;
+    @TempDir File tmp;
 
     private static byte[] key(int id) {
         return LsmModelRunner.key(id % 16, 0, id);
@@ -42,61 +39,81 @@ class LsmStoreConcurrencyTest {
 
     @Test
     void readersSeeMonotonicValues_whileFlushingAndCompacting() throws Exception {
-        LsmOptions o = new LsmOptions(FileSystem.getLocalFileSystem(), new Path(tmp.toURI()), KeyGroupSpan.of(0, 15))
-                .memtableBytes(16 * 1024)
-                .blockSize(512)
-                .targetFileBytes(16 * 1024)
-                .levelBaseBytes(64 * 1024)
-                .l0CompactionTrigger(2)
-                .maxOpenFiles(16)
-                .blockCache(new BlockCache(128 * 1024));
+        LsmOptions o =
+                new LsmOptions(
+                                FileSystem.getLocalFileSystem(),
+                                new Path(tmp.toURI()),
+                                KeyGroupSpan.of(0, 15))
+                        .memtableBytes(16 * 1024)
+                        .blockSize(512)
+                        .targetFileBytes(16 * 1024)
+                        .levelBaseBytes(64 * 1024)
+                        .l0CompactionTrigger(2)
+                        .maxOpenFiles(16)
+                        .blockCache(new BlockCache(128 * 1024));
         AtomicInteger published = new AtomicInteger(-1);
         AtomicBoolean done = new AtomicBoolean();
         Queue<Throwable> errors = new ConcurrentLinkedQueue<>();
         try (LsmStore store = LsmStore.open(o)) {
-            Thread writer = new Thread(() -> {
-                try {
-                    for (int i = 0; i < WRITES; i++) {
-                        store.put(key(i % KEYS), ByteBuffer.allocate(4).putInt(i).array());
-                        published.set(i);
-                    }
-                } catch (Throwable t) {
-                    errors.add(t);
-                } finally {
-                    done.set(true);
-                }
-            });
+            Thread writer =
+                    new Thread(
+                            () -> {
+                                try {
+                                    for (int i = 0; i < WRITES; i++) {
+                                        store.put(
+                                                key(i % KEYS),
+                                                ByteBuffer.allocate(4).putInt(i).array());
+                                        published.set(i);
+                                    }
+                                } catch (Throwable t) {
+                                    errors.add(t);
+                                } finally {
+                                    done.set(true);
+                                }
+                            });
             List<Thread> readers = new ArrayList<>();
             for (int r = 0; r < 2; r++) {
                 long seed = 77 + r;
                 boolean scanner = r == 1;
-                readers.add(new Thread(() -> {
-                    Random rnd = new Random(seed);
-                    try {
-                        while (!done.get()) {
-                            int p = published.get();
-                            if (p < 0) {
-                                continue;
-                            }
-                            if (scanner) {
-                                checkScan(store, rnd.nextInt(16), p);
-                            } else {
-                                int j = rnd.nextInt(p + 1);
-                                int id = j % KEYS;
-                                int lastWrite = p - ((p - id) % KEYS);
-                                byte[] v = store.get(key(id));
-                                if (v == null || ByteBuffer.wrap(v).getInt() < lastWrite
-                                        || ByteBuffer.wrap(v).getInt() % KEYS != id) {
-                                    throw new AssertionError("key " + id + " read "
-                                            + (v == null ? "null" : ByteBuffer.wrap(v).getInt())
-                                            + " but write " + lastWrite + " was published");
-                                }
-                            }
-                        }
-                    } catch (Throwable t) {
-                        errors.add(t);
-                    }
-                }));
+                readers.add(
+                        new Thread(
+                                () -> {
+                                    Random rnd = new Random(seed);
+                                    try {
+                                        while (!done.get()) {
+                                            int p = published.get();
+                                            if (p < 0) {
+                                                continue;
+                                            }
+                                            if (scanner) {
+                                                checkScan(store, rnd.nextInt(16), p);
+                                            } else {
+                                                int j = rnd.nextInt(p + 1);
+                                                int id = j % KEYS;
+                                                int lastWrite = p - ((p - id) % KEYS);
+                                                byte[] v = store.get(key(id));
+                                                if (v == null
+                                                        || ByteBuffer.wrap(v).getInt() < lastWrite
+                                                        || ByteBuffer.wrap(v).getInt() % KEYS
+                                                                != id) {
+                                                    throw new AssertionError(
+                                                            "key "
+                                                                    + id
+                                                                    + " read "
+                                                                    + (v == null
+                                                                            ? "null"
+                                                                            : ByteBuffer.wrap(v)
+                                                                                    .getInt())
+                                                                    + " but write "
+                                                                    + lastWrite
+                                                                    + " was published");
+                                                }
+                                            }
+                                        }
+                                    } catch (Throwable t) {
+                                        errors.add(t);
+                                    }
+                                }));
             }
             readers.forEach(Thread::start);
             writer.start();
@@ -127,7 +144,8 @@ class LsmStoreConcurrencyTest {
                 }
                 int v = ByteBuffer.wrap(it.value()).getInt();
                 if (key(v % KEYS)[1] != kg || !java.util.Arrays.equals(key(v % KEYS), it.key())) {
-                    throw new AssertionError("value " + v + " under wrong key " + Bytes.hex(it.key()));
+                    throw new AssertionError(
+                            "value " + v + " under wrong key " + Bytes.hex(it.key()));
                 }
                 prev = it.key();
                 count++;
@@ -139,7 +157,8 @@ class LsmStoreConcurrencyTest {
             expectedAtLeast++;
         }
         if (count < expectedAtLeast) {
-            throw new AssertionError("scan of key group " + kg + " saw " + count + " < " + expectedAtLeast);
+            throw new AssertionError(
+                    "scan of key group " + kg + " saw " + count + " < " + expectedAtLeast);
         }
     }
 }

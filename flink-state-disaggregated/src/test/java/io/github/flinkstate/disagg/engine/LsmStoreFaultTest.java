@@ -1,40 +1,38 @@
 package io.github.flinkstate.disagg.engine;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.fs.FileDeletionPolicy;
 import io.github.flinkstate.disagg.engine.iterator.LsmIterator;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.testutil.FaultInjectingFileSystem;
 import io.github.flinkstate.disagg.engine.testutil.LsmModelRunner;
-
-import org.apache.flink.core.fs.FileSystem;
-import org.apache.flink.core.fs.Path;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.io.File;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.core.fs.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Fault injection through {@link FaultInjectingFileSystem}: corrupted blocks, truncated and
- * missing files must fail reads with an {@link IOException} naming the file and the offset; a
- * failing write must fail the flush (or compaction) without touching the live version.
+ * Fault injection through {@link FaultInjectingFileSystem}: corrupted blocks, truncated and missing
+ * files must fail reads with an {@link IOException} naming the file and the offset; a failing write
+ * must fail the flush (or compaction) without touching the live version.
  */
 class LsmStoreFaultTest {
 
     private static final KeyGroupSpan SPAN = KeyGroupSpan.of(0, 3);
 
-    @TempDir
-    File tmp;
+    @TempDir File tmp;
 
-    private final FaultInjectingFileSystem fs = new FaultInjectingFileSystem(FileSystem.getLocalFileSystem());
+    private final FaultInjectingFileSystem fs =
+            new FaultInjectingFileSystem(FileSystem.getLocalFileSystem());
     private int dirs;
 
     private LsmOptions options() {
@@ -45,7 +43,8 @@ class LsmStoreFaultTest {
                 .blockCache(new BlockCache(1 << 20));
     }
 
-    private static NavigableMap<byte[], byte[]> fill(LsmStore store, int n, int salt) throws IOException {
+    private static NavigableMap<byte[], byte[]> fill(LsmStore store, int n, int salt)
+            throws IOException {
         NavigableMap<byte[], byte[]> model = LsmModelRunner.newModel();
         for (int i = 0; i < n; i++) {
             byte[] k = LsmModelRunner.key(i % 4, 0, i);
@@ -56,7 +55,8 @@ class LsmStoreFaultTest {
         return model;
     }
 
-    private static void assertContent(LsmStore store, NavigableMap<byte[], byte[]> model) throws IOException {
+    private static void assertContent(LsmStore store, NavigableMap<byte[], byte[]> model)
+            throws IOException {
         store.checkInvariants();
         for (Map.Entry<byte[], byte[]> e : model.entrySet()) {
             assertThat(store.get(e.getKey())).isEqualTo(e.getValue());
@@ -97,13 +97,17 @@ class LsmStoreFaultTest {
                     .hasMessageContaining(file)
                     .hasMessageContaining("offset 0")
                     .hasMessageContaining("CRC32C");
-            assertThatThrownBy(() -> {
-                try (LsmIterator it = store.scanAll()) {
-                    while (it.isValid()) {
-                        it.next();
-                    }
-                }
-            }).isInstanceOf(IOException.class).hasMessageContaining(file).hasMessageContaining("offset");
+            assertThatThrownBy(
+                            () -> {
+                                try (LsmIterator it = store.scanAll()) {
+                                    while (it.isValid()) {
+                                        it.next();
+                                    }
+                                }
+                            })
+                    .isInstanceOf(IOException.class)
+                    .hasMessageContaining(file)
+                    .hasMessageContaining("offset");
             store.checkInvariants();
         }
     }
@@ -149,7 +153,9 @@ class LsmStoreFaultTest {
                     .hasMessageContaining(file)
                     .hasMessageContaining("offset 0")
                     .hasMessageContaining("Missing");
-            assertThatThrownBy(store::scanAll).isInstanceOf(IOException.class).hasMessageContaining(file);
+            assertThatThrownBy(store::scanAll)
+                    .isInstanceOf(IOException.class)
+                    .hasMessageContaining(file);
             store.checkInvariants();
             fs.heal();
             assertThat(store.get(LsmModelRunner.key(2, 0, 2))).isEqualTo("value-0-2".getBytes());

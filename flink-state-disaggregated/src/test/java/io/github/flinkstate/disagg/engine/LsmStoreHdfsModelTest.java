@@ -1,7 +1,9 @@
 package io.github.flinkstate.disagg.engine;
 
-import io.github.flinkstate.disagg.engine.testutil.LsmModelRunner;
+import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.flinkstate.disagg.engine.testutil.LsmModelRunner;
+import java.io.File;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.runtime.fs.hdfs.HadoopFileSystem;
@@ -12,18 +14,13 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.File;
-
-import static org.assertj.core.api.Assertions.assertThat;
-
 /**
  * The seeded model tests with the primary directory on a real HDFS ({@link MiniDFSCluster}),
  * reached through Flink's {@link HadoopFileSystem} wrapper.
  */
 class LsmStoreHdfsModelTest {
 
-    @TempDir
-    static File tmp;
+    @TempDir static File tmp;
 
     private static MiniDFSCluster cluster;
     private static FileSystem fs;

@@ -1,28 +1,26 @@
 package io.github.flinkstate.disagg.engine;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.github.flinkstate.disagg.engine.iterator.LsmIterator;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.testutil.FaultInjectingFileSystem;
 import io.github.flinkstate.disagg.engine.testutil.LsmModelRunner;
-
+import java.io.File;
+import java.util.List;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.File;
-import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
 /** Restore and rescale behaviour: lazy in-place restore, clipping, and its clean-up. */
 class LsmStoreRestoreTest {
 
-    @TempDir
-    File tmp;
+    @TempDir File tmp;
 
-    private final FaultInjectingFileSystem fs = new FaultInjectingFileSystem(FileSystem.getLocalFileSystem());
+    private final FaultInjectingFileSystem fs =
+            new FaultInjectingFileSystem(FileSystem.getLocalFileSystem());
 
     private LsmOptions options(String dir, int from, int to) {
         return new LsmOptions(fs, new Path(new Path(tmp.toURI()), dir), KeyGroupSpan.of(from, to))
@@ -42,7 +40,8 @@ class LsmStoreRestoreTest {
     }
 
     @Test
-    void restore_readsOnlyManifest_thenClipsFilesAtReadTime_andCompactionDropsForeignKeys() throws Exception {
+    void restore_readsOnlyManifest_thenClipsFilesAtReadTime_andCompactionDropsForeignKeys()
+            throws Exception {
         LsmSnapshot snap;
         try (LsmStore source = LsmStore.open(options("src", 0, 7))) {
             for (int i = 0; i < 4000; i++) {
@@ -73,14 +72,19 @@ class LsmStoreRestoreTest {
     void restore_fromManifestsWithOverlappingKeyGroups_isRejected() throws Exception {
         LsmSnapshot a;
         LsmSnapshot b;
-        try (LsmStore sa = LsmStore.open(options("a", 0, 7)); LsmStore sb = LsmStore.open(options("b", 4, 9))) {
+        try (LsmStore sa = LsmStore.open(options("a", 0, 7));
+                LsmStore sb = LsmStore.open(options("b", 4, 9))) {
             sa.put(LsmModelRunner.key(1, 0, 1), new byte[1]);
             sb.put(LsmModelRunner.key(5, 0, 1), new byte[1]);
             a = sa.snapshot();
             b = sb.snapshot();
         }
-        assertThatThrownBy(() -> LsmStore.open(options("c", 0, 9), List.of(a.manifest(), b.manifest())))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("overlap");
+        assertThatThrownBy(
+                        () ->
+                                LsmStore.open(
+                                        options("c", 0, 9), List.of(a.manifest(), b.manifest())))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("overlap");
         // Disjoint after clipping to the new span: accepted.
         try (LsmStore c = LsmStore.open(options("d", 0, 3), List.of(a.manifest(), b.manifest()))) {
             assertThat(count(c.scanAll())).isEqualTo(1);

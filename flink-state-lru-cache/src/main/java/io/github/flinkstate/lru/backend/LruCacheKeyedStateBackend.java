@@ -13,7 +13,14 @@ import io.github.flinkstate.lru.state.CachedListState;
 import io.github.flinkstate.lru.state.CachedMapState;
 import io.github.flinkstate.lru.state.CachedReducingState;
 import io.github.flinkstate.lru.state.CachedValueState;
-
+import java.io.IOException;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.RunnableFuture;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import javax.annotation.Nonnull;
 import org.apache.flink.api.common.ExecutionConfig;
 import org.apache.flink.api.common.state.AggregatingStateDescriptor;
 import org.apache.flink.api.common.state.ReducingStateDescriptor;
@@ -22,10 +29,13 @@ import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.java.tuple.Tuple2;
+import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.checkpoint.SnapshotType;
+import org.apache.flink.runtime.query.TaskKvStateRegistry;
 import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
 import org.apache.flink.runtime.state.CheckpointStreamFactory;
+import org.apache.flink.runtime.state.InternalKeyContextImpl;
 import org.apache.flink.runtime.state.KeyGroupedInternalPriorityQueue;
 import org.apache.flink.runtime.state.Keyed;
 import org.apache.flink.runtime.state.KeyedStateFunction;
@@ -36,7 +46,6 @@ import org.apache.flink.runtime.state.SnapshotResult;
 import org.apache.flink.runtime.state.StateSnapshotTransformer.StateSnapshotTransformFactory;
 import org.apache.flink.runtime.state.heap.HeapKeyedStateBackend;
 import org.apache.flink.runtime.state.heap.HeapPriorityQueueElement;
-import org.apache.flink.runtime.state.InternalKeyContextImpl;
 import org.apache.flink.runtime.state.internal.InternalAggregatingState;
 import org.apache.flink.runtime.state.internal.InternalKvState;
 import org.apache.flink.runtime.state.internal.InternalListState;
@@ -46,22 +55,9 @@ import org.apache.flink.runtime.state.internal.InternalValueState;
 import org.apache.flink.runtime.state.metrics.LatencyTrackingStateConfig;
 import org.apache.flink.runtime.state.metrics.SizeTrackingStateConfig;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
-import org.apache.flink.runtime.query.TaskKvStateRegistry;
-import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.util.IOUtils;
-
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-
-import javax.annotation.Nonnull;
-
-import java.io.IOException;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.RunnableFuture;
-import java.util.stream.Collectors;
-import java.util.stream.Stream;
 
 /**
  * The keyed state backend of {@code StateBackendWrapperWithLRUCache}: a write-back, object-level
@@ -74,8 +70,8 @@ import java.util.stream.Stream;
  * Operations over all keys ({@code getKeys}, {@code numKeyValueStateEntries}) and canonical
  * savepoints first write dirty entries to the delegate.
  *
- * <p>Thread safety: like every keyed backend, used by the task thread only; snapshots' async
- * parts read frozen cache entries from another thread (see {@link CowLruMap}).
+ * <p>Thread safety: like every keyed backend, used by the task thread only; snapshots' async parts
+ * read frozen cache entries from another thread (see {@link CowLruMap}).
  *
  * <p>Invariants:
  *
@@ -90,6 +86,7 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
     private static final Logger LOG = LoggerFactory.getLogger(LruCacheKeyedStateBackend.class);
 
     private final AbstractKeyedStateBackend<K> delegate;
+
     /** Null when the cache size is 0: then states are the delegate's own (pass-through). */
     private final CowLruMap cache;
 
@@ -300,7 +297,10 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
                 break;
             default:
                 throw new UnsupportedOperationException(
-                        "State " + stateDesc.getName() + " has unsupported type " + stateDesc.getType());
+                        "State "
+                                + stateDesc.getName()
+                                + " has unsupported type "
+                                + stateDesc.getType());
         }
         state.setSnapshotTransformFactory(snapshotTransformFactory);
         cachedStates.put(stateDesc.getName(), state);
@@ -352,7 +352,8 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
             } catch (RuntimeException e) {
                 throw e;
             } catch (Exception e) {
-                throw new RuntimeException("Could not write cached entries of state " + stateName, e);
+                throw new RuntimeException(
+                        "Could not write cached entries of state " + stateName, e);
             }
         }
     }
@@ -422,7 +423,9 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
         CowSnapshot frozen = cache == null ? null : cache.snapshot();
         try {
             SnapshotStates states =
-                    frozen == null ? null : new SnapshotStates(keySerializer, cachedStates.values());
+                    frozen == null
+                            ? null
+                            : new SnapshotStates(keySerializer, cachedStates.values());
             RunnableFuture<SnapshotResult<KeyedStateHandle>> delegateFuture =
                     delegate.snapshot(checkpointId, timestamp, streamFactory, checkpointOptions);
             return new CacheSnapshotCallable(
@@ -511,7 +514,8 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
      */
     private void checkNotDisposed() {
         if (disposed) {
-            throw new IllegalStateException("The LRU cache keyed backend is disposed; cannot snapshot");
+            throw new IllegalStateException(
+                    "The LRU cache keyed backend is disposed; cannot snapshot");
         }
     }
 }

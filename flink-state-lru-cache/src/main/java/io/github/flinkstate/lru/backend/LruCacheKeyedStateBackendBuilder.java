@@ -5,7 +5,9 @@ import io.github.flinkstate.lru.metrics.CacheStatistics;
 import io.github.flinkstate.lru.restore.CacheSnapshotRestorer;
 import io.github.flinkstate.lru.snapshot.CacheStreamHeader;
 import io.github.flinkstate.lru.snapshot.SnapshotEnvelope;
-
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
 import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.metrics.Gauge;
 import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
@@ -18,18 +20,13 @@ import org.apache.flink.runtime.state.StreamStateHandle;
 import org.apache.flink.runtime.state.metrics.LatencyTrackingStateConfig;
 import org.apache.flink.runtime.state.metrics.SizeTrackingStateConfig;
 import org.apache.flink.util.IOUtils;
-
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.IOException;
-import java.util.ArrayList;
-import java.util.List;
-
 /**
  * Builds an {@link LruCacheKeyedStateBackend}: separates our snapshot envelopes from the handles
- * meant for the delegate, builds and restores the delegate, replays restored cache entries into
- * it, and registers the metrics.
+ * meant for the delegate, builds and restores the delegate, replays restored cache entries into it,
+ * and registers the metrics.
  *
  * <p>Restore input may mix our envelopes with handles of the plain delegate (e.g. a RocksDB
  * checkpoint taken before the cache was enabled) and canonical savepoints of any backend; after
@@ -39,7 +36,8 @@ import java.util.List;
  */
 public final class LruCacheKeyedStateBackendBuilder<K> {
 
-    private static final Logger LOG = LoggerFactory.getLogger(LruCacheKeyedStateBackendBuilder.class);
+    private static final Logger LOG =
+            LoggerFactory.getLogger(LruCacheKeyedStateBackendBuilder.class);
 
     private final StateBackend delegateBackend;
     private final int maxEntries;

@@ -4,21 +4,21 @@ package io.github.flinkstate.lru.cow;
  * One cached key/value pair of the {@link CowLruMap}: the identity (owner state, key, namespace,
  * optional map user key) plus the cached value and whether the delegate backend already has it.
  *
- * <p>Thread safety: created and mutated only by the task thread. Snapshots read the frozen
- * fields ({@link #key}, {@link #namespace}, {@link #userKey}, {@link #next}, {@link #value},
- * {@link #dirty}) from their own thread.
+ * <p>Thread safety: created and mutated only by the task thread. Snapshots read the frozen fields
+ * ({@link #key}, {@link #namespace}, {@link #userKey}, {@link #next}, {@link #value}, {@link
+ * #dirty}) from their own thread.
  *
  * <p>Invariants:
  *
  * <ol>
  *   <li>An entry whose {@link #entryVersion} is lower than the map's highest required snapshot
- *       version may be reachable from a running snapshot; its frozen fields are never written
- *       again (writers get a copy through {@link CowLruMap#writable}).
+ *       version may be reachable from a running snapshot; its frozen fields are never written again
+ *       (writers get a copy through {@link CowLruMap#writable}).
  *   <li>A value object whose {@link #valueVersion} is lower than the highest required snapshot
- *       version may be read by a snapshot; it is never mutated in place (writers get a copy
- *       through {@link CowLruMap#privateValue}).
- *   <li>The LRU links ({@link #lruPrev}, {@link #lruNext}) are never read by snapshots, so they
- *       may change on any entry; they always link the live copy, never a superseded one.
+ *       version may be read by a snapshot; it is never mutated in place (writers get a copy through
+ *       {@link CowLruMap#privateValue}).
+ *   <li>The LRU links ({@link #lruPrev}, {@link #lruNext}) are never read by snapshots, so they may
+ *       change on any entry; they always link the live copy, never a superseded one.
  * </ol>
  */
 public final class CacheEntry {
@@ -110,7 +110,10 @@ public final class CacheEntry {
         return keyGroup;
     }
 
-    /** The cached value, or {@link #ABSENT}. Callers must not mutate it; see {@link CowLruMap#privateValue}. */
+    /**
+     * The cached value, or {@link #ABSENT}. Callers must not mutate it; see {@link
+     * CowLruMap#privateValue}.
+     */
     public Object value() {
         return value;
     }

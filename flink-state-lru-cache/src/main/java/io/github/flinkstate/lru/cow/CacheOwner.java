@@ -16,9 +16,9 @@ public interface CacheOwner {
     default void onRemoved(CacheEntry entry) {}
 
     /**
-     * Called when the dirty flag of one of this owner's live entries changes: {@code true} when
-     * it became dirty (including an insert of a dirty entry), {@code false} when it became clean.
-     * A dirty entry that is removed is reported through {@link #onRemoved} only.
+     * Called when the dirty flag of one of this owner's live entries changes: {@code true} when it
+     * became dirty (including an insert of a dirty entry), {@code false} when it became clean. A
+     * dirty entry that is removed is reported through {@link #onRemoved} only.
      */
     default void onDirtyChanged(CacheEntry entry, boolean dirty) {}
 }

@@ -1,25 +1,24 @@
 package io.github.flinkstate.lru.cow;
 
-import org.apache.flink.api.common.typeutils.TypeSerializer;
-
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.TreeSet;
 import java.util.function.Predicate;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
 
 /**
  * A bounded hash map of {@link CacheEntry entries} with least-recently-used eviction and
  * copy-on-write snapshots, the object cache behind the LRU cache backend.
  *
- * <p>Structure: a chained hash table (power-of-two bucket array) for lookups plus a doubly
- * linked, circular LRU list through all live entries (head = most recently used). Snapshots
- * capture the bucket array only: {@link #snapshot()} bumps the map version and shallow-copies
- * the array, which is O(number of buckets). From then on, a write to an entry that the snapshot
- * can reach first copies that entry and the chain in front of it (path copy), so the snapshot
- * keeps seeing the entries, values and chains as they were; each entry is copied at most once per
- * snapshot, because the copy carries the new version. The LRU list is not part of what snapshots
- * read, so recency can be updated on any entry without copying.
+ * <p>Structure: a chained hash table (power-of-two bucket array) for lookups plus a doubly linked,
+ * circular LRU list through all live entries (head = most recently used). Snapshots capture the
+ * bucket array only: {@link #snapshot()} bumps the map version and shallow-copies the array, which
+ * is O(number of buckets). From then on, a write to an entry that the snapshot can reach first
+ * copies that entry and the chain in front of it (path copy), so the snapshot keeps seeing the
+ * entries, values and chains as they were; each entry is copied at most once per snapshot, because
+ * the copy carries the new version. The LRU list is not part of what snapshots read, so recency can
+ * be updated on any entry without copying.
  *
  * <p>Thread safety: one writer (the task thread) performs every operation except {@link
  * #release(int)}, which a snapshot's thread calls when it is done, and the reads of a {@link
@@ -28,8 +27,8 @@ import java.util.function.Predicate;
  * <p>Invariants (checked by {@link #checkInvariants()}):
  *
  * <ol>
- *   <li>{@code size} equals the number of entries reachable from the bucket array and the number
- *       of entries on the LRU list, and they are the same entries.
+ *   <li>{@code size} equals the number of entries reachable from the bucket array and the number of
+ *       entries on the LRU list, and they are the same entries.
  *   <li>Every entry sits in the bucket its hash selects, and no two live entries have the same
  *       identity (owner, key, namespace, user key).
  *   <li>After any public operation returns normally, {@code size <= maxEntries}.
@@ -57,7 +56,8 @@ public final class CowLruMap {
     private final TreeSet<Integer> snapshotVersions = new TreeSet<>();
 
     /** Sentinel of the circular LRU list: {@code lru.lruNext} is the most recently used. */
-    private final CacheEntry lru = new CacheEntry(null, null, null, null, 0, 0, null, false, 0, null);
+    private final CacheEntry lru =
+            new CacheEntry(null, null, null, null, 0, 0, null, false, 0, null);
 
     private long evictions;
     private long copiesOnWrite;
@@ -98,7 +98,9 @@ public final class CowLruMap {
         return null;
     }
 
-    /** Returns the live entry with the identity of {@code maybeStale}, which may have been copied. */
+    /**
+     * Returns the live entry with the identity of {@code maybeStale}, which may have been copied.
+     */
     public CacheEntry findLive(CacheEntry maybeStale) {
         return peek(maybeStale.owner, maybeStale.key, maybeStale.namespace, maybeStale.userKey);
     }
@@ -123,10 +125,19 @@ public final class CowLruMap {
             throws Exception {
         int h = hash(owner, key, namespace, userKey);
         int idx = h & (table.length - 1);
-        // A new head never needs a copy: the old head is not written, the snapshot has its own array.
+        // A new head never needs a copy: the old head is not written, the snapshot has its own
+        // array.
         CacheEntry e =
                 new CacheEntry(
-                        owner, key, namespace, userKey, h, keyGroup, value, dirty, mapVersion,
+                        owner,
+                        key,
+                        namespace,
+                        userKey,
+                        h,
+                        keyGroup,
+                        value,
+                        dirty,
+                        mapVersion,
                         table[idx]);
         table[idx] = e;
         linkFront(e);
@@ -143,8 +154,8 @@ public final class CowLruMap {
 
     /**
      * Returns an entry with the identity of {@code target} whose value and dirty flag may be
-     * written: {@code target} itself if no snapshot can see it, else a copy (invariant 4).
-     * {@code target} must be live; afterwards only the returned entry is.
+     * written: {@code target} itself if no snapshot can see it, else a copy (invariant 4). {@code
+     * target} must be live; afterwards only the returned entry is.
      */
     public CacheEntry writable(CacheEntry target) {
         int required = highestRequiredSnapshotVersion;
@@ -196,7 +207,8 @@ public final class CowLruMap {
      * read the current value object, the entry gets a deep copy made with {@code serializer}.
      */
     public CacheEntry privateValue(CacheEntry target, TypeSerializer<Object> serializer) {
-        if (target.valueVersion >= highestRequiredSnapshotVersion || target.value == CacheEntry.ABSENT) {
+        if (target.valueVersion >= highestRequiredSnapshotVersion
+                || target.value == CacheEntry.ABSENT) {
             return target;
         }
         CacheEntry e = writable(target);

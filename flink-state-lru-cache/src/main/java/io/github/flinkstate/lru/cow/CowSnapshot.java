@@ -4,8 +4,8 @@ import java.util.function.Consumer;
 
 /**
  * A frozen view of a {@link CowLruMap}: the bucket array as it was when the snapshot was taken.
- * Entries reachable from it never change (see {@link CacheEntry} invariants) until the snapshot
- * is released with {@link CowLruMap#release(int)}.
+ * Entries reachable from it never change (see {@link CacheEntry} invariants) until the snapshot is
+ * released with {@link CowLruMap#release(int)}.
  *
  * <p>Thread safety: may be read by one thread other than the map's writer.
  */

@@ -1,22 +1,21 @@
 package io.github.flinkstate.lru.metrics;
 
-import org.apache.flink.metrics.Gauge;
-import org.apache.flink.metrics.MetricGroup;
-import org.apache.flink.runtime.metrics.groups.InternalOperatorMetricGroup;
-
 import java.util.Map;
 import java.util.WeakHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.apache.flink.metrics.Gauge;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.runtime.metrics.groups.InternalOperatorMetricGroup;
 
 /**
  * Registers the cache metrics of one keyed backend.
  *
  * <ul>
- *   <li>On the task: the gauge {@code stateCacheHitRatio} (FLIP-325), the hit ratio of all
- *       cached keyed backends of the task, averaged per second. Several operators of one task
- *       share a single gauge, which sums their counters.
- *   <li>On the operator, group {@code lruCache}: gauges {@code hits}, {@code misses},
- *       {@code evictions}, {@code size} and {@code hitRatio}.
+ *   <li>On the task: the gauge {@code stateCacheHitRatio} (FLIP-325), the hit ratio of all cached
+ *       keyed backends of the task, averaged per second. Several operators of one task share a
+ *       single gauge, which sums their counters.
+ *   <li>On the operator, group {@code lruCache}: gauges {@code hits}, {@code misses}, {@code
+ *       evictions}, {@code size} and {@code hitRatio}.
  * </ul>
  *
  * <p>Thread safety: registration is synchronized; gauges are read by reporter threads.

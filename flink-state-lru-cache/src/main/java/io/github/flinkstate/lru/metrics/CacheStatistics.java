@@ -1,13 +1,13 @@
 package io.github.flinkstate.lru.metrics;
 
 /**
- * Hit and miss counters of one keyed backend's cache, and the per-second hit ratio that the
- * {@code stateCacheHitRatio} gauge reports.
+ * Hit and miss counters of one keyed backend's cache, and the per-second hit ratio that the {@code
+ * stateCacheHitRatio} gauge reports.
  *
- * <p>Thread safety: {@link #record} is called by the task thread only, on every cached read, so
- * the counters are plain fields (no memory barrier on the hot path), as in Flink's {@code
- * SimpleCounter}. Metric reporter threads read them racily and may see slightly stale counts,
- * which is acceptable for metrics; 64-bit JVMs do not tear long reads.
+ * <p>Thread safety: {@link #record} is called by the task thread only, on every cached read, so the
+ * counters are plain fields (no memory barrier on the hot path), as in Flink's {@code
+ * SimpleCounter}. Metric reporter threads read them racily and may see slightly stale counts, which
+ * is acceptable for metrics; 64-bit JVMs do not tear long reads.
  */
 public final class CacheStatistics {
 
@@ -53,8 +53,8 @@ public final class CacheStatistics {
     }
 
     /**
-     * The hit ratio over the last completed window of at least one second: hits / accesses in
-     * that window, or the lifetime ratio until a first window with accesses completes.
+     * The hit ratio over the last completed window of at least one second: hits / accesses in that
+     * window, or the lifetime ratio until a first window with accesses completes.
      */
     public synchronized double hitRatioPerSecond() {
         long now = System.nanoTime();

@@ -4,7 +4,11 @@ import io.github.flinkstate.lru.cow.CacheEntry;
 import io.github.flinkstate.lru.snapshot.CacheSnapshotFormat;
 import io.github.flinkstate.lru.snapshot.CacheStreamHeader;
 import io.github.flinkstate.lru.state.DelegateWrites;
-
+import java.io.EOFException;
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.core.fs.CloseableRegistry;
@@ -17,15 +21,8 @@ import org.apache.flink.runtime.state.StreamStateHandle;
 import org.apache.flink.runtime.state.filesystem.FileStateHandle;
 import org.apache.flink.runtime.state.metainfo.StateMetaInfoSnapshot;
 import org.apache.flink.util.IOUtils;
-
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-
-import java.io.EOFException;
-import java.io.IOException;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
 
 /**
  * Replays the cache entries of restored snapshot streams into the (already restored) delegate
@@ -72,7 +69,9 @@ public final class CacheSnapshotRestorer<K> {
             return CacheStreamHeader.read(new DataInputViewStreamWrapper(in), describe(handle));
         } catch (EOFException e) {
             throw new IOException(
-                    "LRU cache snapshot " + describe(handle) + " is truncated: it ends inside its header",
+                    "LRU cache snapshot "
+                            + describe(handle)
+                            + " is truncated: it ends inside its header",
                     e);
         } finally {
             if (registry.unregisterCloseable(in)) {
@@ -81,7 +80,9 @@ public final class CacheSnapshotRestorer<K> {
         }
     }
 
-    /** Writes every entry of the stream that belongs to this backend's key groups to the delegate. */
+    /**
+     * Writes every entry of the stream that belongs to this backend's key groups to the delegate.
+     */
     public void apply(StreamStateHandle handle) throws Exception {
         String source = describe(handle);
         FSDataInputStream raw = handle.openInputStream();
@@ -91,7 +92,8 @@ public final class CacheSnapshotRestorer<K> {
         try {
             DataInputViewStreamWrapper in = new DataInputViewStreamWrapper(counting);
             CacheStreamHeader.read(in, source);
-            KeyedBackendSerializationProxy<K> proxy = new KeyedBackendSerializationProxy<>(classLoader);
+            KeyedBackendSerializationProxy<K> proxy =
+                    new KeyedBackendSerializationProxy<>(classLoader);
             proxy.read(in);
             @SuppressWarnings("unchecked")
             TypeSerializer<Object> keySerializer =
@@ -107,8 +109,13 @@ public final class CacheSnapshotRestorer<K> {
                 int length = in.readInt();
                 if (records < 0 || length < 0) {
                     throw new IOException(
-                            source + " is corrupt: block header at offset " + blockOffset
-                                    + " has " + records + " records and length " + length);
+                            source
+                                    + " is corrupt: block header at offset "
+                                    + blockOffset
+                                    + " has "
+                                    + records
+                                    + " records and length "
+                                    + length);
                 }
                 if (!keyGroupRange.contains(keyGroup)) {
                     in.skipBytesToRead(length);
@@ -119,10 +126,16 @@ public final class CacheSnapshotRestorer<K> {
                     int index = in.readUnsignedShort();
                     byte op = in.readByte();
                     if (index >= byIndex.length
-                            || (op != CacheSnapshotFormat.OP_PUT && op != CacheSnapshotFormat.OP_DELETE)) {
+                            || (op != CacheSnapshotFormat.OP_PUT
+                                    && op != CacheSnapshotFormat.OP_DELETE)) {
                         throw new IOException(
-                                source + " is corrupt: record at offset " + recordOffset
-                                        + " has state index " + index + " and operation " + op);
+                                source
+                                        + " is corrupt: record at offset "
+                                        + recordOffset
+                                        + " has state index "
+                                        + index
+                                        + " and operation "
+                                        + op);
                     }
                     RestoredStateTarget target = byIndex[index];
                     if (target == null) {
@@ -141,7 +154,11 @@ public final class CacheSnapshotRestorer<K> {
             LOG.info("Restored {} cached entries from LRU cache snapshot {}", applied, source);
         } catch (EOFException e) {
             throw new IOException(
-                    "LRU cache snapshot " + source + " is truncated at offset " + counting.position(), e);
+                    "LRU cache snapshot "
+                            + source
+                            + " is truncated at offset "
+                            + counting.position(),
+                    e);
         } finally {
             if (cancelStreamRegistry.unregisterCloseable(raw)) {
                 IOUtils.closeQuietly(raw);

@@ -4,9 +4,9 @@ import org.apache.flink.api.common.functions.AggregateFunction;
 import org.apache.flink.api.common.functions.ReduceFunction;
 
 /**
- * Placeholder functions for descriptors rebuilt from snapshot meta data. Restoring cached
- * entries only writes whole values into the delegate, so these are never called; the job's real
- * functions replace them when the job registers the state.
+ * Placeholder functions for descriptors rebuilt from snapshot meta data. Restoring cached entries
+ * only writes whole values into the delegate, so these are never called; the job's real functions
+ * replace them when the job registers the state.
  */
 final class RestoreOnlyFunctions {
 

@@ -70,7 +70,11 @@ final class RestoredStateTarget {
                 break;
             default:
                 throw new IllegalStateException(
-                        "State " + name + " has type " + type + ", which the LRU cache cannot restore");
+                        "State "
+                                + name
+                                + " has type "
+                                + type
+                                + ", which the LRU cache cannot restore");
         }
         this.userKeySerializer = uk;
         this.userValueSerializer = uv;

@@ -2,7 +2,7 @@ package io.github.flinkstate.lru.snapshot;
 
 import io.github.flinkstate.lru.cow.CowLruMap;
 import io.github.flinkstate.lru.cow.CowSnapshot;
-
+import java.util.concurrent.RunnableFuture;
 import org.apache.flink.runtime.state.AsyncSnapshotCallable;
 import org.apache.flink.runtime.state.CheckpointStreamFactory;
 import org.apache.flink.runtime.state.KeyGroupRange;
@@ -12,11 +12,8 @@ import org.apache.flink.runtime.state.SnapshotResult;
 import org.apache.flink.runtime.state.StateUtil;
 import org.apache.flink.runtime.state.StreamStateHandle;
 import org.apache.flink.util.concurrent.FutureUtils;
-
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-
-import java.util.concurrent.RunnableFuture;
 
 /**
  * The asynchronous part of a checkpoint of the LRU cache backend: completes the delegate's
@@ -26,7 +23,8 @@ import java.util.concurrent.RunnableFuture;
  *
  * <p>Thread safety: runs once, on the checkpointing thread.
  */
-public final class CacheSnapshotCallable extends AsyncSnapshotCallable<SnapshotResult<KeyedStateHandle>> {
+public final class CacheSnapshotCallable
+        extends AsyncSnapshotCallable<SnapshotResult<KeyedStateHandle>> {
 
     private static final Logger LOG = LoggerFactory.getLogger(CacheSnapshotCallable.class);
 

@@ -2,8 +2,8 @@ package io.github.flinkstate.lru.snapshot;
 
 /**
  * Constants of the cache snapshot stream, format version 1. The layout is specified in {@code
- * docs/format/lru-cache-snapshot.md}; every number here is persisted and must never change
- * meaning. A new layout gets a new {@link #VERSION}.
+ * docs/format/lru-cache-snapshot.md}; every number here is persisted and must never change meaning.
+ * A new layout gets a new {@link #VERSION}.
  *
  * <pre>
  * stream  := header proxy blockCount:int32 block*
@@ -14,9 +14,9 @@ package io.github.flinkstate.lru.snapshot;
  * record  := stateIndex:int16 op:int8 key namespace [userKey] [value]
  * </pre>
  *
- * All integers are big-endian (Java {@code DataOutput}). Keys, namespaces, user keys and values
- * are written with the serializers named in the proxy. A map value is a null flag (boolean)
- * followed by the value when not null.
+ * All integers are big-endian (Java {@code DataOutput}). Keys, namespaces, user keys and values are
+ * written with the serializers named in the proxy. A map value is a null flag (boolean) followed by
+ * the value when not null.
  */
 public final class CacheSnapshotFormat {
 

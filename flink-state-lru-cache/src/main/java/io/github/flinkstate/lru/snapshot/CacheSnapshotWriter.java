@@ -2,7 +2,9 @@ package io.github.flinkstate.lru.snapshot;
 
 import io.github.flinkstate.lru.cow.CacheEntry;
 import io.github.flinkstate.lru.cow.CowSnapshot;
-
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
 import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.core.memory.DataOutputSerializer;
@@ -16,10 +18,6 @@ import org.apache.flink.runtime.state.KeyedBackendSerializationProxy;
 import org.apache.flink.runtime.state.StateSnapshotTransformer;
 import org.apache.flink.runtime.state.StreamStateHandle;
 import org.apache.flink.util.IOUtils;
-
-import java.io.IOException;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * Writes the dirty entries of a {@link CowSnapshot} as one cache snapshot stream (format: {@link

@@ -1,14 +1,13 @@
 package io.github.flinkstate.lru.snapshot;
 
+import java.io.IOException;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyGroupRangeOffsets;
 
-import java.io.IOException;
-
 /**
- * The fixed header of a cache snapshot stream (see {@link CacheSnapshotFormat}): format checks
- * and the delegate's handle kind and key-group offsets. Immutable.
+ * The fixed header of a cache snapshot stream (see {@link CacheSnapshotFormat}): format checks and
+ * the delegate's handle kind and key-group offsets. Immutable.
  */
 public final class CacheStreamHeader {
 
@@ -45,7 +44,12 @@ public final class CacheStreamHeader {
             int last = in.readInt();
             if (first < 0 || last < first || last - first > (1 << 15)) {
                 throw new IOException(
-                        source + " has a corrupt key-group range [" + first + ", " + last + "] at offset 6");
+                        source
+                                + " has a corrupt key-group range ["
+                                + first
+                                + ", "
+                                + last
+                                + "] at offset 6");
             }
             long[] values = new long[last - first + 1];
             for (int i = 0; i < values.length; i++) {

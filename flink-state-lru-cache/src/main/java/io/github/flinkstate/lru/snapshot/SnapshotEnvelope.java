@@ -1,5 +1,9 @@
 package io.github.flinkstate.lru.snapshot;
 
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.UUID;
 import org.apache.flink.runtime.state.IncrementalKeyedStateHandle.HandleAndLocalPath;
 import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
 import org.apache.flink.runtime.state.KeyGroupRange;
@@ -8,11 +12,6 @@ import org.apache.flink.runtime.state.KeyGroupsStateHandle;
 import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.StreamStateHandle;
 import org.apache.flink.runtime.state.memory.ByteStreamStateHandle;
-
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.List;
-import java.util.UUID;
 
 /**
  * Packs the delegate's snapshot handle and the cache stream into one of Flink's own handle types
@@ -75,7 +74,8 @@ public final class SnapshotEnvelope {
         long size = cacheStream.getStateSize();
         if (delegate instanceof KeyGroupsStateHandle) {
             StreamStateHandle stream = ((KeyGroupsStateHandle) delegate).getDelegateStateHandle();
-            privateState.add(HandleAndLocalPath.of(stream, CacheSnapshotFormat.DELEGATE_STREAM_NAME));
+            privateState.add(
+                    HandleAndLocalPath.of(stream, CacheSnapshotFormat.DELEGATE_STREAM_NAME));
             size += stream.getStateSize();
         }
         privateState.add(cacheEntry);
@@ -121,7 +121,8 @@ public final class SnapshotEnvelope {
                         privateEntry(envelope, CacheSnapshotFormat.DELEGATE_STREAM_NAME);
                 if (stream == null) {
                     throw new IllegalStateException(
-                            "LRU cache snapshot " + envelope.getStateHandleId()
+                            "LRU cache snapshot "
+                                    + envelope.getStateHandleId()
                                     + " lacks its delegate stream "
                                     + CacheSnapshotFormat.DELEGATE_STREAM_NAME);
                 }
@@ -152,7 +153,8 @@ public final class SnapshotEnvelope {
         if (!(handle instanceof IncrementalRemoteKeyedStateHandle)) {
             return null;
         }
-        for (HandleAndLocalPath p : ((IncrementalRemoteKeyedStateHandle) handle).getPrivateState()) {
+        for (HandleAndLocalPath p :
+                ((IncrementalRemoteKeyedStateHandle) handle).getPrivateState()) {
             if (name.equals(p.getLocalPath())) {
                 return p;
             }

@@ -2,22 +2,20 @@ package io.github.flinkstate.lru.snapshot;
 
 import io.github.flinkstate.lru.cow.CacheOwner;
 import io.github.flinkstate.lru.state.AbstractCachedState;
-
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
 import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.base.MapSerializer;
 import org.apache.flink.runtime.state.StateSnapshotTransformer;
 import org.apache.flink.runtime.state.metainfo.StateMetaInfoSnapshot;
 
-import java.util.ArrayList;
-import java.util.Collection;
-import java.util.IdentityHashMap;
-import java.util.List;
-import java.util.Map;
-
 /**
- * The registered states as they were when a snapshot started: meta data, and duplicated
- * serializers that the asynchronous part may use on its own thread.
+ * The registered states as they were when a snapshot started: meta data, and duplicated serializers
+ * that the asynchronous part may use on its own thread.
  *
  * <p>Immutable after construction (taken on the task thread, read by the snapshot thread).
  */
@@ -32,6 +30,7 @@ public final class SnapshotStates {
         final TypeSerializer<Object> valueSerializer;
         final TypeSerializer<Object> userKeySerializer;
         final TypeSerializer<Object> userValueSerializer;
+
         /** TTL cleanup and similar; null if none. Applied per element for lists and maps. */
         final StateSnapshotTransformer<Object> transformer;
 
@@ -45,7 +44,8 @@ public final class SnapshotStates {
                     (TypeSerializer<Object>) state.getNamespaceSerializer().duplicate();
             this.valueSerializer = (TypeSerializer<Object>) state.getValueSerializer().duplicate();
             if (type == StateDescriptor.Type.MAP) {
-                MapSerializer<Object, Object> map = (MapSerializer<Object, Object>) (TypeSerializer<?>) valueSerializer;
+                MapSerializer<Object, Object> map =
+                        (MapSerializer<Object, Object>) (TypeSerializer<?>) valueSerializer;
                 this.userKeySerializer = map.getKeySerializer();
                 this.userValueSerializer = map.getValueSerializer();
             } else {
@@ -61,7 +61,8 @@ public final class SnapshotStates {
 
     @SuppressWarnings("unchecked")
     public SnapshotStates(
-            TypeSerializer<?> keySerializer, Collection<? extends AbstractCachedState<?, ?, ?, ?>> states) {
+            TypeSerializer<?> keySerializer,
+            Collection<? extends AbstractCachedState<?, ?, ?, ?>> states) {
         this.keySerializer = (TypeSerializer<Object>) keySerializer.duplicate();
         for (AbstractCachedState<?, ?, ?, ?> state : states) {
             Info info = new Info(metaInfos.size(), state);

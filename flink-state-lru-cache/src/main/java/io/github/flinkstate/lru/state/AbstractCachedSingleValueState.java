@@ -1,13 +1,11 @@
 package io.github.flinkstate.lru.state;
 
 import io.github.flinkstate.lru.cow.CacheEntry;
-
+import java.util.Collection;
+import java.util.function.BinaryOperator;
 import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.runtime.state.internal.InternalKvState;
-
-import java.util.Collection;
-import java.util.function.BinaryOperator;
 
 /**
  * Base of states with one value per key and namespace (value, list, reducing, aggregating): one
@@ -42,8 +40,8 @@ abstract class AbstractCachedSingleValueState<K, N, SV, D extends InternalKvStat
     }
 
     /**
-     * The current value, or null. The object is the cached one (object reuse, as with the
-     * HashMap backend); if a running snapshot still reads it, the cache switches to a copy first.
+     * The current value, or null. The object is the cached one (object reuse, as with the HashMap
+     * backend); if a running snapshot still reads it, the cache switches to a copy first.
      */
     @SuppressWarnings("unchecked")
     protected final SV getCachedValue() throws Exception {

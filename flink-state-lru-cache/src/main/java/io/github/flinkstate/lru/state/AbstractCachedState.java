@@ -3,7 +3,6 @@ package io.github.flinkstate.lru.state;
 import io.github.flinkstate.lru.cow.CacheEntry;
 import io.github.flinkstate.lru.cow.CacheOwner;
 import io.github.flinkstate.lru.cow.CowLruMap;
-
 import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.runtime.state.RegisteredKeyValueStateBackendMetaInfo;
@@ -21,10 +20,10 @@ import org.apache.flink.runtime.state.metainfo.StateMetaInfoSnapshot;
  * <p>Invariants:
  *
  * <ol>
- *   <li>The logical content of this state is the delegate's content overlaid by this state's
- *       cache entries; a clean entry equals what the delegate holds.
- *   <li>Before any call on {@link #delegate}, the delegate's key is synchronized and its
- *       namespace set, because evictions move the delegate to other keys and namespaces.
+ *   <li>The logical content of this state is the delegate's content overlaid by this state's cache
+ *       entries; a clean entry equals what the delegate holds.
+ *   <li>Before any call on {@link #delegate}, the delegate's key is synchronized and its namespace
+ *       set, because evictions move the delegate to other keys and namespaces.
  * </ol>
  *
  * @param <K> key type
@@ -63,7 +62,9 @@ public abstract class AbstractCachedState<K, N, SV, D extends InternalKvState<K,
         this.valueSerializer = valueSerializer;
     }
 
-    /** Rebinds this state after the same name was registered again (new serializers or functions). */
+    /**
+     * Rebinds this state after the same name was registered again (new serializers or functions).
+     */
     @SuppressWarnings("unchecked")
     public void rebind(
             D newDelegate,
@@ -75,14 +76,16 @@ public abstract class AbstractCachedState<K, N, SV, D extends InternalKvState<K,
         onRebind(newDescriptor);
     }
 
-    /** Sets the snapshot transformer (e.g. TTL cleanup in full snapshots) of this state's values. */
+    /**
+     * Sets the snapshot transformer (e.g. TTL cleanup in full snapshots) of this state's values.
+     */
     public void setSnapshotTransformFactory(StateSnapshotTransformFactory<?> factory) {
         this.snapshotTransformFactory = factory;
     }
 
     /**
-     * A new transformer for one snapshot, applied to values (for lists: to each element, for
-     * maps: to each user value), or null if this state has none.
+     * A new transformer for one snapshot, applied to values (for lists: to each element, for maps:
+     * to each user value), or null if this state has none.
      */
     @SuppressWarnings("unchecked")
     public StateSnapshotTransformer<Object> newSnapshotTransformer() {
@@ -137,7 +140,8 @@ public abstract class AbstractCachedState<K, N, SV, D extends InternalKvState<K,
     }
 
     @Override
-    public StateIncrementalVisitor<K, N, SV> getStateIncrementalVisitor(int recommendedMaxNumberOfReturnedRecords) {
+    public StateIncrementalVisitor<K, N, SV> getStateIncrementalVisitor(
+            int recommendedMaxNumberOfReturnedRecords) {
         // Like RocksDB: TTL incremental cleanup is not offered (Flink then skips it).
         throw new UnsupportedOperationException(
                 "The LRU cache backend does not support TTL incremental cleanup; "
@@ -196,9 +200,8 @@ public abstract class AbstractCachedState<K, N, SV, D extends InternalKvState<K,
     // ------------------------------------------------------------------------------------------
 
     /**
-     * Looks up the entry of the current key and namespace for a read, counting a hit or a miss:
-     * the hit ratio counts reads only, because a write-back cache never needs the delegate to
-     * write.
+     * Looks up the entry of the current key and namespace for a read, counting a hit or a miss: the
+     * hit ratio counts reads only, because a write-back cache never needs the delegate to write.
      */
     protected final CacheEntry lookupForRead(Object userKey) {
         CacheEntry e = cache.get(this, context.currentKey(), currentNamespace, userKey);
@@ -219,7 +222,8 @@ public abstract class AbstractCachedState<K, N, SV, D extends InternalKvState<K,
     }
 
     /** Caches a value for the current key and namespace. */
-    protected final CacheEntry insert(Object userKey, Object value, boolean dirty) throws Exception {
+    protected final CacheEntry insert(Object userKey, Object value, boolean dirty)
+            throws Exception {
         return cache.insert(
                 this,
                 context.currentKey(),

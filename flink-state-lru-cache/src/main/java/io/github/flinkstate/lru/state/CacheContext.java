@@ -4,8 +4,8 @@ import io.github.flinkstate.lru.cow.CowLruMap;
 import io.github.flinkstate.lru.metrics.CacheStatistics;
 
 /**
- * What a cached state needs from its keyed backend: the cache, the current key and key group,
- * and control over the delegate backend's key context, which is synchronized lazily.
+ * What a cached state needs from its keyed backend: the cache, the current key and key group, and
+ * control over the delegate backend's key context, which is synchronized lazily.
  *
  * <p>Used only on the task thread.
  */

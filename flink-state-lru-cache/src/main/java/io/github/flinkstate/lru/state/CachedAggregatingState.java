@@ -1,12 +1,11 @@
 package io.github.flinkstate.lru.state;
 
+import java.util.Collection;
 import org.apache.flink.api.common.functions.AggregateFunction;
 import org.apache.flink.api.common.state.AggregatingStateDescriptor;
 import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.runtime.state.internal.InternalAggregatingState;
-
-import java.util.Collection;
 
 /**
  * Cached {@link InternalAggregatingState}: the accumulator lives in one cache entry; the aggregate

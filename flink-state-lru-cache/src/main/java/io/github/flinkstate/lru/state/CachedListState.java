@@ -1,15 +1,13 @@
 package io.github.flinkstate.lru.state;
 
 import io.github.flinkstate.lru.cow.CacheEntry;
-
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
 import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.runtime.state.internal.InternalListState;
 import org.apache.flink.util.Preconditions;
-
-import java.util.ArrayList;
-import java.util.Collection;
-import java.util.List;
 
 /**
  * Cached {@link InternalListState}. A cache entry holds the complete list; {@code add} on a miss

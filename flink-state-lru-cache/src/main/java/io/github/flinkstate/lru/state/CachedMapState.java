@@ -1,12 +1,6 @@
 package io.github.flinkstate.lru.state;
 
 import io.github.flinkstate.lru.cow.CacheEntry;
-
-import org.apache.flink.api.common.state.StateDescriptor;
-import org.apache.flink.api.common.typeutils.TypeSerializer;
-import org.apache.flink.api.common.typeutils.base.MapSerializer;
-import org.apache.flink.runtime.state.internal.InternalMapState;
-
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -14,15 +8,18 @@ import java.util.Iterator;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Function;
+import org.apache.flink.api.common.state.StateDescriptor;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.api.common.typeutils.base.MapSerializer;
+import org.apache.flink.runtime.state.internal.InternalMapState;
 
 /**
  * Cached {@link InternalMapState}: one cache entry per user key (value, {@code null} value, or
  * {@link CacheEntry#ABSENT}). Point operations use the cache; operations over the whole map of a
- * key and namespace ({@code entries/keys/values/iterator}, and {@code isEmpty} unless a cached
- * user key is present) first write that row's dirty entries to the delegate and then read the
- * delegate, so cached, dirty, deleted and uncached
- * entries all appear exactly once. Changes made through an iterator go to the delegate and drop
- * the affected cache entry.
+ * key and namespace ({@code entries/keys/values/iterator}, and {@code isEmpty} unless a cached user
+ * key is present) first write that row's dirty entries to the delegate and then read the delegate,
+ * so cached, dirty, deleted and uncached entries all appear exactly once. Changes made through an
+ * iterator go to the delegate and drop the affected cache entry.
  *
  * <p>Thread safety: task thread only.
  *
@@ -142,7 +139,8 @@ public final class CachedMapState<K, N, UK, UV>
             Row row = rows.get(currentRow());
             if (row != null) {
                 for (Object userKey : new ArrayList<>(row.userKeys)) {
-                    CacheEntry e = cache.peek(this, context.currentKey(), currentNamespace, userKey);
+                    CacheEntry e =
+                            cache.peek(this, context.currentKey(), currentNamespace, userKey);
                     if (e != null) {
                         cache.remove(e);
                     }
@@ -161,14 +159,14 @@ public final class CachedMapState<K, N, UK, UV>
         flushRow();
         Iterable<Map.Entry<UK, UV>> entries = delegateForCurrentKey().entries();
         RowOwner owner = rowOwner();
-        return wrap(entries, owner, Map.Entry::getKey, entry -> new InvalidatingEntry(entry, owner));
+        return wrap(
+                entries, owner, Map.Entry::getKey, entry -> new InvalidatingEntry(entry, owner));
     }
 
     @Override
     public Iterable<UK> keys() throws Exception {
         flushRow();
-        return wrap(
-                delegateForCurrentKey().keys(), rowOwner(), k -> k, Function.identity());
+        return wrap(delegateForCurrentKey().keys(), rowOwner(), k -> k, Function.identity());
     }
 
     @Override

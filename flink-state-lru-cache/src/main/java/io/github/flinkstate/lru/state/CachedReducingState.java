@@ -1,12 +1,11 @@
 package io.github.flinkstate.lru.state;
 
+import java.util.Collection;
 import org.apache.flink.api.common.functions.ReduceFunction;
 import org.apache.flink.api.common.state.ReducingStateDescriptor;
 import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.runtime.state.internal.InternalReducingState;
-
-import java.util.Collection;
 
 /**
  * Cached {@link InternalReducingState}: the reduced value lives in one cache entry; the reduce

@@ -1,11 +1,10 @@
 package io.github.flinkstate.lru.state;
 
+import java.io.IOException;
 import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.runtime.state.internal.InternalValueState;
-
-import java.io.IOException;
 
 /**
  * Cached {@link InternalValueState}: reads and writes go to the LRU cache; misses load from the

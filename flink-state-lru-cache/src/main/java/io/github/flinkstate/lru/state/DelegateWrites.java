@@ -1,15 +1,13 @@
 package io.github.flinkstate.lru.state;
 
 import io.github.flinkstate.lru.cow.CacheEntry;
-
+import java.util.List;
 import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.runtime.state.internal.InternalAppendingState;
 import org.apache.flink.runtime.state.internal.InternalKvState;
 import org.apache.flink.runtime.state.internal.InternalListState;
 import org.apache.flink.runtime.state.internal.InternalMapState;
 import org.apache.flink.runtime.state.internal.InternalValueState;
-
-import java.util.List;
 
 /**
  * Writes one cached value (or its deletion) into a delegate state object whose key and namespace
@@ -30,7 +28,10 @@ public final class DelegateWrites {
      */
     @SuppressWarnings({"unchecked", "rawtypes"})
     public static void write(
-            StateDescriptor.Type type, InternalKvState<?, ?, ?> delegate, Object userKey, Object value)
+            StateDescriptor.Type type,
+            InternalKvState<?, ?, ?> delegate,
+            Object userKey,
+            Object value)
             throws Exception {
         boolean delete = value == CacheEntry.ABSENT;
         switch (type) {

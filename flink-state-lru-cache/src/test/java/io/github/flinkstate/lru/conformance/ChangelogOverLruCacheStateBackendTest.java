@@ -1,11 +1,14 @@
 package io.github.flinkstate.lru.conformance;
 
 import io.github.flinkstate.lru.StateBackendWrapperWithLRUCache;
-
+import java.lang.reflect.Constructor;
+import java.nio.file.Files;
+import java.util.Arrays;
+import java.util.Collection;
+import org.apache.flink.runtime.state.ChangelogWrappedStateBackendTestBase;
 import org.apache.flink.runtime.state.CheckpointStorage;
 import org.apache.flink.runtime.state.ConfigurableStateBackend;
 import org.apache.flink.runtime.state.StateBackend;
-import org.apache.flink.runtime.state.ChangelogWrappedStateBackendTestBase;
 import org.apache.flink.runtime.state.TestTaskStateManager;
 import org.apache.flink.runtime.state.changelog.inmemory.InMemoryStateChangelogStorage;
 import org.apache.flink.runtime.state.storage.JobManagerCheckpointStorage;
@@ -13,20 +16,14 @@ import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
 import org.apache.flink.testutils.junit.extensions.parameterized.Parameter;
 import org.apache.flink.testutils.junit.extensions.parameterized.ParameterizedTestExtension;
 import org.apache.flink.testutils.junit.extensions.parameterized.Parameters;
-
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.extension.ExtendWith;
-
-import java.lang.reflect.Constructor;
-import java.nio.file.Files;
-import java.util.Arrays;
-import java.util.Collection;
 
 /**
  * Flink's conformance suite for Flink's own {@code ChangelogStateBackend} with the LRU cache (over
  * RocksDB) as its delegate: the changelog wrapper casts the delegate to AbstractKeyedStateBackend,
- * re-registers states with {@code allowFutureMetadataUpdates}, and materializes through the
- * cache's snapshots.
+ * re-registers states with {@code allowFutureMetadataUpdates}, and materializes through the cache's
+ * snapshots.
  */
 @ExtendWith(ParameterizedTestExtension.class)
 public class ChangelogOverLruCacheStateBackendTest extends ChangelogWrappedStateBackendTestBase {

@@ -1,7 +1,8 @@
 package io.github.flinkstate.lru.conformance;
 
 import io.github.flinkstate.lru.StateBackendWrapperWithLRUCache;
-
+import java.util.Arrays;
+import java.util.Collection;
 import org.apache.flink.runtime.state.CheckpointStorage;
 import org.apache.flink.runtime.state.ConfigurableStateBackend;
 import org.apache.flink.runtime.state.StateBackendTestBase;
@@ -10,11 +11,7 @@ import org.apache.flink.runtime.state.storage.JobManagerCheckpointStorage;
 import org.apache.flink.testutils.junit.extensions.parameterized.Parameter;
 import org.apache.flink.testutils.junit.extensions.parameterized.ParameterizedTestExtension;
 import org.apache.flink.testutils.junit.extensions.parameterized.Parameters;
-
 import org.junit.jupiter.api.extension.ExtendWith;
-
-import java.util.Arrays;
-import java.util.Collection;
 
 /**
  * Flink's conformance suite for the LRU cache over the HashMap backend, whose checkpoints are

@@ -1,7 +1,9 @@
 package io.github.flinkstate.lru.conformance;
 
 import io.github.flinkstate.lru.StateBackendWrapperWithLRUCache;
-
+import java.nio.file.Files;
+import java.util.Arrays;
+import java.util.Collection;
 import org.apache.flink.runtime.state.CheckpointStorage;
 import org.apache.flink.runtime.state.ConfigurableStateBackend;
 import org.apache.flink.runtime.state.StateBackendTestBase;
@@ -10,12 +12,7 @@ import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
 import org.apache.flink.testutils.junit.extensions.parameterized.Parameter;
 import org.apache.flink.testutils.junit.extensions.parameterized.ParameterizedTestExtension;
 import org.apache.flink.testutils.junit.extensions.parameterized.Parameters;
-
 import org.junit.jupiter.api.extension.ExtendWith;
-
-import java.nio.file.Files;
-import java.util.Arrays;
-import java.util.Collection;
 
 /**
  * Flink's own keyed-backend conformance suite for the LRU cache over RocksDB: with a 1-entry and a

@@ -1,17 +1,14 @@
 package io.github.flinkstate.lru.conformance;
 
 import io.github.flinkstate.lru.StateBackendWrapperWithLRUCache;
-
-import org.apache.flink.runtime.state.StateBackend;
-import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
-import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
+import org.apache.flink.runtime.state.StateBackend;
+import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
 import org.apache.flink.runtime.state.ttl.StateBackendTestContext;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
-
+import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
 
 /**
  * Builds the TTL suite's backend contexts: the LRU cache of a given size over RocksDB or HashMap.

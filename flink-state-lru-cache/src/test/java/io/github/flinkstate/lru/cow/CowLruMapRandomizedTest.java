@@ -1,10 +1,6 @@
 package io.github.flinkstate.lru.cow;
 
-import org.apache.flink.api.common.typeutils.base.array.IntPrimitiveArraySerializer;
-
-import org.junit.jupiter.api.Test;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -14,15 +10,17 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.apache.flink.api.common.typeutils.base.array.IntPrimitiveArraySerializer;
+import org.junit.jupiter.api.Test;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Seeded random operations on {@link CowLruMap} against a plain {@link HashMap} model: writes,
- * in-place mutation of values, deletes and evictions, while several snapshots are taken, kept
- * open across further writes, read, and released in random order. Checks after every step:
- * structural invariants, that the cache overlaid on the write-back target equals the model, and
- * that every snapshot still shows exactly what the cache held when it was taken.
+ * in-place mutation of values, deletes and evictions, while several snapshots are taken, kept open
+ * across further writes, read, and released in random order. Checks after every step: structural
+ * invariants, that the cache overlaid on the write-back target equals the model, and that every
+ * snapshot still shows exactly what the cache held when it was taken.
  */
 class CowLruMapRandomizedTest {
 
@@ -33,6 +31,7 @@ class CowLruMapRandomizedTest {
     private static final class Target implements CacheOwner {
         final Map<Integer, int[]> stored = new HashMap<>();
         int writeBacks;
+
         /** Dirty live entries as told by the map's callbacks. */
         int dirtyByCallbacks;
 
@@ -114,7 +113,11 @@ class CowLruMapRandomizedTest {
                 CacheEntry e = readThrough(map, target, key);
                 if (!e.isAbsent()) {
                     @SuppressWarnings("unchecked")
-                    CacheEntry p = map.privateValue(e, (org.apache.flink.api.common.typeutils.TypeSerializer<Object>) (Object) serializer);
+                    CacheEntry p =
+                            map.privateValue(
+                                    e,
+                                    (org.apache.flink.api.common.typeutils.TypeSerializer<Object>)
+                                            (Object) serializer);
                     ((int[]) p.value())[0]++;
                     map.setValue(p, p.value(), true);
                     model.get(key)[0]++;
@@ -173,7 +176,15 @@ class CowLruMapRandomizedTest {
         CacheEntry e = map.get(target, key, NS, null);
         if (e == null) {
             int[] stored = target.stored.get(key);
-            e = map.insert(target, key, NS, null, 0, stored == null ? CacheEntry.ABSENT : stored.clone(), false);
+            e =
+                    map.insert(
+                            target,
+                            key,
+                            NS,
+                            null,
+                            0,
+                            stored == null ? CacheEntry.ABSENT : stored.clone(),
+                            false);
         }
         return e;
     }
@@ -188,7 +199,8 @@ class CowLruMapRandomizedTest {
     }
 
     private static String text(CacheEntry e) {
-        return (e.isAbsent() ? "ABSENT" : Arrays.toString((int[]) e.value())) + (e.isDirty() ? "*" : "");
+        return (e.isAbsent() ? "ABSENT" : Arrays.toString((int[]) e.value()))
+                + (e.isDirty() ? "*" : "");
     }
 
     private static void verifySnapshot(OpenSnapshot s) {
@@ -197,7 +209,8 @@ class CowLruMapRandomizedTest {
         assertThat(actual).isEqualTo(s.expected);
     }
 
-    private static void assertOverlayEqualsModel(CowLruMap map, Target target, Map<Integer, int[]> model) {
+    private static void assertOverlayEqualsModel(
+            CowLruMap map, Target target, Map<Integer, int[]> model) {
         Map<Integer, List<Integer>> overlay = new HashMap<>();
         target.stored.forEach((k, v) -> overlay.put(k, toList(v)));
         for (CacheEntry e : map.liveEntries(x -> true)) {

@@ -1,11 +1,10 @@
 package io.github.flinkstate.lru.cow;
 
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
 import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
 
 /** Unit tests of LRU order, write-back on eviction and copy-on-write counting. */
 class CowLruMapTest {

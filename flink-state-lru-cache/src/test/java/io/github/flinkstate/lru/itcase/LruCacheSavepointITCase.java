@@ -1,8 +1,14 @@
 package io.github.flinkstate.lru.itcase;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.flinkstate.lru.LruCacheOptions;
 import io.github.flinkstate.lru.LruCacheStateBackendFactory;
-
+import java.io.File;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.functions.OpenContext;
@@ -22,26 +28,17 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.apache.flink.util.Collector;
-
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-
-import java.io.File;
-import java.util.HashMap;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
-
-import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Real jobs on a MiniCluster, counting per key with exact final counts checked:
  *
  * <ul>
  *   <li>stopped with a canonical savepoint while running, then resumed from it (NO_CLAIM, Flink's
- *       default) at another parallelism and with another backend (LRU cache -> RocksDB/HashMap
- *       and back); the resumed job must complete a checkpoint (the forced full one) before it may
+ *       default) at another parallelism and with another backend (LRU cache -> RocksDB/HashMap and
+ *       back); the resumed job must complete a checkpoint (the forced full one) before it may
  *       finish;
  *   <li>a failure after a completed checkpoint, recovered from that checkpoint.
  * </ul>
@@ -53,11 +50,14 @@ class LruCacheSavepointITCase {
 
     /** Largest count per key seen by any run (exact if state moved exactly once). */
     static final Map<Long, Long> MAX_COUNT = new ConcurrentHashMap<>();
+
     static final AtomicLong PROCESSED = new AtomicLong();
     static final AtomicLong CHECKPOINTS = new AtomicLong();
     static volatile boolean throttle;
+
     /** Fail once after this many records, once a checkpoint completed; 0 = never. */
     static volatile long failAfter;
+
     static volatile boolean failed;
 
     @TempDir File tmp;
@@ -109,7 +109,10 @@ class LruCacheSavepointITCase {
             JobGraph second = jobGraph(secondBackend, secondParallelism);
             second.setSavepointRestoreSettings(
                     SavepointRestoreSettings.forPath(savepoint, false, RecoveryClaimMode.NO_CLAIM));
-            JobResult result = cluster.submitJob(second).thenCompose(r -> cluster.requestJobResult(second.getJobID())).get();
+            JobResult result =
+                    cluster.submitJob(second)
+                            .thenCompose(r -> cluster.requestJobResult(second.getJobID()))
+                            .get();
             assertThat(result.isSuccess())
                     .as("resumed job failed: %s", result.getSerializedThrowable())
                     .isTrue();
@@ -137,8 +140,12 @@ class LruCacheSavepointITCase {
             cluster.start();
             JobGraph job = jobGraph(backend, 2);
             JobResult result =
-                    cluster.submitJob(job).thenCompose(r -> cluster.requestJobResult(job.getJobID())).get();
-            assertThat(result.isSuccess()).as("job failed: %s", result.getSerializedThrowable()).isTrue();
+                    cluster.submitJob(job)
+                            .thenCompose(r -> cluster.requestJobResult(job.getJobID()))
+                            .get();
+            assertThat(result.isSuccess())
+                    .as("job failed: %s", result.getSerializedThrowable())
+                    .isTrue();
         } finally {
             failAfter = 0;
         }
@@ -155,7 +162,8 @@ class LruCacheSavepointITCase {
             config.setString("state.backend.type", backend);
         }
         config.setString("execution.checkpointing.incremental", "true");
-        config.setString("execution.checkpointing.dir", new File(tmp, "checkpoints").toURI().toString());
+        config.setString(
+                "execution.checkpointing.dir", new File(tmp, "checkpoints").toURI().toString());
         config.setString("execution.checkpointing.interval", "100 ms");
         config.setString("restart-strategy.type", "fixed-delay");
         config.setString("restart-strategy.fixed-delay.attempts", "2");

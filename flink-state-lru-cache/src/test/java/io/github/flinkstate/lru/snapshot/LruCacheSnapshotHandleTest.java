@@ -1,7 +1,17 @@
 package io.github.flinkstate.lru.snapshot;
 
-import io.github.flinkstate.lru.StateBackendWrapperWithLRUCache;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.flinkstate.lru.StateBackendWrapperWithLRUCache;
+import java.io.File;
+import java.io.RandomAccessFile;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.RunnableFuture;
+import java.util.stream.Stream;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.functions.AggregateFunction;
 import org.apache.flink.api.common.state.AggregatingStateDescriptor;
@@ -42,30 +52,17 @@ import org.apache.flink.runtime.state.internal.InternalReducingState;
 import org.apache.flink.runtime.state.internal.InternalValueState;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
 import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
-
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-import java.io.File;
-import java.io.RandomAccessFile;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Collections;
-import java.util.List;
-import java.util.concurrent.RunnableFuture;
-import java.util.stream.Stream;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
 /**
- * The handles the LRU cache backend produces, for every kind of delegate handle: they are
- * Flink's own types, they round-trip through {@link MetadataV3Serializer}, they restore every
- * state kind exactly (also split across two backends, as after rescaling 1 -> 2), and a damaged
- * cache stream fails the restore with a message naming the file.
+ * The handles the LRU cache backend produces, for every kind of delegate handle: they are Flink's
+ * own types, they round-trip through {@link MetadataV3Serializer}, they restore every state kind
+ * exactly (also split across two backends, as after rescaling 1 -> 2), and a damaged cache stream
+ * fails the restore with a message naming the file.
  */
 class LruCacheSnapshotHandleTest {
 
@@ -112,7 +109,8 @@ class LruCacheSnapshotHandleTest {
 
     @SuppressWarnings("unchecked")
     private AbstractKeyedStateBackend<Integer> create(
-            StateBackend backend, KeyGroupRange range, List<KeyedStateHandle> handles) throws Exception {
+            StateBackend backend, KeyGroupRange range, List<KeyedStateHandle> handles)
+            throws Exception {
         if (env == null) {
             env = new MockEnvironmentBuilder().setManagedMemorySize(64L << 20).build();
         }
@@ -144,19 +142,22 @@ class LruCacheSnapshotHandleTest {
     private static final ReducingStateDescriptor<Long> REDUCING =
             new ReducingStateDescriptor<>("reducing", Long::sum, LongSerializer.INSTANCE);
     private static final AggregatingStateDescriptor<Long, Long, String> AGGREGATING =
-            new AggregatingStateDescriptor<>("aggregating", new CountAsString(), LongSerializer.INSTANCE);
+            new AggregatingStateDescriptor<>(
+                    "aggregating", new CountAsString(), LongSerializer.INSTANCE);
 
     /** Writes every state kind for all keys; some values deleted again, one map value null. */
     private static void write(AbstractKeyedStateBackend<Integer> b) throws Exception {
         write(b, KeyGroupRange.of(0, MAX_PARALLELISM - 1));
     }
 
-    private static void write(AbstractKeyedStateBackend<Integer> b, KeyGroupRange range) throws Exception {
+    private static void write(AbstractKeyedStateBackend<Integer> b, KeyGroupRange range)
+            throws Exception {
         InternalValueState<Integer, VoidNamespace, Long> value = state(b, VALUE);
         InternalListState<Integer, VoidNamespace, String> list = state(b, LIST);
         InternalMapState<Integer, VoidNamespace, Integer, String> map = state(b, MAP);
         InternalReducingState<Integer, VoidNamespace, Long> reducing = state(b, REDUCING);
-        InternalAggregatingState<Integer, VoidNamespace, Long, Long, String> agg = state(b, AGGREGATING);
+        InternalAggregatingState<Integer, VoidNamespace, Long, Long, String> agg =
+                state(b, AGGREGATING);
         for (int k = 0; k < KEYS; k++) {
             if (!range.contains(KeyGroupRangeAssignment.assignToKeyGroup(k, MAX_PARALLELISM))) {
                 continue;
@@ -179,12 +180,14 @@ class LruCacheSnapshotHandleTest {
         }
     }
 
-    private static void verify(AbstractKeyedStateBackend<Integer> b, KeyGroupRange range) throws Exception {
+    private static void verify(AbstractKeyedStateBackend<Integer> b, KeyGroupRange range)
+            throws Exception {
         InternalValueState<Integer, VoidNamespace, Long> value = state(b, VALUE);
         InternalListState<Integer, VoidNamespace, String> list = state(b, LIST);
         InternalMapState<Integer, VoidNamespace, Integer, String> map = state(b, MAP);
         InternalReducingState<Integer, VoidNamespace, Long> reducing = state(b, REDUCING);
-        InternalAggregatingState<Integer, VoidNamespace, Long, Long, String> agg = state(b, AGGREGATING);
+        InternalAggregatingState<Integer, VoidNamespace, Long, Long, String> agg =
+                state(b, AGGREGATING);
         int checked = 0;
         for (int k = 0; k < KEYS; k++) {
             if (!range.contains(KeyGroupRangeAssignment.assignToKeyGroup(k, MAX_PARALLELISM))) {
@@ -208,12 +211,19 @@ class LruCacheSnapshotHandleTest {
     }
 
     @SuppressWarnings("unchecked")
-    private static <S> S state(AbstractKeyedStateBackend<Integer> b, org.apache.flink.api.common.state.StateDescriptor<?, ?> d)
+    private static <S> S state(
+            AbstractKeyedStateBackend<Integer> b,
+            org.apache.flink.api.common.state.StateDescriptor<?, ?> d)
             throws Exception {
-        return (S) b.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, (org.apache.flink.api.common.state.StateDescriptor) d);
+        return (S)
+                b.getPartitionedState(
+                        VoidNamespace.INSTANCE,
+                        VoidNamespaceSerializer.INSTANCE,
+                        (org.apache.flink.api.common.state.StateDescriptor) d);
     }
 
-    private KeyedStateHandle snapshot(AbstractKeyedStateBackend<Integer> b, long checkpointId) throws Exception {
+    private KeyedStateHandle snapshot(AbstractKeyedStateBackend<Integer> b, long checkpointId)
+            throws Exception {
         FsCheckpointStreamFactory factory =
                 new FsCheckpointStreamFactory(
                         LocalFileSystem.getSharedInstance(),
@@ -226,7 +236,11 @@ class LruCacheSnapshotHandleTest {
         // a restore resolves relative handles against the checkpoint directory's metadata file
         new File(tmp, "chk/_metadata").createNewFile();
         RunnableFuture<SnapshotResult<KeyedStateHandle>> future =
-                b.snapshot(checkpointId, 0L, factory, CheckpointOptions.forCheckpointWithDefaultLocation());
+                b.snapshot(
+                        checkpointId,
+                        0L,
+                        factory,
+                        CheckpointOptions.forCheckpointWithDefaultLocation());
         future.run();
         return future.get().getJobManagerOwnedSnapshot();
     }
@@ -237,7 +251,8 @@ class LruCacheSnapshotHandleTest {
 
     @ParameterizedTest(name = "{0}, cache {1}")
     @MethodSource("delegates")
-    void handleRoundTripsThroughMetadataAndRestoresAfterRescaling(String kind, int cacheSize) throws Exception {
+    void handleRoundTripsThroughMetadataAndRestoresAfterRescaling(String kind, int cacheSize)
+            throws Exception {
         KeyGroupRange all = KeyGroupRange.of(0, MAX_PARALLELISM - 1);
         StateBackendWrapperWithLRUCache backend =
                 new StateBackendWrapperWithLRUCache(delegate(kind), cacheSize);
@@ -248,7 +263,8 @@ class LruCacheSnapshotHandleTest {
         assertThat(handle).isNotNull();
         assertThat(handle.getClass())
                 .isIn(IncrementalRemoteKeyedStateHandle.class, KeyGroupsStateHandle.class);
-        assertThat(SnapshotEnvelope.cacheStreamOf(handle)).isNotNull(); // dirty entries were written
+        assertThat(SnapshotEnvelope.cacheStreamOf(handle))
+                .isNotNull(); // dirty entries were written
 
         KeyedStateHandle restoredHandle = roundTrip(handle);
         assertThat(restoredHandle.getClass()).isEqualTo(handle.getClass());
@@ -272,7 +288,8 @@ class LruCacheSnapshotHandleTest {
 
     @ParameterizedTest(name = "{0}, cache {1}")
     @MethodSource("delegates")
-    void corruptOrTruncatedCacheStreamFailsRestoreNamingTheFile(String kind, int cacheSize) throws Exception {
+    void corruptOrTruncatedCacheStreamFailsRestoreNamingTheFile(String kind, int cacheSize)
+            throws Exception {
         KeyGroupRange all = KeyGroupRange.of(0, MAX_PARALLELISM - 1);
         StateBackendWrapperWithLRUCache backend =
                 new StateBackendWrapperWithLRUCache(delegate(kind), cacheSize);
@@ -324,5 +341,4 @@ class LruCacheSnapshotHandleTest {
             return a + b;
         }
     }
-
 }

@@ -1,7 +1,17 @@
 package io.github.flinkstate.lru.state;
 
-import io.github.flinkstate.lru.StateBackendWrapperWithLRUCache;
+import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.flinkstate.lru.StateBackendWrapperWithLRUCache;
+import java.io.File;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.IntSerializer;
@@ -20,28 +30,15 @@ import org.apache.flink.runtime.state.internal.InternalMapState;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
 import org.apache.flink.runtime.util.TestingTaskManagerRuntimeInfo;
 import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
-
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-import java.io.File;
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.HashMap;
-import java.util.Iterator;
-import java.util.List;
-import java.util.Map;
-import java.util.SplittableRandom;
-import java.util.TreeMap;
-
-import static org.assertj.core.api.Assertions.assertThat;
-
 /**
- * Randomized test of the cached map state against a plain model: point operations, whole-map
- * reads ({@code isEmpty}, iteration), changes through iterators and entries, and {@code clear},
- * over several keys and namespaces, with caches small enough that entries are evicted (and
- * written back) all the time, and large enough that nothing is.
+ * Randomized test of the cached map state against a plain model: point operations, whole-map reads
+ * ({@code isEmpty}, iteration), changes through iterators and entries, and {@code clear}, over
+ * several keys and namespaces, with caches small enough that entries are evicted (and written back)
+ * all the time, and large enough that nothing is.
  */
 class CachedMapStateModelTest {
 
@@ -52,26 +49,42 @@ class CachedMapStateModelTest {
     @TempDir File tmp;
 
     @ParameterizedTest(name = "delegate={0}, cache={1}")
-    @CsvSource({"hashmap,1", "hashmap,7", "hashmap,100000", "rocksdb,1", "rocksdb,7", "rocksdb,100000"})
+    @CsvSource({
+        "hashmap,1",
+        "hashmap,7",
+        "hashmap,100000",
+        "rocksdb,1",
+        "rocksdb,7",
+        "rocksdb,100000"
+    })
     void matchesTheModel(String delegate, int cacheEntries) throws Exception {
         long seed = new SplittableRandom().nextLong();
         SplittableRandom rnd = new SplittableRandom(seed);
         String where = "seed " + seed + ", delegate " + delegate + ", cache " + cacheEntries;
-        StateBackend inner = delegate.equals("rocksdb") ? new EmbeddedRocksDBStateBackend() : new HashMapStateBackend();
-        try (Fixture f = new Fixture(new StateBackendWrapperWithLRUCache(inner, cacheEntries), tmp)) {
+        StateBackend inner =
+                delegate.equals("rocksdb")
+                        ? new EmbeddedRocksDBStateBackend()
+                        : new HashMapStateBackend();
+        try (Fixture f =
+                new Fixture(new StateBackendWrapperWithLRUCache(inner, cacheEntries), tmp)) {
             @SuppressWarnings("unchecked")
             InternalMapState<Integer, String, Integer, String> state =
                     (InternalMapState<Integer, String, Integer, String>)
                             f.backend.getPartitionedState(
-                                    "a", StringSerializer.INSTANCE,
-                                    new MapStateDescriptor<>("m", IntSerializer.INSTANCE, StringSerializer.INSTANCE));
+                                    "a",
+                                    StringSerializer.INSTANCE,
+                                    new MapStateDescriptor<>(
+                                            "m",
+                                            IntSerializer.INSTANCE,
+                                            StringSerializer.INSTANCE));
             Map<String, Map<Integer, String>> model = new HashMap<>();
             for (int step = 0; step < 6_000; step++) {
                 int key = rnd.nextInt(KEYS);
                 String ns = NAMESPACES[rnd.nextInt(NAMESPACES.length)];
                 f.backend.setCurrentKey(key);
                 state.setCurrentNamespace(ns);
-                Map<Integer, String> row = model.computeIfAbsent(key + "/" + ns, r -> new TreeMap<>());
+                Map<Integer, String> row =
+                        model.computeIfAbsent(key + "/" + ns, r -> new TreeMap<>());
                 int uk = rnd.nextInt(USER_KEYS);
                 String at = where + ", step " + step + ", key " + key + ", ns " + ns;
                 int op = rnd.nextInt(100);
@@ -91,7 +104,9 @@ class CachedMapStateModelTest {
                 } else if (op < 79) {
                     Map<Integer, String> seen = new HashMap<>();
                     for (Map.Entry<Integer, String> e : state.entries()) {
-                        assertThat(seen.containsKey(e.getKey())).as(at + ": duplicate " + e.getKey()).isFalse();
+                        assertThat(seen.containsKey(e.getKey()))
+                                .as(at + ": duplicate " + e.getKey())
+                                .isFalse();
                         seen.put(e.getKey(), e.getValue());
                     }
                     assertThat(seen).as(at).isEqualTo(row);
@@ -117,7 +132,8 @@ class CachedMapStateModelTest {
                     }
                     row.replaceAll((k, old) -> v);
                 } else if (op < 96) {
-                    Map<Integer, String> more = Map.of(uk, "p" + step, (uk + 1) % USER_KEYS, "q" + step);
+                    Map<Integer, String> more =
+                            Map.of(uk, "p" + step, (uk + 1) % USER_KEYS, "q" + step);
                     state.putAll(more);
                     row.putAll(more);
                 } else {
@@ -135,14 +151,29 @@ class CachedMapStateModelTest {
 
         Fixture(StateBackend stateBackend, File dir) throws Exception {
             JobID job = new JobID();
-            env = new MockEnvironmentBuilder().setJobID(job).setManagedMemorySize(64L << 20)
-                    .setTaskManagerRuntimeInfo(new TestingTaskManagerRuntimeInfo(new Configuration(), dir.getAbsolutePath()))
-                    .build();
-            backend = (AbstractKeyedStateBackend<Integer>) stateBackend.createKeyedStateBackend(
-                    new KeyedStateBackendParametersImpl<>(
-                            env, job, "model-test", IntSerializer.INSTANCE, 16, new KeyGroupRange(0, 15),
-                            env.getTaskKvStateRegistry(), TtlTimeProvider.DEFAULT,
-                            new UnregisteredMetricsGroup(), Collections.emptyList(), new CloseableRegistry()));
+            env =
+                    new MockEnvironmentBuilder()
+                            .setJobID(job)
+                            .setManagedMemorySize(64L << 20)
+                            .setTaskManagerRuntimeInfo(
+                                    new TestingTaskManagerRuntimeInfo(
+                                            new Configuration(), dir.getAbsolutePath()))
+                            .build();
+            backend =
+                    (AbstractKeyedStateBackend<Integer>)
+                            stateBackend.createKeyedStateBackend(
+                                    new KeyedStateBackendParametersImpl<>(
+                                            env,
+                                            job,
+                                            "model-test",
+                                            IntSerializer.INSTANCE,
+                                            16,
+                                            new KeyGroupRange(0, 15),
+                                            env.getTaskKvStateRegistry(),
+                                            TtlTimeProvider.DEFAULT,
+                                            new UnregisteredMetricsGroup(),
+                                            Collections.emptyList(),
+                                            new CloseableRegistry()));
         }
 
         @Override

@@ -1,16 +1,15 @@
 package io.github.flinkstate.benchmarks.scenario.rescale;
 
-import org.apache.flink.metrics.MetricConfig;
-import org.apache.flink.traces.Span;
-import org.apache.flink.traces.reporter.TraceReporter;
-import org.apache.flink.traces.reporter.TraceReporterFactory;
-
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.apache.flink.metrics.MetricConfig;
+import org.apache.flink.traces.Span;
+import org.apache.flink.traces.reporter.TraceReporter;
+import org.apache.flink.traces.reporter.TraceReporterFactory;
 
 /**
  * An in-process trace reporter that keeps the attributes of Flink's {@code JobInitialization}
@@ -33,17 +32,20 @@ public final class InitializationSpans implements TraceReporter {
         SPANS.clear();
     }
 
-    /** The numeric attributes of the span that restored {@code checkpointId}, or null if none yet. */
+    /**
+     * The numeric attributes of the span that restored {@code checkpointId}, or null if none yet.
+     */
     public static Map<String, Long> forCheckpoint(long checkpointId) {
         for (Map<String, Object> attributes : SPANS) {
             Object id = attributes.get("checkpointId");
             if (id instanceof Number n && n.longValue() == checkpointId) {
                 Map<String, Long> numbers = new TreeMap<>();
-                attributes.forEach((k, v) -> {
-                    if (v instanceof Number x) {
-                        numbers.put(k, x.longValue());
-                    }
-                });
+                attributes.forEach(
+                        (k, v) -> {
+                            if (v instanceof Number x) {
+                                numbers.put(k, x.longValue());
+                            }
+                        });
                 return numbers;
             }
         }

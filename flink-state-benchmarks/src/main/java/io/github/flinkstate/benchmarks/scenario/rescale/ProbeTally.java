@@ -7,16 +7,20 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
- * JVM-wide tally of the verify job's probes: per subtask, how many keys were found with the
- * right value, missing, or wrong, and when the first and the last probe were recorded. The driver
- * resets it before a verify job and reads it after.
+ * JVM-wide tally of the verify job's probes: per subtask, how many keys were found with the right
+ * value, missing, or wrong, and when the first and the last probe were recorded. The driver resets
+ * it before a verify job and reads it after.
  *
  * <p>Thread safety: all methods may be called concurrently (subtasks record, the driver reads).
  */
 public final class ProbeTally {
 
     /** What one probe found. */
-    public enum Outcome { OK, MISSING, WRONG }
+    public enum Outcome {
+        OK,
+        MISSING,
+        WRONG
+    }
 
     private static final Map<Integer, AtomicLongArray> BY_SUBTASK = new ConcurrentHashMap<>();
     private static final AtomicLong FIRST_NANOS = new AtomicLong();
@@ -33,7 +37,8 @@ public final class ProbeTally {
     static void record(int subtask, Outcome outcome) {
         long now = System.nanoTime();
         FIRST_NANOS.compareAndSet(0, now);
-        BY_SUBTASK.computeIfAbsent(subtask, s -> new AtomicLongArray(Outcome.values().length))
+        BY_SUBTASK
+                .computeIfAbsent(subtask, s -> new AtomicLongArray(Outcome.values().length))
                 .incrementAndGet(outcome.ordinal());
         LAST_NANOS.accumulateAndGet(now, Math::max);
     }
@@ -66,13 +71,14 @@ public final class ProbeTally {
     /** Probes (any outcome) per subtask index, in index order. */
     public static Map<Integer, Long> perSubtask() {
         Map<Integer, Long> out = new TreeMap<>();
-        BY_SUBTASK.forEach((s, a) -> {
-            long n = 0;
-            for (int i = 0; i < a.length(); i++) {
-                n += a.get(i);
-            }
-            out.put(s, n);
-        });
+        BY_SUBTASK.forEach(
+                (s, a) -> {
+                    long n = 0;
+                    for (int i = 0; i < a.length(); i++) {
+                        n += a.get(i);
+                    }
+                    out.put(s, n);
+                });
         return out;
     }
 }

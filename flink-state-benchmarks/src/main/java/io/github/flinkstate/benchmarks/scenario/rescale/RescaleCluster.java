@@ -1,7 +1,12 @@
 package io.github.flinkstate.benchmarks.scenario.rescale;
 
 import io.github.flinkstate.benchmarks.common.BackendSpec;
-
+import java.io.File;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.configuration.Configuration;
@@ -20,33 +25,26 @@ import org.apache.flink.runtime.jobmaster.JobResult;
 import org.apache.flink.runtime.minicluster.MiniCluster;
 import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
 
-import java.io.File;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-import java.util.function.BooleanSupplier;
-
 /**
  * One embedded {@link MiniCluster} (one TaskManager, {@code slots} slots, fixed managed memory)
  * configured for one backend, on which the scenario loads state and restores it:
  *
  * <ol>
- *   <li>{@link #load}: runs the load job, waits until every key is written, triggers one
- *       checkpoint (incremental where the backend supports it, retained on cancellation in a
- *       local directory), waits for it to complete, cancels the job.
+ *   <li>{@link #load}: runs the load job, waits until every key is written, triggers one checkpoint
+ *       (incremental where the backend supports it, retained on cancellation in a local directory),
+ *       waits for it to complete, cancels the job.
  *   <li>{@link #restore}: runs the verify job from that checkpoint at another parallelism, waits
  *       until every key was probed (the job then finishes; it is cancelled if it has not), and
- *       returns the measurement. It throws if any key
- *       is missing or wrong, if the job did not restore that checkpoint, or if a timestamp is
- *       missing: a backend that loses state never yields a number.
+ *       returns the measurement. It throws if any key is missing or wrong, if the job did not
+ *       restore that checkpoint, or if a timestamp is missing: a backend that loses state never
+ *       yields a number.
  * </ol>
  *
  * <p>Both jobs keep checkpointing enabled (interval 1 h, min pause 30 min, so no periodic
  * checkpoint fires) because Flink only tracks restore statistics for checkpointed jobs.
  *
- * <p>Thread safety: not thread-safe; one job at a time. Lifecycle: construct, any number of
- * loads and restores, {@link #close()}.
+ * <p>Thread safety: not thread-safe; one job at a time. Lifecycle: construct, any number of loads
+ * and restores, {@link #close()}.
  */
 public final class RescaleCluster implements AutoCloseable {
 
@@ -68,14 +66,18 @@ public final class RescaleCluster implements AutoCloseable {
         config.setString("execution.checkpointing.interval", "1 h");
         config.setString("execution.checkpointing.min-pause", "30 min");
         config.setString("execution.checkpointing.dir", checkpointDir.toURI().toString());
-        config.setString("execution.checkpointing.externalized-checkpoint-retention", "RETAIN_ON_CANCELLATION");
+        config.setString(
+                "execution.checkpointing.externalized-checkpoint-retention",
+                "RETAIN_ON_CANCELLATION");
         // The verify job ends by itself when its bounded source is done, without the final
         // checkpoint Flink would otherwise trigger and wait for.
         config.setString("execution.checkpointing.checkpoints-after-tasks-finish", "false");
         config.setString("restart-strategy.type", "none");
         // Same memory per slot for every job, whatever its parallelism.
         config.setString("taskmanager.memory.managed.size", "256m");
-        config.setString("traces.reporter.rescale.factory.class", InitializationSpans.Factory.class.getName());
+        config.setString(
+                "traces.reporter.rescale.factory.class",
+                InitializationSpans.Factory.class.getName());
         this.cluster =
                 new MiniCluster(
                         new MiniClusterConfiguration.Builder()
@@ -97,17 +99,26 @@ public final class RescaleCluster implements AutoCloseable {
             CompletedCheckpointStats stats = awaitCompletedStats(id, checkpointId);
             if (WriteValues.written() != keys) {
                 throw new IllegalStateException(
-                        backendName + ": load job wrote " + WriteValues.written() + " values, expected " + keys);
+                        backendName
+                                + ": load job wrote "
+                                + WriteValues.written()
+                                + " values, expected "
+                                + keys);
             }
             return new RetainedCheckpoint(
-                    parallelism, checkpointId, stats.getExternalPath(), stats.getStateSize(), stats.getCheckpointedSize());
+                    parallelism,
+                    checkpointId,
+                    stats.getExternalPath(),
+                    stats.getStateSize(),
+                    stats.getCheckpointedSize());
         } finally {
             cancel(id);
         }
     }
 
     /** Restores {@code checkpoint} at {@code parallelism}, verifies every key and measures. */
-    public RestoreMeasurement restore(RetainedCheckpoint checkpoint, int parallelism, long keys, int valueBytes)
+    public RestoreMeasurement restore(
+            RetainedCheckpoint checkpoint, int parallelism, long keys, int valueBytes)
             throws Exception {
         ProbeTally.reset();
         InitializationSpans.reset();
@@ -127,14 +138,20 @@ public final class RescaleCluster implements AutoCloseable {
         long missing = ProbeTally.count(ProbeTally.Outcome.MISSING);
         long wrong = ProbeTally.count(ProbeTally.Outcome.WRONG);
         if (ok != keys || missing != 0 || wrong != 0 || ProbeTally.total() != keys) {
-            throw new IllegalStateException(String.format(
-                    "%s: STATE LOST after restore: %d keys, %d found with the right value, %d missing, %d wrong",
-                    what, keys, ok, missing, wrong));
+            throw new IllegalStateException(
+                    String.format(
+                            "%s: STATE LOST after restore: %d keys, %d found with the right value, %d missing, %d wrong",
+                            what, keys, ok, missing, wrong));
         }
         RestoredCheckpointStats restored =
-                graph.getCheckpointStatsSnapshot() == null ? null : graph.getCheckpointStatsSnapshot().getLatestRestoredCheckpoint();
+                graph.getCheckpointStatsSnapshot() == null
+                        ? null
+                        : graph.getCheckpointStatsSnapshot().getLatestRestoredCheckpoint();
         if (restored == null || restored.getCheckpointId() != checkpoint.checkpointId()) {
-            throw new IllegalStateException(what + ": the verify job did not restore checkpoint " + checkpoint.checkpointId());
+            throw new IllegalStateException(
+                    what
+                            + ": the verify job did not restore checkpoint "
+                            + checkpoint.checkpointId());
         }
         List<Long> probes = new ArrayList<>();
         Map<Integer, Long> perSubtask = ProbeTally.perSubtask();
@@ -142,11 +159,16 @@ public final class RescaleCluster implements AutoCloseable {
             probes.add(perSubtask.getOrDefault(i, 0L));
         }
         return new RestoreMeasurement(
-                initializingMillis(graph, parallelism, what), probes, ok, ProbeTally.spanMillis(), span == null ? Map.of() : span);
+                initializingMillis(graph, parallelism, what),
+                probes,
+                ok,
+                ProbeTally.spanMillis(),
+                span == null ? Map.of() : span);
     }
 
     /** Per subtask of the verify operator: RUNNING minus INITIALIZING timestamp. */
-    private static List<Long> initializingMillis(AccessExecutionGraph graph, int parallelism, String what) {
+    private static List<Long> initializingMillis(
+            AccessExecutionGraph graph, int parallelism, String what) {
         AccessExecutionJobVertex vertex = null;
         for (AccessExecutionJobVertex v : graph.getVerticesTopologically()) {
             if (v.getName().contains(RescaleJobs.VERIFY_NAME)) {
@@ -154,7 +176,8 @@ public final class RescaleCluster implements AutoCloseable {
             }
         }
         if (vertex == null || vertex.getParallelism() != parallelism) {
-            throw new IllegalStateException(what + ": no verify vertex with parallelism " + parallelism);
+            throw new IllegalStateException(
+                    what + ": no verify vertex with parallelism " + parallelism);
         }
         Long[] millis = new Long[parallelism];
         for (AccessExecutionVertex subtask : vertex.getTaskVertices()) {
@@ -162,8 +185,15 @@ public final class RescaleCluster implements AutoCloseable {
             long init = e.getStateTimestamp(ExecutionState.INITIALIZING);
             long running = e.getStateTimestamp(ExecutionState.RUNNING);
             if (init <= 0 || running < init) {
-                throw new IllegalStateException(what + ": subtask " + subtask.getParallelSubtaskIndex()
-                        + " has no INITIALIZING -> RUNNING timestamps (" + init + ", " + running + ")");
+                throw new IllegalStateException(
+                        what
+                                + ": subtask "
+                                + subtask.getParallelSubtaskIndex()
+                                + " has no INITIALIZING -> RUNNING timestamps ("
+                                + init
+                                + ", "
+                                + running
+                                + ")");
             }
             millis[subtask.getParallelSubtaskIndex()] = running - init;
         }
@@ -180,29 +210,36 @@ public final class RescaleCluster implements AutoCloseable {
                     return;
                 }
                 JobResult result = cluster.requestJobResult(id).get();
-                Throwable cause = result.getSerializedThrowable()
-                        .map(t -> t.deserializeError(RescaleCluster.class.getClassLoader()))
-                        .orElse(null);
-                throw new IllegalStateException(backendName + " " + what + " job ended with " + status, cause);
+                Throwable cause =
+                        result.getSerializedThrowable()
+                                .map(t -> t.deserializeError(RescaleCluster.class.getClassLoader()))
+                                .orElse(null);
+                throw new IllegalStateException(
+                        backendName + " " + what + " job ended with " + status, cause);
             }
             if (System.nanoTime() > deadline) {
-                throw new IllegalStateException(backendName + " " + what + " job did not finish within " + JOB_TIMEOUT);
+                throw new IllegalStateException(
+                        backendName + " " + what + " job did not finish within " + JOB_TIMEOUT);
             }
             Thread.sleep(20);
         }
     }
 
-    private CompletedCheckpointStats awaitCompletedStats(JobID id, long checkpointId) throws Exception {
+    private CompletedCheckpointStats awaitCompletedStats(JobID id, long checkpointId)
+            throws Exception {
         long deadline = System.nanoTime() + SPAN_TIMEOUT.toNanos();
         while (System.nanoTime() < deadline) {
-            CheckpointStatsSnapshot stats = cluster.getExecutionGraph(id).get().getCheckpointStatsSnapshot();
-            AbstractCheckpointStats cp = stats == null ? null : stats.getHistory().getCheckpointById(checkpointId);
+            CheckpointStatsSnapshot stats =
+                    cluster.getExecutionGraph(id).get().getCheckpointStatsSnapshot();
+            AbstractCheckpointStats cp =
+                    stats == null ? null : stats.getHistory().getCheckpointById(checkpointId);
             if (cp instanceof CompletedCheckpointStats completed) {
                 return completed;
             }
             Thread.sleep(20);
         }
-        throw new IllegalStateException(backendName + ": no statistics for completed checkpoint " + checkpointId);
+        throw new IllegalStateException(
+                backendName + ": no statistics for completed checkpoint " + checkpointId);
     }
 
     private static Map<String, Long> awaitSpan(long checkpointId) throws InterruptedException {

@@ -18,14 +18,16 @@ import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
  *   verify: sequence 0..keys-1 (p=1)              -> keyBy -> VerifyValues (p=to)   -> discard
  * </pre>
  *
- * The sources have different uids; the verify job ignores the load source's state (it must
- * probe every key from 0, not resume the sequence). Stateless.
+ * The sources have different uids; the verify job ignores the load source's state (it must probe
+ * every key from 0, not resume the sequence). Stateless.
  */
 public final class RescaleJobs {
 
     public static final int MAX_PARALLELISM = 128;
+
     /** uid of the keyed operator in both jobs. */
     public static final String KEYED_UID = "keyed-values";
+
     /** Name of the verify operator; its job vertex is the one whose restore is measured. */
     public static final String VERIFY_NAME = "verify-values";
 
@@ -34,11 +36,20 @@ public final class RescaleJobs {
     /** The load job at {@code parallelism}: writes keys {@code 0..keys-1} and keeps running. */
     public static JobGraph load(Configuration config, int parallelism, long keys, int valueBytes) {
         StreamExecutionEnvironment env = environment(config, parallelism);
-        env.fromSequence(0, Long.MAX_VALUE).setParallelism(1).uid("load-source").name("load-source")
-                .flatMap(new FirstKeys(keys)).setParallelism(1).uid("load-first-keys").name("first-keys")
+        env.fromSequence(0, Long.MAX_VALUE)
+                .setParallelism(1)
+                .uid("load-source")
+                .name("load-source")
+                .flatMap(new FirstKeys(keys))
+                .setParallelism(1)
+                .uid("load-first-keys")
+                .name("first-keys")
                 .keyBy(k -> k, Types.LONG)
-                .process(new WriteValues(valueBytes)).uid(KEYED_UID).name("write-values")
-                .sinkTo(new DiscardingSink<>()).name("discard");
+                .process(new WriteValues(valueBytes))
+                .uid(KEYED_UID)
+                .name("write-values")
+                .sinkTo(new DiscardingSink<>())
+                .name("discard");
         return env.getStreamGraph().getJobGraph();
     }
 
@@ -47,12 +58,22 @@ public final class RescaleJobs {
      * checkpoint can be restored several times): probes keys {@code 0..keys-1} once each.
      */
     public static JobGraph verify(
-            Configuration config, int parallelism, long keys, int valueBytes, String checkpointPath) {
+            Configuration config,
+            int parallelism,
+            long keys,
+            int valueBytes,
+            String checkpointPath) {
         StreamExecutionEnvironment env = environment(config, parallelism);
-        env.fromSequence(0, keys - 1).setParallelism(1).uid("probe-source").name("probe-source")
+        env.fromSequence(0, keys - 1)
+                .setParallelism(1)
+                .uid("probe-source")
+                .name("probe-source")
                 .keyBy(k -> k, Types.LONG)
-                .process(new VerifyValues(valueBytes)).uid(KEYED_UID).name(VERIFY_NAME)
-                .sinkTo(new DiscardingSink<>()).name("discard");
+                .process(new VerifyValues(valueBytes))
+                .uid(KEYED_UID)
+                .name(VERIFY_NAME)
+                .sinkTo(new DiscardingSink<>())
+                .name("discard");
         JobGraph job = env.getStreamGraph().getJobGraph();
         job.setSavepointRestoreSettings(
                 SavepointRestoreSettings.forPath(checkpointPath, true, RecoveryClaimMode.NO_CLAIM));

@@ -1,12 +1,10 @@
 package io.github.flinkstate.benchmarks.scenario.rescale;
 
-import io.github.flinkstate.benchmarks.report.MachineInfo;
-
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-
+import io.github.flinkstate.benchmarks.report.MachineInfo;
 import java.io.File;
 import java.io.IOException;
 import java.util.List;
@@ -37,7 +35,13 @@ public final class RescaleResultsJson {
     private RescaleResultsJson() {}
 
     public static void write(
-            File file, MachineInfo machine, long stateBytes, int valueBytes, long keys, int repeats, List<RescaleRun> runs)
+            File file,
+            MachineInfo machine,
+            long stateBytes,
+            int valueBytes,
+            long keys,
+            int repeats,
+            List<RescaleRun> runs)
             throws IOException {
         ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
         ObjectNode root = mapper.createObjectNode();

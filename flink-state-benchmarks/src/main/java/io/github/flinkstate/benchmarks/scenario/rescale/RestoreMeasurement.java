@@ -7,13 +7,13 @@ import java.util.Map;
  * What one verify job measured while restoring a {@link RetainedCheckpoint}. Immutable.
  *
  * @param subtaskRestoreMs per subtask of the keyed operator (index order): the time it spent in
- *     Flink's INITIALIZING state (INITIALIZING to RUNNING timestamps in the execution graph),
- *     which is where keyed state is downloaded and restored
+ *     Flink's INITIALIZING state (INITIALIZING to RUNNING timestamps in the execution graph), which
+ *     is where keyed state is downloaded and restored
  * @param probesPerSubtask keys that each subtask verified (index order)
  * @param keysVerified keys found with the right value (always all keys: a lost or wrong key fails
  *     the verify job before a measurement is made)
- * @param readAllMs time from the first to the last probe: one point read of every key right
- *     after the restore (not part of the restore time; shows the state the restore left behind)
+ * @param readAllMs time from the first to the last probe: one point read of every key right after
+ *     the restore (not part of the restore time; shows the state the restore left behind)
  * @param flinkSpan numeric attributes of Flink's {@code JobInitialization} span for this restore
  *     (max/sum over all subtasks of the job); empty when Flink did not emit it in time
  */

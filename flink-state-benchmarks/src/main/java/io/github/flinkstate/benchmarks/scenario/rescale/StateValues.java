@@ -1,9 +1,8 @@
 package io.github.flinkstate.benchmarks.scenario.rescale;
 
+import java.util.SplittableRandom;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
-
-import java.util.SplittableRandom;
 
 /**
  * The scenario's state: one {@code ValueState<byte[]>} per key whose value is a pure function of
@@ -21,7 +20,8 @@ public final class StateValues {
     private StateValues() {}
 
     public static ValueStateDescriptor<byte[]> descriptor() {
-        return new ValueStateDescriptor<>(STATE_NAME, PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO);
+        return new ValueStateDescriptor<>(
+                STATE_NAME, PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO);
     }
 
     /** The value key {@code key} must hold: {@code valueBytes} bytes seeded by the key. */

@@ -15,9 +15,17 @@ public record Transition(int from, int to) {
     public static final String FLIP_447_MATRIX = "1-2,2-1,2-8,8-2,2-3,3-2";
 
     public Transition {
-        if (from < 1 || to < 1 || from > RescaleJobs.MAX_PARALLELISM || to > RescaleJobs.MAX_PARALLELISM) {
+        if (from < 1
+                || to < 1
+                || from > RescaleJobs.MAX_PARALLELISM
+                || to > RescaleJobs.MAX_PARALLELISM) {
             throw new IllegalArgumentException(
-                    "Parallelism must be in 1.." + RescaleJobs.MAX_PARALLELISM + ": " + from + "->" + to);
+                    "Parallelism must be in 1.."
+                            + RescaleJobs.MAX_PARALLELISM
+                            + ": "
+                            + from
+                            + "->"
+                            + to);
         }
     }
 
@@ -33,7 +41,9 @@ public record Transition(int from, int to) {
             if (parts.length != 2) {
                 throw new IllegalArgumentException("Bad transition '" + s + "'; use e.g. 2-1");
             }
-            out.add(new Transition(Integer.parseInt(parts[0].trim()), Integer.parseInt(parts[1].trim())));
+            out.add(
+                    new Transition(
+                            Integer.parseInt(parts[0].trim()), Integer.parseInt(parts[1].trim())));
         }
         if (out.isEmpty()) {
             throw new IllegalArgumentException("No transitions in '" + list + "'");

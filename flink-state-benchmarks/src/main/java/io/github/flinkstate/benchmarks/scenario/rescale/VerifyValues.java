@@ -1,11 +1,10 @@
 package io.github.flinkstate.benchmarks.scenario.rescale;
 
+import java.util.Arrays;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.util.Collector;
-
-import java.util.Arrays;
 
 /**
  * Verify phase: for every probe key it receives, reads the restored value and records in {@link

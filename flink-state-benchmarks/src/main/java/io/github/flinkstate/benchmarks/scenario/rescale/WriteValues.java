@@ -1,18 +1,17 @@
 package io.github.flinkstate.benchmarks.scenario.rescale;
 
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.util.Collector;
 
-import java.util.concurrent.atomic.AtomicLong;
-
 /**
- * Load phase: writes {@link StateValues#expected} for every key it receives and counts the
- * writes in a JVM-wide counter that the driver polls (the MiniCluster runs in the same JVM).
+ * Load phase: writes {@link StateValues#expected} for every key it receives and counts the writes
+ * in a JVM-wide counter that the driver polls (the MiniCluster runs in the same JVM).
  *
- * <p>Thread safety: one instance per subtask; the static counter is atomic. {@link #reset()}
- * before each load job.
+ * <p>Thread safety: one instance per subtask; the static counter is atomic. {@link #reset()} before
+ * each load job.
  */
 public final class WriteValues extends KeyedProcessFunction<Long, Long, Long> {
 

@@ -6,22 +6,22 @@ import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * An in-memory cache of verified data-block payloads, weighted by bytes and shareable by any
- * number of stores of one slot. Blocks are grouped per file ({@link CachedFile}, one per path,
+ * An in-memory cache of verified data-block payloads, weighted by bytes and shareable by any number
+ * of stores of one slot. Blocks are grouped per file ({@link CachedFile}, one per path,
  * reference-counted by the readers that have the file open), and evicted with the CLOCK
  * (second-chance) policy.
  *
  * <p>Why not a hash map keyed by (file, offset): a point lookup already knows its file and the
  * block's index, so a hit here is one array load plus setting a reference bit, without hashing,
- * allocation or locking. Only misses (which read from the file system anyway) take the lock.
- * CLOCK is also scan-resistant enough for compaction reads: a block read once by a compaction
- * has its reference bit clear and is the first to go, while blocks that point reads keep
- * touching get a second chance.
+ * allocation or locking. Only misses (which read from the file system anyway) take the lock. CLOCK
+ * is also scan-resistant enough for compaction reads: a block read once by a compaction has its
+ * reference bit clear and is the first to go, while blocks that point reads keep touching get a
+ * second chance.
  *
- * <p>Thread safety: thread-safe. Hits are lock-free; inserts, evictions, opens and releases
- * are serialised on this object. Reference bits are written without synchronisation; a lost
- * update only makes a recently used block slightly more likely to be evicted. Payload arrays
- * handed out are shared and must never be modified.
+ * <p>Thread safety: thread-safe. Hits are lock-free; inserts, evictions, opens and releases are
+ * serialised on this object. Reference bits are written without synchronisation; a lost update only
+ * makes a recently used block slightly more likely to be evicted. Payload arrays handed out are
+ * shared and must never be modified.
  *
  * <p>Invariants (checked by {@link #checkInvariants()}):
  *
@@ -52,14 +52,15 @@ public final class BlockCache {
 
     public BlockCache(long capacityBytes) {
         if (capacityBytes < 0) {
-            throw new IllegalArgumentException("block cache capacity must be >= 0: " + capacityBytes);
+            throw new IllegalArgumentException(
+                    "block cache capacity must be >= 0: " + capacityBytes);
         }
         this.capacityBytes = capacityBytes;
     }
 
     /**
-     * Opens the block table of a file (sharing it with other readers of the same path); pair
-     * with {@link CachedFile#release()}.
+     * Opens the block table of a file (sharing it with other readers of the same path); pair with
+     * {@link CachedFile#release()}.
      */
     public synchronized CachedFile open(String file, int blockCount) {
         CachedFile f = files.get(file);
@@ -67,8 +68,14 @@ public final class BlockCache {
             f = new CachedFile(this, file, blockCount);
             files.put(file, f);
         } else if (f.blockCount() != blockCount) {
-            throw new IllegalStateException("file " + file + " opened with " + blockCount
-                    + " blocks but cached with " + f.blockCount() + " (files must be immutable)");
+            throw new IllegalStateException(
+                    "file "
+                            + file
+                            + " opened with "
+                            + blockCount
+                            + " blocks but cached with "
+                            + f.blockCount()
+                            + " (files must be immutable)");
         }
         f.refs++;
         return f;
@@ -193,9 +200,13 @@ public final class BlockCache {
             check(payload != null, "ring lists an empty slot of " + f.file());
             sum += weight(payload);
         }
-        check(resident == ringSize, resident + " resident blocks but " + ringSize + " ring entries");
+        check(
+                resident == ringSize,
+                resident + " resident blocks but " + ringSize + " ring entries");
         check(sum == usedBytes, "weight accounting " + sum + " != " + usedBytes);
-        check(usedBytes <= capacityBytes, "block cache weight " + usedBytes + " > " + capacityBytes);
+        check(
+                usedBytes <= capacityBytes,
+                "block cache weight " + usedBytes + " > " + capacityBytes);
     }
 
     private static void check(boolean ok, String msg) {

@@ -3,15 +3,14 @@ package io.github.flinkstate.disagg.engine.cache;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
- * The cached blocks of one file in a {@link BlockCache}: one slot and one CLOCK reference bit
- * per data block, addressed by block index. A read calls {@link #lookup} and, on a miss, reads
- * and verifies the block and hands it to {@link #insert}. Obtained from {@link BlockCache#open} by each reader
- * of the file and released when the reader closes; the last release drops the file's blocks.
+ * The cached blocks of one file in a {@link BlockCache}: one slot and one CLOCK reference bit per
+ * data block, addressed by block index. A read calls {@link #lookup} and, on a miss, reads and
+ * verifies the block and hands it to {@link #insert}. Obtained from {@link BlockCache#open} by each
+ * reader of the file and released when the reader closes; the last release drops the file's blocks.
  *
- * <p>Thread safety: thread-safe. {@link #lookup} is lock-free; slots are only
- * written by the owning cache under its lock. After the final release, {@link #lookup} still
- * works, but {@link #insert} no longer caches anything (a reader evicted while an iterator still uses
- * it keeps working).
+ * <p>Thread safety: thread-safe. {@link #lookup} is lock-free; slots are only written by the owning
+ * cache under its lock. After the final release, {@link #lookup} still works, but {@link #insert}
+ * no longer caches anything (a reader evicted while an iterator still uses it keeps working).
  */
 public final class CachedFile {
 
@@ -19,6 +18,7 @@ public final class CachedFile {
     private final String file;
     private final AtomicReferenceArray<byte[]> slots;
     private final byte[] referenced;
+
     /** Readers holding this file open; guarded by the cache's lock. */
     int refs;
 

@@ -1,22 +1,19 @@
 package io.github.flinkstate.disagg.engine.cache;
 
-import io.github.flinkstate.disagg.engine.sst.SstReader;
-
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.RemovalCause;
-
+import io.github.flinkstate.disagg.engine.sst.SstReader;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-
 /**
- * Keeps a bounded number of opened {@link SstReader}s (parsed footer, index, bloom filter and
- * an open stream). On eviction the reader is closed (stream and block-cache table); a caller
- * still holding the reader may keep using it (the stream is reopened on demand), so eviction
- * never breaks a read.
+ * Keeps a bounded number of opened {@link SstReader}s (parsed footer, index, bloom filter and an
+ * open stream). On eviction the reader is closed (stream and block-cache table); a caller still
+ * holding the reader may keep using it (the stream is reopened on demand), so eviction never breaks
+ * a read.
  *
  * <p>Thread safety: thread-safe.
  */
@@ -29,15 +26,17 @@ public final class ReaderCache {
     public ReaderCache(FileSystem fs, BlockCache blockCache, int maxOpenFiles) {
         this.fs = fs;
         this.blockCache = blockCache;
-        this.readers = Caffeine.newBuilder()
-                .maximumSize(maxOpenFiles)
-                .executor(Runnable::run)
-                .removalListener((String k, SstReader r, RemovalCause c) -> {
-                    if (r != null) {
-                        r.close();
-                    }
-                })
-                .build();
+        this.readers =
+                Caffeine.newBuilder()
+                        .maximumSize(maxOpenFiles)
+                        .executor(Runnable::run)
+                        .removalListener(
+                                (String k, SstReader r, RemovalCause c) -> {
+                                    if (r != null) {
+                                        r.close();
+                                    }
+                                })
+                        .build();
     }
 
     /** The reader of a file, opened (and its size verified) on first use. */
@@ -47,13 +46,15 @@ public final class ReaderCache {
             return r;
         }
         try {
-            return readers.get(path, p -> {
-                try {
-                    return SstReader.open(fs, new Path(p), blockCache, expectedSize);
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-            });
+            return readers.get(
+                    path,
+                    p -> {
+                        try {
+                            return SstReader.open(fs, new Path(p), blockCache, expectedSize);
+                        } catch (IOException e) {
+                            throw new UncheckedIOException(e);
+                        }
+                    });
         } catch (UncheckedIOException e) {
             throw e.getCause();
         }

@@ -2,7 +2,6 @@ package io.github.flinkstate.disagg.engine.compaction;
 
 import io.github.flinkstate.disagg.engine.key.KeyRange;
 import io.github.flinkstate.disagg.engine.version.FileMeta;
-
 import java.util.List;
 
 /**

@@ -12,29 +12,28 @@ import io.github.flinkstate.disagg.engine.key.KeyRange;
 import io.github.flinkstate.disagg.engine.sst.PrefixTombstone;
 import io.github.flinkstate.disagg.engine.version.FileMeta;
 import io.github.flinkstate.disagg.engine.version.VersionEdit;
-
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
 /**
- * Executes one {@link Compaction} as a streaming merge: input files are read one block at a
- * time, merged newest-first, filtered, and written to size-bounded output files.
+ * Executes one {@link Compaction} as a streaming merge: input files are read one block at a time,
+ * merged newest-first, filtered, and written to size-bounded output files.
  *
  * <p>Drop rules, applied per key to the newest version (older versions are always dropped):
  *
  * <ol>
- *   <li>Keys outside the inputs' effective ranges (i.e. outside the store's key groups) are
- *       never read, hence dropped.
+ *   <li>Keys outside the inputs' effective ranges (i.e. outside the store's key groups) are never
+ *       read, hence dropped.
  *   <li>An entry covered by a prefix tombstone with a higher sequence number is dropped.
  *   <li>A point delete is dropped when the compaction is bottommost; prefix tombstones likewise.
  *       Otherwise they are kept so they still shadow older data in deeper levels.
  * </ol>
  *
- * <p>Output files of one compaction are contiguous and disjoint: file i covers
- * {@code [lower_i, lower_{i+1})}; a prefix tombstone spanning a boundary is written into each
- * file it touches and applies only inside each file's range.
+ * <p>Output files of one compaction are contiguous and disjoint: file i covers {@code [lower_i,
+ * lower_{i+1})}; a prefix tombstone spanning a boundary is written into each file it touches and
+ * applies only inside each file's range.
  *
  * <p>Memory: one block per input file, one output block, one 8-byte hash per output key for the
  * bloom filter, and the input prefix tombstones.
@@ -52,7 +51,8 @@ public final class CompactionJob {
     private final List<Carried> carried = new ArrayList<>();
     private long bytesWritten;
 
-    public CompactionJob(Compaction c, ReaderCache readers, SstOutputs outputs, long targetFileBytes) {
+    public CompactionJob(
+            Compaction c, ReaderCache readers, SstOutputs outputs, long targetFileBytes) {
         this.c = c;
         this.readers = readers;
         this.outputs = outputs;
@@ -109,7 +109,8 @@ public final class CompactionJob {
                 do {
                     merged.next();
                 } while (merged.valid() && Arrays.equals(merged.key(), key));
-                if (tombstones.coveringSeq(key) > seq || (type == EntryType.DELETE && c.bottommost())) {
+                if (tombstones.coveringSeq(key) > seq
+                        || (type == EntryType.DELETE && c.bottommost())) {
                     continue;
                 }
                 if (out != null && out.writer().bytesWritten() >= targetFileBytes) {
@@ -151,7 +152,8 @@ public final class CompactionJob {
     }
 
     private InternalIterator open(FileMeta f) throws IOException {
-        return new BoundedIterator(readers.get(f.path(), f.fileSize()).iterator(), f.effectiveRange());
+        return new BoundedIterator(
+                readers.get(f.path(), f.fileSize()).iterator(), f.effectiveRange());
     }
 
     private void addTombstones(FileMeta f, TombstoneIndex.Builder tb, List<Carried> carried) {

@@ -4,7 +4,6 @@ import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.KeyRange;
 import io.github.flinkstate.disagg.engine.version.FileMeta;
 import io.github.flinkstate.disagg.engine.version.Version;
-
 import java.util.ArrayList;
 import java.util.List;
 
@@ -12,12 +11,11 @@ import java.util.List;
  * Chooses the next compaction with a leveled policy (see docs/disaggregated-engine.md for why).
  *
  * <ol>
- *   <li>Score of L0 = file count / {@code l0Trigger}; score of Ln (n >= 1) = bytes / target(n)
- *       with target(n) = {@code levelBaseBytes * multiplier^(n-1)}. The last level is never a
- *       source.
- *   <li>The highest score >= 1 wins. L0 compacts all its files plus the overlapping L1 files;
- *       Ln compacts one file (round-robin by key via a compaction pointer) plus the overlapping
- *       files of Ln+1. A single Ln file with no overlap below and no clip is moved, not rewritten.
+ *   <li>Score of L0 = file count / {@code l0Trigger}; score of Ln (n >= 1) = bytes / target(n) with
+ *       target(n) = {@code levelBaseBytes * multiplier^(n-1)}. The last level is never a source.
+ *   <li>The highest score >= 1 wins. L0 compacts all its files plus the overlapping L1 files; Ln
+ *       compacts one file (round-robin by key via a compaction pointer) plus the overlapping files
+ *       of Ln+1. A single Ln file with no overlap below and no clip is moved, not rewritten.
  *   <li>With no scored work, a file whose key-group clip hides data (restored from a foreign
  *       snapshot) is rewritten in place to drop the out-of-range keys.
  * </ol>
@@ -32,7 +30,8 @@ public final class LeveledCompactionPicker {
     private final int multiplier;
     private final byte[][] pointers;
 
-    public LeveledCompactionPicker(int numLevels, int l0Trigger, long levelBaseBytes, int multiplier) {
+    public LeveledCompactionPicker(
+            int numLevels, int l0Trigger, long levelBaseBytes, int multiplier) {
         this.l0Trigger = l0Trigger;
         this.levelBaseBytes = levelBaseBytes;
         this.multiplier = multiplier;
@@ -45,9 +44,10 @@ public final class LeveledCompactionPicker {
         int best = -1;
         double bestScore = 1.0;
         for (int l = 0; l < last; l++) {
-            double score = l == 0
-                    ? (double) v.level(0).size() / l0Trigger
-                    : (double) v.levelBytes(l) / targetBytes(l);
+            double score =
+                    l == 0
+                            ? (double) v.level(0).size() / l0Trigger
+                            : (double) v.levelBytes(l) / targetBytes(l);
             if (score >= bestScore) {
                 bestScore = score;
                 best = l;
@@ -100,7 +100,8 @@ public final class LeveledCompactionPicker {
         List<FileMeta> next = v.overlapping(level + 1, range);
         KeyRange all = union(range, next);
         boolean bottom = !v.overlapsBelow(level + 1, all);
-        boolean trivial = level > 0 && inputs.size() == 1 && next.isEmpty() && !inputs.get(0).isClipped();
+        boolean trivial =
+                level > 0 && inputs.size() == 1 && next.isEmpty() && !inputs.get(0).isClipped();
         return new Compaction(level, level + 1, inputs, next, all, bottom, trivial);
     }
 
@@ -109,7 +110,8 @@ public final class LeveledCompactionPicker {
             for (FileMeta f : v.level(l)) {
                 if (f.isClipped()) {
                     KeyRange r = f.effectiveRange();
-                    return new Compaction(l, l, List.of(f), List.of(), r, !v.overlapsBelow(l, r), false);
+                    return new Compaction(
+                            l, l, List.of(f), List.of(), r, !v.overlapsBelow(l, r), false);
                 }
             }
         }

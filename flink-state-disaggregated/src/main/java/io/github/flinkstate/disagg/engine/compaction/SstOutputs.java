@@ -10,17 +10,15 @@ import io.github.flinkstate.disagg.engine.sst.PrefixTombstone;
 import io.github.flinkstate.disagg.engine.sst.SstFooter;
 import io.github.flinkstate.disagg.engine.sst.SstWriter;
 import io.github.flinkstate.disagg.engine.version.FileMeta;
-
-import org.apache.flink.core.fs.FileSystem;
-
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.apache.flink.core.fs.FileSystem;
 
 /**
- * Creates the SST files a store writes (flush and compaction outputs) in its primary
- * directory and turns finished writers into {@link FileMeta}.
+ * Creates the SST files a store writes (flush and compaction outputs) in its primary directory and
+ * turns finished writers into {@link FileMeta}.
  *
  * <p>Thread safety: thread-safe (file numbers are atomic; each writer is confined).
  */
@@ -32,8 +30,8 @@ public final class SstOutputs {
     private final int bloomBitsPerKey;
     private final KeyGroupSpan span;
 
-    public SstOutputs(FileSystem fs, FileNames names, int blockSize, int bloomBitsPerKey,
-            KeyGroupSpan span) {
+    public SstOutputs(
+            FileSystem fs, FileNames names, int blockSize, int bloomBitsPerKey, KeyGroupSpan span) {
         this.fs = fs;
         this.names = names;
         this.blockSize = blockSize;
@@ -63,8 +61,14 @@ public final class SstOutputs {
             return out.finish(null);
         } catch (IOException | RuntimeException e) {
             out.close();
-            throw new IOException("Flush of memtable " + m.id() + " to " + out.writer().path()
-                    + " failed: " + e.getMessage(), e);
+            throw new IOException(
+                    "Flush of memtable "
+                            + m.id()
+                            + " to "
+                            + out.writer().path()
+                            + " failed: "
+                            + e.getMessage(),
+                    e);
         }
     }
 
@@ -97,7 +101,8 @@ public final class SstOutputs {
 
         public FileMeta finish(KeyRange bounds) throws IOException {
             SstFooter footer = writer.finish(bounds);
-            return FileMeta.fromFooter(writer.path().toString(), writer.fileSize(), footer, tombstones);
+            return FileMeta.fromFooter(
+                    writer.path().toString(), writer.fileSize(), footer, tombstones);
         }
 
         @Override

@@ -3,13 +3,13 @@ package io.github.flinkstate.disagg.engine.fs;
 import io.github.flinkstate.disagg.engine.version.FileMeta;
 
 /**
- * Decides which obsolete files the engine may delete itself. A file is offered here once, when
- * no version, open reader, running compaction or unreleased snapshot of the store refers to it.
+ * Decides which obsolete files the engine may delete itself. A file is offered here once, when no
+ * version, open reader, running compaction or unreleased snapshot of the store refers to it.
  * Returning {@code false} leaves the file alone forever (someone else owns it, e.g. Flink's
  * SharedStateRegistry after a checkpoint included it).
  *
- * <p>Thread safety: implementations must be thread-safe (called from background threads and
- * from the thread that releases the last reference).
+ * <p>Thread safety: implementations must be thread-safe (called from background threads and from
+ * the thread that releases the last reference).
  */
 @FunctionalInterface
 public interface FileDeletionPolicy {
@@ -17,8 +17,8 @@ public interface FileDeletionPolicy {
     boolean mayDelete(FileMeta file);
 
     /**
-     * The default: delete only files this store instance wrote; restored (foreign) files belong
-     * to the snapshots they came from.
+     * The default: delete only files this store instance wrote; restored (foreign) files belong to
+     * the snapshots they came from.
      */
     static FileDeletionPolicy ownedFilesOnly() {
         return FileMeta::createdHere;

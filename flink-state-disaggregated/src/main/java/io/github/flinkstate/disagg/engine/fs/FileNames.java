@@ -1,14 +1,13 @@
 package io.github.flinkstate.disagg.engine.fs;
 
-import org.apache.flink.core.fs.Path;
-
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
+import org.apache.flink.core.fs.Path;
 
 /**
- * Names the files one store instance writes in its primary directory:
- * {@code <primaryDir>/<instanceId>-<number>.sst}. The instance id is random per opened store, so
- * several stores (or several incarnations of one) can share a directory without clashes.
+ * Names the files one store instance writes in its primary directory: {@code
+ * <primaryDir>/<instanceId>-<number>.sst}. The instance id is random per opened store, so several
+ * stores (or several incarnations of one) can share a directory without clashes.
  *
  * <p>Thread safety: thread-safe.
  */
@@ -26,7 +25,8 @@ public final class FileNames {
     }
 
     public Path nextSst() {
-        return new Path(dir, String.format("%s-%06d%s", instanceId, next.getAndIncrement(), SST_SUFFIX));
+        return new Path(
+                dir, String.format("%s-%06d%s", instanceId, next.getAndIncrement(), SST_SUFFIX));
     }
 
     public String instanceId() {

@@ -2,12 +2,11 @@ package io.github.flinkstate.disagg.engine.iterator;
 
 import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.KeyRange;
-
 import java.io.IOException;
 
 /**
- * Restricts an iterator to a key range. This is how a file is clipped to a key-group range
- * at read time (delayed tailoring): entries outside the range are simply never returned.
+ * Restricts an iterator to a key range. This is how a file is clipped to a key-group range at read
+ * time (delayed tailoring): entries outside the range are simply never returned.
  *
  * <p>Thread safety: confined to one thread.
  */

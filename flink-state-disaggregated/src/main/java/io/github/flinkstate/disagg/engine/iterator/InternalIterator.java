@@ -6,8 +6,8 @@ import java.io.IOException;
  * A forward cursor over internal entries (key, sequence number, type, value) in increasing key
  * order; sources that hold several versions of a key yield them newest first.
  *
- * <p>Call order: {@code (seek | seekToFirst) (valid [key seq type value] next)* close}.
- * {@code key()} and friends may only be called while {@link #valid()}.
+ * <p>Call order: {@code (seek | seekToFirst) (valid [key seq type value] next)* close}. {@code
+ * key()} and friends may only be called while {@link #valid()}.
  *
  * <p>Thread safety: implementations are confined to one thread.
  */

@@ -2,13 +2,12 @@ package io.github.flinkstate.disagg.engine.iterator;
 
 import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.KeyRange;
-
 import java.io.IOException;
 import java.util.List;
 
 /**
- * Concatenates the files of one sorted level (non-overlapping effective ranges, ascending),
- * opening one file iterator at a time so memory stays at one block per level.
+ * Concatenates the files of one sorted level (non-overlapping effective ranges, ascending), opening
+ * one file iterator at a time so memory stays at one block per level.
  *
  * <p>Thread safety: confined to one thread.
  */
@@ -25,7 +24,9 @@ public final class LevelIterator implements InternalIterator {
     private int index;
     private InternalIterator current;
 
-    /** @param ranges the effective ranges of the level's files, ascending and disjoint */
+    /**
+     * @param ranges the effective ranges of the level's files, ascending and disjoint
+     */
     public LevelIterator(List<KeyRange> ranges, Opener opener) {
         this.ranges = ranges;
         this.opener = opener;

@@ -3,21 +3,20 @@ package io.github.flinkstate.disagg.engine.iterator;
 import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.EntryType;
 import io.github.flinkstate.disagg.engine.key.KeyRange;
-
 import java.io.Closeable;
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.function.ToLongFunction;
 
 /**
- * The user-facing scan cursor: the live key/value pairs of a key range, in increasing key
- * order, merged from memtables and files and with point and prefix deletes applied.
+ * The user-facing scan cursor: the live key/value pairs of a key range, in increasing key order,
+ * merged from memtables and files and with point and prefix deletes applied.
  *
- * <p>Thread safety: not thread-safe; use from one thread. It pins the version it was created
- * on (files cannot be deleted underneath it) until {@link #close()}; always close it.
+ * <p>Thread safety: not thread-safe; use from one thread. It pins the version it was created on
+ * (files cannot be deleted underneath it) until {@link #close()}; always close it.
  *
- * <p>Visibility rule: for each key, only the newest entry (highest sequence number) counts; it
- * is visible when it is a put and no prefix tombstone with a higher sequence number covers it.
+ * <p>Visibility rule: for each key, only the newest entry (highest sequence number) counts; it is
+ * visible when it is a put and no prefix tombstone with a higher sequence number covers it.
  */
 public final class LsmIterator implements Closeable {
 
@@ -29,8 +28,12 @@ public final class LsmIterator implements Closeable {
     private byte[] value;
     private boolean closed;
 
-    public LsmIterator(InternalIterator merged, KeyRange range, ToLongFunction<byte[]> coveringSeq,
-            Runnable onClose) throws IOException {
+    public LsmIterator(
+            InternalIterator merged,
+            KeyRange range,
+            ToLongFunction<byte[]> coveringSeq,
+            Runnable onClose)
+            throws IOException {
         this.merged = merged;
         this.range = range;
         this.coveringSeq = coveringSeq;

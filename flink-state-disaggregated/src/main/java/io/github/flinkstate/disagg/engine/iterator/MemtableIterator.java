@@ -3,7 +3,6 @@ package io.github.flinkstate.disagg.engine.iterator;
 import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.Versioned;
 import io.github.flinkstate.disagg.engine.memtable.Memtable;
-
 import java.util.Iterator;
 import java.util.Map;
 

@@ -1,15 +1,14 @@
 package io.github.flinkstate.disagg.engine.iterator;
 
 import io.github.flinkstate.disagg.engine.key.Bytes;
-
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.PriorityQueue;
 
 /**
- * K-way merge of internal iterators ordered by key ascending, then sequence number descending,
- * so the newest version of each key comes first. Duplicates are not removed here.
+ * K-way merge of internal iterators ordered by key ascending, then sequence number descending, so
+ * the newest version of each key comes first. Duplicates are not removed here.
  *
  * <p>Thread safety: confined to one thread.
  *
@@ -26,10 +25,13 @@ public final class MergingIterator implements InternalIterator {
 
     public MergingIterator(List<InternalIterator> children) {
         this.children = new ArrayList<>(children);
-        this.heap = new PriorityQueue<>(Math.max(1, children.size()), (a, b) -> {
-            int c = Bytes.compare(a.key(), b.key());
-            return c != 0 ? c : Long.compare(b.seq(), a.seq());
-        });
+        this.heap =
+                new PriorityQueue<>(
+                        Math.max(1, children.size()),
+                        (a, b) -> {
+                            int c = Bytes.compare(a.key(), b.key());
+                            return c != 0 ? c : Long.compare(b.seq(), a.seq());
+                        });
     }
 
     @Override

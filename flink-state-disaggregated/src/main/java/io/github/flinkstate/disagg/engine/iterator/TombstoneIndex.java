@@ -1,7 +1,6 @@
 package io.github.flinkstate.disagg.engine.iterator;
 
 import io.github.flinkstate.disagg.engine.key.KeyRange;
-
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -11,9 +10,9 @@ import java.util.Map;
 import java.util.TreeSet;
 
 /**
- * Answers "which prefix tombstone with the highest sequence number covers this key?" for a set
- * of files. Each tombstone is scoped: it applies only to keys inside the effective range of the
- * file that holds it (the file's key range intersected with its key-group clip).
+ * Answers "which prefix tombstone with the highest sequence number covers this key?" for a set of
+ * files. Each tombstone is scoped: it applies only to keys inside the effective range of the file
+ * that holds it (the file's key range intersected with its key-group clip).
  *
  * <p>Thread safety: immutable after construction.
  *

@@ -55,8 +55,8 @@ public final class Bytes {
     }
 
     /**
-     * The smallest key greater than every key that starts with {@code prefix}, or {@code null}
-     * when no such key exists (the prefix is empty or all 0xFF).
+     * The smallest key greater than every key that starts with {@code prefix}, or {@code null} when
+     * no such key exists (the prefix is empty or all 0xFF).
      */
     public static byte[] prefixLimit(byte[] prefix) {
         for (int i = prefix.length - 1; i >= 0; i--) {

@@ -7,6 +7,7 @@ package io.github.flinkstate.disagg.engine.key;
 public final class EntryType {
     /** A value. */
     public static final byte PUT = 1;
+
     /** A point delete (tombstone) of one key. */
     public static final byte DELETE = 2;
 

@@ -3,7 +3,6 @@ package io.github.flinkstate.disagg.engine.memtable;
 import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.EntryType;
 import io.github.flinkstate.disagg.engine.key.Versioned;
-
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Set;
@@ -12,22 +11,22 @@ import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The in-memory write buffer: a sorted map from key to its newest entry, plus the prefix
- * tombstones issued while this memtable was active.
+ * The in-memory write buffer: a sorted map from key to its newest entry, plus the prefix tombstones
+ * issued while this memtable was active.
  *
- * <p>Thread safety: one writer at a time (the store serialises writes under its write lock);
- * any number of concurrent readers. Iterators are weakly consistent (they may or may not see
- * writes made after their creation). After {@link #freeze()} the memtable is immutable.
+ * <p>Thread safety: one writer at a time (the store serialises writes under its write lock); any
+ * number of concurrent readers. Iterators are weakly consistent (they may or may not see writes
+ * made after their creation). After {@link #freeze()} the memtable is immutable.
  *
- * <p>Lifecycle: active (takes writes) -> frozen (queued for flush, still readable) -> dropped
- * once the flushed file is installed in the current version.
+ * <p>Lifecycle: active (takes writes) -> frozen (queued for flush, still readable) -> dropped once
+ * the flushed file is installed in the current version.
  *
  * <p>Invariants (checked by {@link #checkInvariants()}):
  *
  * <ol>
  *   <li>Every entry has a valid type and a sequence number in {@code [1, maxSeq]}.
- *   <li>No entry is covered by a prefix tombstone of this memtable with a higher sequence
- *       number (a prefix delete removes the older entries it covers).
+ *   <li>No entry is covered by a prefix tombstone of this memtable with a higher sequence number (a
+ *       prefix delete removes the older entries it covers).
  *   <li>{@link #approximateBytes()} equals the sum of the per-entry charges.
  *   <li>A frozen memtable is never written.
  * </ol>
@@ -106,7 +105,9 @@ public final class Memtable {
 
     /** A live view of the entries in {@code [lower, limit)}; limit null = unbounded. */
     public NavigableMap<byte[], Versioned> rangeOf(byte[] lower, byte[] limit) {
-        return limit == null ? entries.tailMap(lower, true) : entries.subMap(lower, true, limit, false);
+        return limit == null
+                ? entries.tailMap(lower, true)
+                : entries.subMap(lower, true, limit, false);
     }
 
     /** All prefix tombstones (prefix to sequence number); a live view. */
@@ -149,7 +150,8 @@ public final class Memtable {
             Versioned v = e.getValue();
             check(EntryType.isValid(v.type()), "bad type " + v.type());
             check(v.seq() >= 1 && v.seq() <= maxSeq, "seq out of range " + v.seq());
-            check(coveringTombstoneSeq(e.getKey()) < v.seq(),
+            check(
+                    coveringTombstoneSeq(e.getKey()) < v.seq(),
                     "entry covered by own tombstone " + Bytes.hex(e.getKey()));
             sum += charge(e.getKey(), v);
         }

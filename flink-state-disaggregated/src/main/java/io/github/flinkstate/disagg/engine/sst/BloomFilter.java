@@ -6,9 +6,9 @@ import java.util.Arrays;
 /**
  * A standard Bloom filter over whole keys, using double hashing of one 64-bit hash.
  *
- * <p>Serialized form (inside the bloom block, see docs/format/disagg-sst.md): u8 number of
- * probes, then the bit array as bytes (bit {@code i} is bit {@code i % 8} of byte {@code i / 8}).
- * An empty bit array means "may contain everything".
+ * <p>Serialized form (inside the bloom block, see docs/format/disagg-sst.md): u8 number of probes,
+ * then the bit array as bytes (bit {@code i} is bit {@code i % 8} of byte {@code i / 8}). An empty
+ * bit array means "may contain everything".
  *
  * <p>Thread safety: immutable after {@link #build} / {@link #decode}.
  */

@@ -5,8 +5,8 @@ import java.util.Arrays;
 
 /**
  * A bounds-checked big-endian reader over a byte range, the counterpart of {@link ByteWriter}.
- * Malformed input raises {@link IOException} (never an unchecked exception), so callers can
- * attach the file path and offset.
+ * Malformed input raises {@link IOException} (never an unchecked exception), so callers can attach
+ * the file path and offset.
  *
  * <p>Thread safety: not thread-safe; each reader has one cursor.
  */

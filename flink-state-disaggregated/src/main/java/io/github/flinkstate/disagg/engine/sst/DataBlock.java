@@ -2,7 +2,6 @@ package io.github.flinkstate.disagg.engine.sst;
 
 import io.github.flinkstate.disagg.engine.key.EntryType;
 import io.github.flinkstate.disagg.engine.key.Versioned;
-
 import java.io.IOException;
 import java.util.Arrays;
 
@@ -14,13 +13,14 @@ import java.util.Arrays;
  * append an entry offset array ({@code u32 offset} of every entry, then {@code u32 count}) so a
  * point lookup binary-searches the block instead of scanning it.
  *
- * <p>Thread safety: the payload is immutable and may be shared through the block cache; each
- * {@link Cursor} is confined to one thread; {@link #get} is stateless.
+ * <p>Thread safety: the payload is immutable and may be shared through the block cache; each {@link
+ * Cursor} is confined to one thread; {@link #get} is stateless.
  */
 public final class DataBlock {
 
     /** Bytes of the v2 offset-array trailer per entry, plus {@link #COUNT_BYTES} once. */
     public static final int OFFSET_BYTES = 4;
+
     public static final int COUNT_BYTES = 4;
 
     private DataBlock() {}
@@ -44,8 +44,8 @@ public final class DataBlock {
     }
 
     /**
-     * Validated view of a payload's layout: where entries end and, for version 2, where the
-     * offset array starts and how many entries there are.
+     * Validated view of a payload's layout: where entries end and, for version 2, where the offset
+     * array starts and how many entries there are.
      */
     private static final class Layout {
         final int entriesEnd;
@@ -63,8 +63,8 @@ public final class DataBlock {
             int n = u32(payload, payload.length - COUNT_BYTES);
             long arrayBytes = (long) n * OFFSET_BYTES + COUNT_BYTES;
             if (n < 0 || arrayBytes > payload.length) {
-                throw new IOException("bad entry count " + n + " for block of " + payload.length
-                        + " bytes");
+                throw new IOException(
+                        "bad entry count " + n + " for block of " + payload.length + " bytes");
             }
             entriesEnd = payload.length - (int) arrayBytes;
             count = n;
@@ -74,21 +74,29 @@ public final class DataBlock {
         int offset(byte[] payload, int i) throws IOException {
             int off = u32(payload, entriesEnd + i * OFFSET_BYTES);
             if (off < 0 || off >= entriesEnd) {
-                throw new IOException("entry offset " + off + " of entry " + i
-                        + " outside entries region [0, " + entriesEnd + ")");
+                throw new IOException(
+                        "entry offset "
+                                + off
+                                + " of entry "
+                                + i
+                                + " outside entries region [0, "
+                                + entriesEnd
+                                + ")");
             }
             return off;
         }
     }
 
     private static int u32(byte[] b, int at) {
-        return ((b[at] & 0xFF) << 24) | ((b[at + 1] & 0xFF) << 16) | ((b[at + 2] & 0xFF) << 8)
+        return ((b[at] & 0xFF) << 24)
+                | ((b[at + 1] & 0xFF) << 16)
+                | ((b[at + 2] & 0xFF) << 8)
                 | (b[at + 3] & 0xFF);
     }
 
     /**
-     * Compares the key stored at {@code keyAt} (a varint length prefix) with {@code target}
-     * without copying it; returns the comparison and leaves the key end in {@code in}.
+     * Compares the key stored at {@code keyAt} (a varint length prefix) with {@code target} without
+     * copying it; returns the comparison and leaves the key end in {@code in}.
      */
     private static int compareKeyAt(ByteReader in, byte[] payload, int end, byte[] target)
             throws IOException {
@@ -124,10 +132,11 @@ public final class DataBlock {
 
     /**
      * Point lookup inside one block: the entry for exactly {@code key}, or null. Version 2 blocks
-     * are binary-searched through the offset array (keys compared in place, only the matching
-     * entry is decoded); version 1 blocks are scanned without copying keys.
+     * are binary-searched through the offset array (keys compared in place, only the matching entry
+     * is decoded); version 1 blocks are scanned without copying keys.
      */
-    public static Versioned get(byte[] payload, int version, byte[] key, String file, long blockOffset)
+    public static Versioned get(
+            byte[] payload, int version, byte[] key, String file, long blockOffset)
             throws IOException {
         int at = 0;
         try {
@@ -164,8 +173,14 @@ public final class DataBlock {
             }
             return null;
         } catch (IOException e) {
-            throw new IOException("Malformed data block in " + file + " at offset "
-                    + (blockOffset + at) + ": " + e.getMessage(), e);
+            throw new IOException(
+                    "Malformed data block in "
+                            + file
+                            + " at offset "
+                            + (blockOffset + at)
+                            + ": "
+                            + e.getMessage(),
+                    e);
         }
     }
 
@@ -182,15 +197,22 @@ public final class DataBlock {
         private byte[] value;
         private boolean valid;
 
-        public Cursor(byte[] payload, int version, String file, long blockOffset) throws IOException {
+        public Cursor(byte[] payload, int version, String file, long blockOffset)
+                throws IOException {
             this.payload = payload;
             this.file = file;
             this.blockOffset = blockOffset;
             try {
                 this.layout = new Layout(payload, version);
             } catch (IOException e) {
-                throw new IOException("Malformed data block in " + file + " at offset "
-                        + blockOffset + ": " + e.getMessage(), e);
+                throw new IOException(
+                        "Malformed data block in "
+                                + file
+                                + " at offset "
+                                + blockOffset
+                                + ": "
+                                + e.getMessage(),
+                        e);
             }
             this.in = new ByteReader(payload, 0, layout.entriesEnd);
             next();
@@ -215,8 +237,14 @@ public final class DataBlock {
                 }
                 value = type == EntryType.PUT ? in.bytes() : null;
             } catch (IOException e) {
-                throw new IOException("Malformed data block in " + file + " at offset "
-                        + (blockOffset + at) + ": " + e.getMessage(), e);
+                throw new IOException(
+                        "Malformed data block in "
+                                + file
+                                + " at offset "
+                                + (blockOffset + at)
+                                + ": "
+                                + e.getMessage(),
+                        e);
             }
             valid = true;
         }
@@ -245,8 +273,14 @@ public final class DataBlock {
                     }
                     at = lo < layout.count ? layout.offset(payload, lo) : layout.entriesEnd;
                 } catch (IOException e) {
-                    throw new IOException("Malformed data block in " + file + " at offset "
-                            + (blockOffset + at) + ": " + e.getMessage(), e);
+                    throw new IOException(
+                            "Malformed data block in "
+                                    + file
+                                    + " at offset "
+                                    + (blockOffset + at)
+                                    + ": "
+                                    + e.getMessage(),
+                            e);
                 }
                 if (at >= in.position()) {
                     in.position(at);

@@ -2,13 +2,12 @@ package io.github.flinkstate.disagg.engine.sst;
 
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.key.KeyRange;
-
 import java.io.IOException;
 
 /**
- * The footer of an SST file: block handles, key range, key-group range, sequence range and
- * entry counts. Layout and field order are specified in docs/format/disagg-sst.md (version
- * {@link SstFormat#VERSION}); the footer is covered by the CRC32C in the trailer.
+ * The footer of an SST file: block handles, key range, key-group range, sequence range and entry
+ * counts. Layout and field order are specified in docs/format/disagg-sst.md (version {@link
+ * SstFormat#VERSION}); the footer is covered by the CRC32C in the trailer.
  *
  * <p>Thread safety: immutable.
  *
@@ -70,8 +69,18 @@ public record SstFooter(
         } catch (IllegalArgumentException e) {
             throw new IOException(e.getMessage(), e);
         }
-        return new SstFooter(index, bloom, tomb, blocks, entries, deletes, tombs, minSeq, maxSeq,
-                kgs, new KeyRange(lower, limit));
+        return new SstFooter(
+                index,
+                bloom,
+                tomb,
+                blocks,
+                entries,
+                deletes,
+                tombs,
+                minSeq,
+                maxSeq,
+                kgs,
+                new KeyRange(lower, limit));
     }
 
     private static void handle(ByteWriter w, BlockHandle h) {

@@ -5,19 +5,23 @@ import java.util.zip.CRC32C;
 /**
  * Frozen constants of the SST file format; the specification is docs/format/disagg-sst.md.
  *
- * <p>Every persisted number here is part of the on-disk format: never change a value, add a
- * new {@link #VERSION} instead.
+ * <p>Every persisted number here is part of the on-disk format: never change a value, add a new
+ * {@link #VERSION} instead.
  */
 public final class SstFormat {
 
     /** Last 8 bytes of every SST file: ASCII "DISAGSST". */
     public static final long MAGIC = 0x4449534147535354L;
+
     /** Format version written by this code: data blocks end with an entry offset array. */
     public static final byte VERSION = 2;
+
     /** Oldest format version still readable (data blocks without offset array). */
     public static final byte VERSION_1 = 1;
+
     /** Trailer: u32 footer length, u32 footer CRC32C, u8 version, u64 magic. */
     public static final int TRAILER_BYTES = 4 + 4 + 1 + 8;
+
     /** Each block is followed by a u32 CRC32C of its payload. */
     public static final int BLOCK_CRC_BYTES = 4;
 

@@ -1,15 +1,14 @@
 package io.github.flinkstate.disagg.engine.sst;
 
 import io.github.flinkstate.disagg.engine.iterator.InternalIterator;
-
 import java.io.IOException;
 
 /**
- * A two-level iterator over one SST file: the in-memory block index, then one data block at a
- * time (so memory is one block whatever the file size).
+ * A two-level iterator over one SST file: the in-memory block index, then one data block at a time
+ * (so memory is one block whatever the file size).
  *
- * <p>Thread safety: not thread-safe; confined to one reader thread. The underlying
- * {@link SstReader} is shared.
+ * <p>Thread safety: not thread-safe; confined to one reader thread. The underlying {@link
+ * SstReader} is shared.
  */
 public final class SstIterator implements InternalIterator {
 

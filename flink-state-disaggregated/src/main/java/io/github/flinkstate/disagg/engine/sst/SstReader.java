@@ -4,29 +4,27 @@ import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.cache.CachedFile;
 import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.Versioned;
-
-import org.apache.flink.core.fs.FSDataInputStream;
-import org.apache.flink.core.fs.FileSystem;
-import org.apache.flink.core.fs.Path;
-
 import java.io.EOFException;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import org.apache.flink.core.fs.FSDataInputStream;
+import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.core.fs.Path;
 
 /**
- * Reads one SST file in place with positional reads (seek + read) through a Flink
- * {@link FileSystem}; no download of the whole file is ever needed.
+ * Reads one SST file in place with positional reads (seek + read) through a Flink {@link
+ * FileSystem}; no download of the whole file is ever needed.
  *
- * <p>Opening reads the trailer, footer, index, bloom and tombstone blocks and keeps them in
- * memory; data blocks are read on demand through the shared {@link BlockCache}, in which the
- * reader holds its file's block table open until {@link #close()}.
+ * <p>Opening reads the trailer, footer, index, bloom and tombstone blocks and keeps them in memory;
+ * data blocks are read on demand through the shared {@link BlockCache}, in which the reader holds
+ * its file's block table open until {@link #close()}.
  *
- * <p>Thread safety: thread-safe. Reads on the underlying stream are serialised on this object.
- * The stream is opened lazily and may be closed at any time (e.g. on eviction from the reader
- * cache); the next read reopens it. A closed reader keeps working, without caching blocks, so
- * eviction never breaks an iterator that still holds the reader.
+ * <p>Thread safety: thread-safe. Reads on the underlying stream are serialised on this object. The
+ * stream is opened lazily and may be closed at any time (e.g. on eviction from the reader cache);
+ * the next read reopens it. A closed reader keeps working, without caching blocks, so eviction
+ * never breaks an iterator that still holds the reader.
  *
  * <p>Errors: every I/O or format problem is an {@link IOException} whose message names the file
  * path and the offset involved (missing file, truncated file, checksum mismatch).
@@ -54,7 +52,8 @@ public final class SstReader {
     private FSDataInputStream in;
     private boolean closed;
 
-    private SstReader(FileSystem fs, Path path, BlockCache cache, long expectedSize) throws IOException {
+    private SstReader(FileSystem fs, Path path, BlockCache cache, long expectedSize)
+            throws IOException {
         this.fs = fs;
         this.path = path;
         this.name = path.toString();
@@ -170,8 +169,8 @@ public final class SstReader {
     }
 
     /**
-     * Closes the stream and gives up the file's block table in the block cache. Idempotent;
-     * later reads still work (reopening the stream, not caching blocks).
+     * Closes the stream and gives up the file's block table in the block cache. Idempotent; later
+     * reads still work (reopening the stream, not caching blocks).
      */
     public synchronized void close() {
         if (!closed) {
@@ -196,17 +195,33 @@ public final class SstReader {
     /** Reads a block and verifies its CRC32C; the message of any failure names file and offset. */
     byte[] readVerified(BlockHandle h) throws IOException {
         if (h.offset() < 0 || h.end() > fileSize) {
-            throw error("Block handle out of file bounds (length " + h.length() + ", file size "
-                    + fileSize + ")", h.offset(), null);
+            throw error(
+                    "Block handle out of file bounds (length "
+                            + h.length()
+                            + ", file size "
+                            + fileSize
+                            + ")",
+                    h.offset(),
+                    null);
         }
         byte[] buf = readAt(h.offset(), h.length() + SstFormat.BLOCK_CRC_BYTES);
-        int stored = ((buf[h.length()] & 0xFF) << 24) | ((buf[h.length() + 1] & 0xFF) << 16)
-                | ((buf[h.length() + 2] & 0xFF) << 8) | (buf[h.length() + 3] & 0xFF);
+        int stored =
+                ((buf[h.length()] & 0xFF) << 24)
+                        | ((buf[h.length() + 1] & 0xFF) << 16)
+                        | ((buf[h.length() + 2] & 0xFF) << 8)
+                        | (buf[h.length() + 3] & 0xFF);
         int actual = SstFormat.crc32c(buf, 0, h.length());
         if (stored != actual) {
-            throw error("Corrupted block (CRC32C mismatch: stored " + Integer.toHexString(stored)
-                    + ", computed " + Integer.toHexString(actual) + ", length " + h.length() + ")",
-                    h.offset(), null);
+            throw error(
+                    "Corrupted block (CRC32C mismatch: stored "
+                            + Integer.toHexString(stored)
+                            + ", computed "
+                            + Integer.toHexString(actual)
+                            + ", length "
+                            + h.length()
+                            + ")",
+                    h.offset(),
+                    null);
         }
         byte[] payload = new byte[h.length()];
         System.arraycopy(buf, 0, payload, 0, h.length());
@@ -237,8 +252,10 @@ public final class SstReader {
             if (e.getMessage() != null && e.getMessage().startsWith("SST file ")) {
                 throw e;
             }
-            throw error("Read failed (" + e.getClass().getSimpleName() + ": " + e.getMessage() + ")",
-                    offset, e);
+            throw error(
+                    "Read failed (" + e.getClass().getSimpleName() + ": " + e.getMessage() + ")",
+                    offset,
+                    e);
         }
     }
 
@@ -250,8 +267,14 @@ public final class SstReader {
             throw error("Missing SST file", 0, e);
         }
         if (expected >= 0 && actual != expected) {
-            throw error("Truncated or resized SST file: expected " + expected + " bytes, found "
-                    + actual + "; trailer expected", Math.max(0, expected - SstFormat.TRAILER_BYTES), null);
+            throw error(
+                    "Truncated or resized SST file: expected "
+                            + expected
+                            + " bytes, found "
+                            + actual
+                            + "; trailer expected",
+                    Math.max(0, expected - SstFormat.TRAILER_BYTES),
+                    null);
         }
         if (actual < SstFormat.TRAILER_BYTES) {
             throw error("Truncated SST file: only " + actual + " bytes, no trailer", 0, null);
@@ -268,12 +291,22 @@ public final class SstReader {
         int version = r.u8();
         long magic = r.u64();
         if (magic != SstFormat.MAGIC) {
-            throw error("Bad magic " + Long.toHexString(magic) + " (truncated or not an SST file)",
-                    tOff + 9, null);
+            throw error(
+                    "Bad magic " + Long.toHexString(magic) + " (truncated or not an SST file)",
+                    tOff + 9,
+                    null);
         }
         if (version != SstFormat.VERSION && version != SstFormat.VERSION_1) {
-            throw error("Unsupported SST version " + version + " (this reader supports "
-                    + SstFormat.VERSION_1 + " and " + SstFormat.VERSION + ")", tOff + 8, null);
+            throw error(
+                    "Unsupported SST version "
+                            + version
+                            + " (this reader supports "
+                            + SstFormat.VERSION_1
+                            + " and "
+                            + SstFormat.VERSION
+                            + ")",
+                    tOff + 8,
+                    null);
         }
         this.version = version;
         long fOff = tOff - len;

@@ -4,15 +4,13 @@ import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.EntryType;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.key.KeyRange;
-
-import org.apache.flink.core.fs.FSDataOutputStream;
-import org.apache.flink.core.fs.FileSystem;
-import org.apache.flink.core.fs.Path;
-
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import org.apache.flink.core.fs.FSDataOutputStream;
+import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.core.fs.Path;
 
 /**
  * Streams one SST file straight to a Flink {@link FileSystem} (format: docs/format/disagg-sst.md,
@@ -22,14 +20,14 @@ import java.util.List;
  * increasing key order (checked: a violation throws {@link IllegalArgumentException}); prefix
  * tombstones may be added in any order.
  *
- * <p>Thread safety: not thread-safe; one writer per thread. Memory: one data block buffer and
- * its entry offsets, the index entries and one 64-bit hash per key for the bloom filter.
+ * <p>Thread safety: not thread-safe; one writer per thread. Memory: one data block buffer and its
+ * entry offsets, the index entries and one 64-bit hash per key for the bloom filter.
  *
  * <p>Invariants:
  *
  * <ol>
- *   <li>{@link #bytesWritten()} = bytes written so far plus the pending block (with its
- *       version-2 offset array, whose entry offsets are {@code entryOffsets[0..blockEntries)}).
+ *   <li>{@link #bytesWritten()} = bytes written so far plus the pending block (with its version-2
+ *       offset array, whose entry offsets are {@code entryOffsets[0..blockEntries)}).
  *   <li>Every key lies in the writer's key-group span.
  * </ol>
  */
@@ -58,14 +56,21 @@ public final class SstWriter implements AutoCloseable {
     private long maxSeq = 0;
     private boolean done;
 
-    public SstWriter(FileSystem fs, Path path, int blockSize, int bloomBitsPerKey, KeyGroupSpan span)
+    public SstWriter(
+            FileSystem fs, Path path, int blockSize, int bloomBitsPerKey, KeyGroupSpan span)
             throws IOException {
         this(fs, path, blockSize, bloomBitsPerKey, span, SstFormat.VERSION);
     }
 
     /** Writes an older format version; only for compatibility tests. */
-    SstWriter(FileSystem fs, Path path, int blockSize, int bloomBitsPerKey, KeyGroupSpan span,
-            int version) throws IOException {
+    SstWriter(
+            FileSystem fs,
+            Path path,
+            int blockSize,
+            int bloomBitsPerKey,
+            KeyGroupSpan span,
+            int version)
+            throws IOException {
         if (version != SstFormat.VERSION && version != SstFormat.VERSION_1) {
             throw new IllegalArgumentException("cannot write SST version " + version);
         }
@@ -85,12 +90,17 @@ public final class SstWriter implements AutoCloseable {
     /** Appends an entry. REQUIRES: key greater than the previous key; key in the span. */
     public void add(byte[] key, long seq, byte type, byte[] value) throws IOException {
         if (lastKey != null && Bytes.compare(key, lastKey) <= 0) {
-            throw new IllegalArgumentException("SST keys out of order in " + path + ": "
-                    + Bytes.hex(key) + " after " + Bytes.hex(lastKey));
+            throw new IllegalArgumentException(
+                    "SST keys out of order in "
+                            + path
+                            + ": "
+                            + Bytes.hex(key)
+                            + " after "
+                            + Bytes.hex(lastKey));
         }
         checkKeyGroup(key);
-        if (block.length() > 0 && block.length() + offsetArrayBytes(blockEntries + 1) + key.length
-                >= blockSize) {
+        if (block.length() > 0
+                && block.length() + offsetArrayBytes(blockEntries + 1) + key.length >= blockSize) {
             flushBlock();
         }
         if (blockEntries == entryOffsets.length) {
@@ -156,14 +166,27 @@ public final class SstWriter implements AutoCloseable {
         BlockHandle indexHandle = writeBlock(index);
         KeyRange range = bounds != null ? bounds : contentRange();
         if (firstKey != null && !(range.contains(firstKey) && range.contains(lastKey))) {
-            throw new IllegalArgumentException("bounds " + range + " do not contain keys of " + path);
+            throw new IllegalArgumentException(
+                    "bounds " + range + " do not contain keys of " + path);
         }
-        SstFooter footer = new SstFooter(indexHandle, bloomHandle, tombHandle, dataBlocks, entries,
-                deletes, tombstones.size(), minSeq == Long.MAX_VALUE ? 0 : minSeq, maxSeq,
-                keyGroups(range), range);
+        SstFooter footer =
+                new SstFooter(
+                        indexHandle,
+                        bloomHandle,
+                        tombHandle,
+                        dataBlocks,
+                        entries,
+                        deletes,
+                        tombstones.size(),
+                        minSeq == Long.MAX_VALUE ? 0 : minSeq,
+                        maxSeq,
+                        keyGroups(range),
+                        range);
         byte[] f = footer.encode();
         ByteWriter trailer = new ByteWriter(SstFormat.TRAILER_BYTES);
-        trailer.u32(f.length).u32(SstFormat.crc32c(f, 0, f.length)).u8(version)
+        trailer.u32(f.length)
+                .u32(SstFormat.crc32c(f, 0, f.length))
+                .u8(version)
                 .u64(SstFormat.MAGIC);
         out.write(f);
         out.write(trailer.array(), 0, trailer.length());
@@ -243,7 +266,8 @@ public final class SstWriter implements AutoCloseable {
     }
 
     private void checkKeyGroup(byte[] key) {
-        if (key.length < KeyGroupSpan.PREFIX_BYTES || !span.contains(KeyGroupSpan.keyGroupOf(key))) {
+        if (key.length < KeyGroupSpan.PREFIX_BYTES
+                || !span.contains(KeyGroupSpan.keyGroupOf(key))) {
             throw new IllegalArgumentException("key " + Bytes.hex(key) + " outside " + span);
         }
     }
@@ -280,7 +304,10 @@ public final class SstWriter implements AutoCloseable {
         BlockHandle h = new BlockHandle(offset, payload.length());
         int crc = SstFormat.crc32c(payload.array(), 0, payload.length());
         out.write(payload.array(), 0, payload.length());
-        out.write(new byte[] {(byte) (crc >>> 24), (byte) (crc >>> 16), (byte) (crc >>> 8), (byte) crc});
+        out.write(
+                new byte[] {
+                    (byte) (crc >>> 24), (byte) (crc >>> 16), (byte) (crc >>> 8), (byte) crc
+                });
         offset = h.end();
         return h;
     }

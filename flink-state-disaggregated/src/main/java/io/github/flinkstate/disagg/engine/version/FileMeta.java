@@ -4,15 +4,14 @@ import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.key.KeyRange;
 import io.github.flinkstate.disagg.engine.sst.PrefixTombstone;
 import io.github.flinkstate.disagg.engine.sst.SstFooter;
-
 import java.util.List;
 
 /**
- * What a store knows about one SST file: where it is, what its footer says, and the key-group
- * clip this store applies to it at read time.
+ * What a store knows about one SST file: where it is, what its footer says, and the key-group clip
+ * this store applies to it at read time.
  *
- * <p>Thread safety: immutable except for the reference count, which only {@link VersionSet}
- * touches under its lock.
+ * <p>Thread safety: immutable except for the reference count, which only {@link VersionSet} touches
+ * under its lock.
  *
  * <p>Invariants:
  *
@@ -57,10 +56,20 @@ public record FileMeta(
     }
 
     /** Metadata of a file this store just wrote; its clip is exactly its key groups. */
-    public static FileMeta fromFooter(String path, long size, SstFooter f,
-            List<PrefixTombstone> tombstones) {
-        return new FileMeta(path, size, f.range(), f.keyGroups(), f.keyGroups(), f.entries(), f.minSeq(),
-                f.maxSeq(), List.copyOf(tombstones), true, new RefCount());
+    public static FileMeta fromFooter(
+            String path, long size, SstFooter f, List<PrefixTombstone> tombstones) {
+        return new FileMeta(
+                path,
+                size,
+                f.range(),
+                f.keyGroups(),
+                f.keyGroups(),
+                f.entries(),
+                f.minSeq(),
+                f.maxSeq(),
+                List.copyOf(tombstones),
+                true,
+                new RefCount());
     }
 
     /** The key range actually read from this file (footer range clipped to the key groups). */
@@ -73,8 +82,18 @@ public record FileMeta(
 
     /** A copy clipped further to {@code span}, as a foreign (not created here) file. */
     public FileMeta restoredWithClip(KeyGroupSpan span) {
-        return new FileMeta(path, fileSize, range, keyGroups, clip.intersect(span).intersect(keyGroups),
-                entries, minSeq, maxSeq, tombstones, false, new RefCount());
+        return new FileMeta(
+                path,
+                fileSize,
+                range,
+                keyGroups,
+                clip.intersect(span).intersect(keyGroups),
+                entries,
+                minSeq,
+                maxSeq,
+                tombstones,
+                false,
+                new RefCount());
     }
 
     /** True when the clip hides part of the file's key groups (compaction should rewrite it). */
@@ -84,7 +103,18 @@ public record FileMeta(
 
     @Override
     public String toString() {
-        return "FileMeta{" + path + ", " + fileSize + "B, " + effectiveRange() + ", clip=" + clip
-                + ", seq=[" + minSeq + "," + maxSeq + "]}";
+        return "FileMeta{"
+                + path
+                + ", "
+                + fileSize
+                + "B, "
+                + effectiveRange()
+                + ", clip="
+                + clip
+                + ", seq=["
+                + minSeq
+                + ","
+                + maxSeq
+                + "]}";
     }
 }

@@ -6,7 +6,6 @@ import io.github.flinkstate.disagg.engine.sst.ByteReader;
 import io.github.flinkstate.disagg.engine.sst.ByteWriter;
 import io.github.flinkstate.disagg.engine.sst.PrefixTombstone;
 import io.github.flinkstate.disagg.engine.sst.SstFormat;
-
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -14,8 +13,8 @@ import java.util.List;
 
 /**
  * Encodes and decodes a manifest: the store's key-group span, its last sequence number and the
- * files of each level with their clips. Spec: docs/format/disagg-manifest.md, version
- * {@link #VERSION}; the payload is covered by a CRC32C.
+ * files of each level with their clips. Spec: docs/format/disagg-manifest.md, version {@link
+ * #VERSION}; the payload is covered by a CRC32C.
  *
  * <p>Thread safety: stateless.
  */
@@ -23,6 +22,7 @@ public final class ManifestCodec {
 
     /** ASCII "DISAGMAN". Frozen. */
     public static final long MAGIC = 0x44495341474D414EL;
+
     /** Manifest format version written by this code. */
     public static final byte VERSION = 1;
 
@@ -76,7 +76,8 @@ public final class ManifestCodec {
             }
             int len = h.u32();
             if (len < 0 || 13 + len + 4 != b.length) {
-                throw new IOException("length " + len + " does not match " + b.length + " bytes (truncated?)");
+                throw new IOException(
+                        "length " + len + " does not match " + b.length + " bytes (truncated?)");
             }
             ByteReader crcReader = new ByteReader(b, 13 + len, 4);
             int crc = crcReader.u32();
@@ -106,15 +107,26 @@ public final class ManifestCodec {
                     for (int t = 0; t < tn; t++) {
                         tombs.add(new PrefixTombstone(p.bytes(), p.varint()));
                     }
-                    files.add(new FileMeta(path, size, new KeyRange(lower, limit), kgs, clip,
-                            entries, minSeq, maxSeq, List.copyOf(tombs), false,
-                            new FileMeta.RefCount()));
+                    files.add(
+                            new FileMeta(
+                                    path,
+                                    size,
+                                    new KeyRange(lower, limit),
+                                    kgs,
+                                    clip,
+                                    entries,
+                                    minSeq,
+                                    maxSeq,
+                                    List.copyOf(tombs),
+                                    false,
+                                    new FileMeta.RefCount()));
                 }
                 levels.add(files);
             }
             return new Manifest(span, lastSeq, levels);
         } catch (IOException e) {
-            throw new IOException("Corrupted manifest (" + b.length + " bytes): " + e.getMessage(), e);
+            throw new IOException(
+                    "Corrupted manifest (" + b.length + " bytes): " + e.getMessage(), e);
         }
     }
 

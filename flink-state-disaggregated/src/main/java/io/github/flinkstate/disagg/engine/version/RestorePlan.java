@@ -1,7 +1,6 @@
 package io.github.flinkstate.disagg.engine.version;
 
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
-
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,10 +14,10 @@ import java.util.List;
  * <ol>
  *   <li>Each manifest's span, intersected with the new span, must be disjoint from the others'
  *       (otherwise {@link IllegalArgumentException}).
- *   <li>Each file keeps its level; its clip becomes {@code clip ∩ manifest span ∩ new span};
- *       files whose clip or effective range is empty are left out.
- *   <li>The last sequence number is the maximum over the manifests, so new writes are newer
- *       than everything restored.
+ *   <li>Each file keeps its level; its clip becomes {@code clip ∩ manifest span ∩ new span}; files
+ *       whose clip or effective range is empty are left out.
+ *   <li>The last sequence number is the maximum over the manifests, so new writes are newer than
+ *       everything restored.
  * </ol>
  *
  * <p>Thread safety: immutable.
@@ -42,7 +41,8 @@ public record RestorePlan(List<List<FileMeta>> levels, long lastSeq) {
             KeyGroupSpan s = d.span().intersect(span);
             for (KeyGroupSpan u : used) {
                 if (!s.isEmpty() && s.overlaps(u)) {
-                    throw new IllegalArgumentException("manifests overlap in key groups: " + s + " and " + u);
+                    throw new IllegalArgumentException(
+                            "manifests overlap in key groups: " + s + " and " + u);
                 }
             }
             used.add(s);

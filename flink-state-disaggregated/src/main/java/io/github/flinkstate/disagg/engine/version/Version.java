@@ -5,7 +5,6 @@ import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.key.KeyRange;
 import io.github.flinkstate.disagg.engine.sst.PrefixTombstone;
-
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
@@ -15,26 +14,29 @@ import java.util.Set;
 /**
  * An immutable set of live files per level, as seen by readers at one point in time.
  *
- * <p>Thread safety: immutable; the reference count is guarded by the {@link VersionSet} lock.
- * A reader must hold a reference (acquire/release through the version set) while it reads, so
- * the files cannot be deleted underneath it.
+ * <p>Thread safety: immutable; the reference count is guarded by the {@link VersionSet} lock. A
+ * reader must hold a reference (acquire/release through the version set) while it reads, so the
+ * files cannot be deleted underneath it.
  *
  * <p>Invariants (checked by {@link #checkInvariants}):
  *
  * <ol>
  *   <li>Level 0 files may overlap each other; conflicts are resolved by sequence number.
- *   <li>In every level >= 1, files are sorted by effective lower key and their effective ranges
- *       are pairwise disjoint.
- *   <li>Every file's clip lies in the store's key-group span and its effective range is not
- *       empty.
+ *   <li>In every level >= 1, files are sorted by effective lower key and their effective ranges are
+ *       pairwise disjoint.
+ *   <li>Every file's clip lies in the store's key-group span and its effective range is not empty.
  *   <li>A file appears at most once in a version.
  * </ol>
  */
 public final class Version {
 
     private final List<List<FileMeta>> levels;
-    /** {@code ranges[l][i]} = effective range of file i of level l, computed once (reads use it). */
+
+    /**
+     * {@code ranges[l][i]} = effective range of file i of level l, computed once (reads use it).
+     */
     private final KeyRange[][] ranges;
+
     private final TombstoneIndex tombstones;
     int refs;
 
@@ -93,7 +95,10 @@ public final class Version {
         return sum;
     }
 
-    /** The effective range of file {@code index} of {@code level} (cached {@link FileMeta#effectiveRange()}). */
+    /**
+     * The effective range of file {@code index} of {@code level} (cached {@link
+     * FileMeta#effectiveRange()}).
+     */
     public KeyRange effectiveRange(int level, int index) {
         return ranges[level][index];
     }
@@ -167,13 +172,15 @@ public final class Version {
             for (int i = 0; i < files.size(); i++) {
                 FileMeta f = files.get(i);
                 check(seen.add(f), "file twice: " + f);
-                check(!f.clip().isEmpty() && storeSpan.intersect(f.clip()).equals(f.clip()),
+                check(
+                        !f.clip().isEmpty() && storeSpan.intersect(f.clip()).equals(f.clip()),
                         "clip outside store span: " + f);
                 check(!f.effectiveRange().isEmpty(), "empty effective range: " + f);
                 if (l > 0 && i > 0) {
                     KeyRange prev = files.get(i - 1).effectiveRange();
                     KeyRange cur = f.effectiveRange();
-                    check(prev.limit() != null && Bytes.compare(prev.limit(), cur.lower()) <= 0,
+                    check(
+                            prev.limit() != null && Bytes.compare(prev.limit(), cur.lower()) <= 0,
                             "L" + l + " overlap/order: " + files.get(i - 1) + " vs " + f);
                 }
             }

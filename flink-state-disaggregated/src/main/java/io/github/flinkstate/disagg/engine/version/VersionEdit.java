@@ -5,8 +5,8 @@ import java.util.List;
 
 /**
  * A change to the live file set (files added to / removed from levels), applied atomically by
- * {@link VersionSet#install}. Produced by flushes (add to L0) and compactions (remove inputs,
- * add outputs, or move a file down a level).
+ * {@link VersionSet#install}. Produced by flushes (add to L0) and compactions (remove inputs, add
+ * outputs, or move a file down a level).
  *
  * <p>Thread safety: not thread-safe; built by one thread then handed over.
  */

@@ -2,7 +2,6 @@ package io.github.flinkstate.disagg.engine.version;
 
 import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
-
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
@@ -13,11 +12,11 @@ import java.util.Set;
 import java.util.function.Consumer;
 
 /**
- * Owns the current {@link Version}, the set of versions still pinned by readers, compactions
- * or snapshots, and the per-file reference counts that decide when a file becomes obsolete.
+ * Owns the current {@link Version}, the set of versions still pinned by readers, compactions or
+ * snapshots, and the per-file reference counts that decide when a file becomes obsolete.
  *
- * <p>Thread safety: thread-safe; all state is guarded by {@code this}. The obsolete-file
- * callback runs outside the lock.
+ * <p>Thread safety: thread-safe; all state is guarded by {@code this}. The obsolete-file callback
+ * runs outside the lock.
  *
  * <p>Lifecycle of a file: added by an edit (refs++ for each new version listing it) -> versions
  * that list it are released (refs--) -> refs reaches 0 -> handed to the obsolete-file callback,
@@ -39,7 +38,9 @@ public final class VersionSet {
     private final Set<Version> live = Collections.newSetFromMap(new IdentityHashMap<>());
     private Version current;
 
-    public VersionSet(KeyGroupSpan span, List<List<FileMeta>> initial,
+    public VersionSet(
+            KeyGroupSpan span,
+            List<List<FileMeta>> initial,
             Consumer<List<FileMeta>> obsoleteFiles) {
         this.span = span;
         this.obsoleteFiles = obsoleteFiles;
@@ -48,7 +49,8 @@ public final class VersionSet {
             levels.add(new ArrayList<>(l));
         }
         for (int i = 1; i < levels.size(); i++) {
-            levels.get(i).sort(Comparator.comparing(f -> f.effectiveRange().lower(), Bytes::compare));
+            levels.get(i)
+                    .sort(Comparator.comparing(f -> f.effectiveRange().lower(), Bytes::compare));
         }
         Version v = new Version(levels);
         v.checkInvariants(span);
@@ -92,8 +94,10 @@ public final class VersionSet {
             }
             levels.get(0).sort(Comparator.comparingLong(FileMeta::maxSeq).reversed());
             for (int i = 1; i < levels.size(); i++) {
-                levels.get(i).sort(
-                        Comparator.comparing(f -> f.effectiveRange().lower(), Bytes::compare));
+                levels.get(i)
+                        .sort(
+                                Comparator.comparing(
+                                        f -> f.effectiveRange().lower(), Bytes::compare));
             }
             Version next = new Version(levels);
             next.checkInvariants(span);
@@ -119,8 +123,14 @@ public final class VersionSet {
             }
         }
         for (Map.Entry<FileMeta, Integer> e : counts.entrySet()) {
-            Version.check(e.getKey().refs().count == e.getValue(),
-                    "refcount " + e.getKey().refs().count + " != " + e.getValue() + " for " + e.getKey());
+            Version.check(
+                    e.getKey().refs().count == e.getValue(),
+                    "refcount "
+                            + e.getKey().refs().count
+                            + " != "
+                            + e.getValue()
+                            + " for "
+                            + e.getKey());
         }
         current.checkInvariants(span);
     }

@@ -1,13 +1,12 @@
 package io.github.flinkstate.disagg.engine.cache;
 
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
 
 /** The CLOCK block cache: weight bound, second chance, sharing and release of per-file tables. */
 class BlockCacheTest {
@@ -73,7 +72,8 @@ class BlockCacheTest {
         assertThat(a.lookup(1)).isNull();
         assertThat(cache.weightedSize()).isZero();
         cache.checkInvariants();
-        assertThatThrownBy(a::release).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(a::release)
+                .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("released too often");
     }
 
@@ -81,7 +81,8 @@ class BlockCacheTest {
     void reopeningWithAnotherBlockCountIsRejected() {
         BlockCache cache = new BlockCache(WEIGHT);
         cache.open("a", 2);
-        assertThatThrownBy(() -> cache.open("a", 3)).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> cache.open("a", 3))
+                .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("a opened with 3 blocks but cached with 2");
     }
 

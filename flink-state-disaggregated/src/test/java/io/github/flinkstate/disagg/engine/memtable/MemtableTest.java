@@ -1,14 +1,12 @@
 package io.github.flinkstate.disagg.engine.memtable;
 
-import io.github.flinkstate.disagg.engine.key.EntryType;
-import io.github.flinkstate.disagg.engine.testutil.LsmModelRunner;
-
-import org.junit.jupiter.api.Test;
-
-import java.util.Arrays;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.github.flinkstate.disagg.engine.key.EntryType;
+import io.github.flinkstate.disagg.engine.testutil.LsmModelRunner;
+import java.util.Arrays;
+import org.junit.jupiter.api.Test;
 
 /** Unit tests of {@link Memtable}, with invariants checked after every operation. */
 class MemtableTest {
@@ -42,7 +40,14 @@ class MemtableTest {
         m.freeze();
         assertThatThrownBy(() -> m.add(LsmModelRunner.key(0, 0, 2), 2, EntryType.PUT, new byte[1]))
                 .isInstanceOf(IllegalStateException.class);
-        assertThatThrownBy(() -> new Memtable(2).add(LsmModelRunner.key(0, 0, 2), 0, EntryType.PUT, new byte[1]))
+        assertThatThrownBy(
+                        () ->
+                                new Memtable(2)
+                                        .add(
+                                                LsmModelRunner.key(0, 0, 2),
+                                                0,
+                                                EntryType.PUT,
+                                                new byte[1]))
                 .isInstanceOf(IllegalArgumentException.class);
     }
 }

@@ -1,32 +1,29 @@
 package io.github.flinkstate.disagg.engine.sst;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.EntryType;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.key.Versioned;
 import io.github.flinkstate.disagg.engine.testutil.LsmModelRunner;
-
-import org.apache.flink.core.fs.FileSystem;
-import org.apache.flink.core.fs.Path;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.io.File;
 import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Random;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.core.fs.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Round trips and format checks of {@link SstWriter} / {@link SstReader}. */
 class SstFormatTest {
 
-    @TempDir
-    File tmp;
+    @TempDir File tmp;
 
     private final FileSystem fs = FileSystem.getLocalFileSystem();
 
@@ -80,11 +77,13 @@ class SstFormatTest {
         SstWriter w = new SstWriter(fs, path, 512, 10, KeyGroupSpan.of(0, 3));
         w.add(LsmModelRunner.key(1, 0, 5), 1, EntryType.PUT, new byte[1]);
         assertThatThrownBy(() -> w.add(LsmModelRunner.key(1, 0, 4), 2, EntryType.PUT, new byte[1]))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("out of order");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("out of order");
         assertThatThrownBy(() -> w.add(LsmModelRunner.key(1, 0, 5), 2, EntryType.PUT, new byte[1]))
                 .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> w.add(LsmModelRunner.key(9, 0, 5), 2, EntryType.PUT, new byte[1]))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("outside");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("outside");
         w.abort();
         assertThat(fs.exists(path)).isFalse();
     }
@@ -114,7 +113,8 @@ class SstFormatTest {
         for (int i = 0; i < 4000; i++) {
             byte[] v = new byte[rnd.nextInt(40)];
             rnd.nextBytes(v);
-            model.put(LsmModelRunner.key(rnd.nextInt(4), rnd.nextInt(3), rnd.nextInt(20_000)),
+            model.put(
+                    LsmModelRunner.key(rnd.nextInt(4), rnd.nextInt(3), rnd.nextInt(20_000)),
                     rnd.nextInt(10) == 0 ? null : v);
         }
         Path path = new Path(new Path(tmp.toURI()), file);
@@ -198,10 +198,15 @@ class SstFormatTest {
         w.finish(null);
         byte[] file = java.nio.file.Files.readAllBytes(new File(path.toUri()).toPath());
         byte[] block = java.util.Arrays.copyOf(file, 17);
-        assertThat(block).isEqualTo(new byte[] {4, 0, 1, 0, 0x37, 1, 1, 1, 0x76, 0, 0, 0, 0, 0, 0, 0, 1});
+        assertThat(block)
+                .isEqualTo(new byte[] {4, 0, 1, 0, 0x37, 1, 1, 1, 0x76, 0, 0, 0, 0, 0, 0, 0, 1});
         int crc = SstFormat.crc32c(file, 0, 17);
-        assertThat(((file[17] & 0xFF) << 24) | ((file[18] & 0xFF) << 16) | ((file[19] & 0xFF) << 8)
-                | (file[20] & 0xFF)).isEqualTo(crc);
+        assertThat(
+                        ((file[17] & 0xFF) << 24)
+                                | ((file[18] & 0xFF) << 16)
+                                | ((file[19] & 0xFF) << 8)
+                                | (file[20] & 0xFF))
+                .isEqualTo(crc);
     }
 
     @Test
@@ -209,16 +214,21 @@ class SstFormatTest {
         byte[] entry = {4, 0, 1, 0, 0x37, 1, 1, 1, 0x76};
         byte[] badCount = java.util.Arrays.copyOf(entry, entry.length + 8);
         badCount[badCount.length - 1] = 99; // 99 entries cannot fit
-        assertThatThrownBy(() -> DataBlock.get(badCount, 2, new byte[] {0, 1, 0, 0x37}, "f.sst", 100))
-                .hasMessageContaining("f.sst").hasMessageContaining("offset 100")
+        assertThatThrownBy(
+                        () -> DataBlock.get(badCount, 2, new byte[] {0, 1, 0, 0x37}, "f.sst", 100))
+                .hasMessageContaining("f.sst")
+                .hasMessageContaining("offset 100")
                 .hasMessageContaining("bad entry count 99");
         byte[] badOffset = java.util.Arrays.copyOf(entry, entry.length + 8);
         badOffset[entry.length + 3] = 50; // offset[0] = 50, past the entries region
         badOffset[badOffset.length - 1] = 1;
-        assertThatThrownBy(() -> DataBlock.get(badOffset, 2, new byte[] {0, 1, 0, 0x37}, "f.sst", 100))
-                .hasMessageContaining("f.sst").hasMessageContaining("outside entries region");
+        assertThatThrownBy(
+                        () -> DataBlock.get(badOffset, 2, new byte[] {0, 1, 0, 0x37}, "f.sst", 100))
+                .hasMessageContaining("f.sst")
+                .hasMessageContaining("outside entries region");
         assertThatThrownBy(() -> new DataBlock.Cursor(badCount, 2, "f.sst", 100))
-                .hasMessageContaining("f.sst").hasMessageContaining("bad entry count");
+                .hasMessageContaining("f.sst")
+                .hasMessageContaining("bad entry count");
     }
 
     @Test
@@ -232,7 +242,8 @@ class SstFormatTest {
             f.writeByte(9);
         }
         assertThatThrownBy(() -> SstReader.open(fs, path, new BlockCache(0), -1))
-                .hasMessageContaining(path.toString()).hasMessageContaining("Unsupported SST version 9");
+                .hasMessageContaining(path.toString())
+                .hasMessageContaining("Unsupported SST version 9");
     }
 
     @Test

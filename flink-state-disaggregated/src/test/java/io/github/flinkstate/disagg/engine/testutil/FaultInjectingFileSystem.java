@@ -1,12 +1,5 @@
 package io.github.flinkstate.disagg.engine.testutil;
 
-import org.apache.flink.core.fs.BlockLocation;
-import org.apache.flink.core.fs.FSDataInputStream;
-import org.apache.flink.core.fs.FSDataOutputStream;
-import org.apache.flink.core.fs.FileStatus;
-import org.apache.flink.core.fs.FileSystem;
-import org.apache.flink.core.fs.Path;
-
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.net.URI;
@@ -14,19 +7,27 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.flink.core.fs.BlockLocation;
+import org.apache.flink.core.fs.FSDataInputStream;
+import org.apache.flink.core.fs.FSDataOutputStream;
+import org.apache.flink.core.fs.FileStatus;
+import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.core.fs.Path;
 
 /**
- * A real Flink {@link FileSystem} that delegates to another one (usually the local file system)
- * and injects faults by path: failing writes, flipped bytes on read, files reported shorter
- * than they are (truncation) and hidden files (missing).
+ * A real Flink {@link FileSystem} that delegates to another one (usually the local file system) and
+ * injects faults by path: failing writes, flipped bytes on read, files reported shorter than they
+ * are (truncation) and hidden files (missing).
  *
  * <p>Thread safety: thread-safe; fault switches are concurrent collections.
  */
 public final class FaultInjectingFileSystem extends FileSystem {
 
     private final FileSystem delegate;
+
     /** Number of upcoming file creations whose streams fail after a few bytes. */
     private final AtomicInteger failingCreates = new AtomicInteger();
+
     private final Map<String, Long> corruptAt = new ConcurrentHashMap<>();
     private final Map<String, Long> truncatedTo = new ConcurrentHashMap<>();
     private final Set<String> hidden = ConcurrentHashMap.newKeySet();

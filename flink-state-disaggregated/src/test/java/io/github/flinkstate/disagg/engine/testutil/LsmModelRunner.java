@@ -1,5 +1,7 @@
 package io.github.flinkstate.disagg.engine.testutil;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.flinkstate.disagg.engine.LsmOptions;
 import io.github.flinkstate.disagg.engine.LsmSnapshot;
 import io.github.flinkstate.disagg.engine.LsmStore;
@@ -7,12 +9,6 @@ import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.iterator.LsmIterator;
 import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
-
-import org.apache.flink.core.fs.FileSystem;
-import org.apache.flink.core.fs.Path;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -21,17 +17,19 @@ import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Random;
 import java.util.TreeMap;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.core.fs.Path;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Seeded randomized model checker: drives {@link LsmStore}s with random puts, deletes, prefix
  * deletes, gets and scans, interleaved with flushes, compactions, snapshots, reopens and
- * merges/splits of snapshots with key-group clipping, and compares every read with a
- * {@link TreeMap} model. Used by the local and the HDFS model tests.
+ * merges/splits of snapshots with key-group clipping, and compares every read with a {@link
+ * TreeMap} model. Used by the local and the HDFS model tests.
  *
- * <p>Key layout: {@code [kg hi][kg lo][namespace 0..2][decimal digits]}, so prefix deletes of a
- * key group (2 bytes), a namespace (3 bytes) or a digit prefix (4 bytes) all cover real keys.
+ * <p>Key layout: {@code [kg hi][kg lo][namespace 0..2][decimal digits]}, so prefix deletes of a key
+ * group (2 bytes), a namespace (3 bytes) or a digit prefix (4 bytes) all cover real keys.
  */
 public final class LsmModelRunner {
 
@@ -89,8 +87,15 @@ public final class LsmModelRunner {
         LsmStore store = open(options(span));
         store = randomOps(store, model, span, ops, true);
         verifyAll(store, model, span);
-        System.out.println("seed " + seed + ": " + store.describe() + " " + store.stats()
-                + " WA=" + store.stats().writeAmplification());
+        System.out.println(
+                "seed "
+                        + seed
+                        + ": "
+                        + store.describe()
+                        + " "
+                        + store.stats()
+                        + " WA="
+                        + store.stats().writeAmplification());
         finish();
     }
 
@@ -135,7 +140,8 @@ public final class LsmModelRunner {
             part = randomOps(part, m, s, opsPerStore / 4, true);
             part.compactAll();
             part.checkInvariants();
-            System.out.println("seed " + seed + " part " + s + ": " + part.describe() + " " + part.stats());
+            System.out.println(
+                    "seed " + seed + " part " + s + ": " + part.describe() + " " + part.stats());
             verifyAll(part, m, s);
             LsmSnapshot ps = retain(part.snapshot());
             LsmStore again = open(LsmStore.open(options(s), List.of(ps.manifest())));
@@ -144,8 +150,13 @@ public final class LsmModelRunner {
         finish();
     }
 
-    private LsmStore randomOps(LsmStore store, NavigableMap<byte[], byte[]> model, KeyGroupSpan span,
-            int ops, boolean allowReopen) throws IOException {
+    private LsmStore randomOps(
+            LsmStore store,
+            NavigableMap<byte[], byte[]> model,
+            KeyGroupSpan span,
+            int ops,
+            boolean allowReopen)
+            throws IOException {
         for (int i = 0; i < ops; i++) {
             int r = rnd.nextInt(1000);
             if (r < 450) {
@@ -161,11 +172,14 @@ public final class LsmModelRunner {
                 byte[] p = randomPrefix(span);
                 store.deletePrefix(p);
                 byte[] limit = Bytes.prefixLimit(p);
-                (limit == null ? model.tailMap(p, true) : model.subMap(p, true, limit, false)).clear();
+                (limit == null ? model.tailMap(p, true) : model.subMap(p, true, limit, false))
+                        .clear();
             } else if (r < 800) {
                 byte[] k = randomKey(span, model);
                 byte[] got = store.get(k);
-                assertThat(got).as("get %s (seed %d, op %d)", Bytes.hex(k), seed, i).isEqualTo(model.get(k));
+                assertThat(got)
+                        .as("get %s (seed %d, op %d)", Bytes.hex(k), seed, i)
+                        .isEqualTo(model.get(k));
                 checks++;
             } else if (r < 830) {
                 byte[] p = Arrays.copyOf(randomPrefix(span), 2 + rnd.nextInt(3));
@@ -177,7 +191,11 @@ public final class LsmModelRunner {
                 }
                 byte[] limit = Bytes.prefixLimit(p);
                 try (LsmIterator it = store.scanPrefix(p)) {
-                    assertSame(it, limit == null ? model.tailMap(p, true) : model.subMap(p, true, limit, false),
+                    assertSame(
+                            it,
+                            limit == null
+                                    ? model.tailMap(p, true)
+                                    : model.subMap(p, true, limit, false),
                             "prefix " + Bytes.hex(p) + " op " + i);
                 }
             } else if (r < 840) {
@@ -218,13 +236,15 @@ public final class LsmModelRunner {
         }
         for (Map.Entry<byte[], byte[]> e : model.entrySet()) {
             if (rnd.nextInt(8) == 0) {
-                assertThat(store.get(e.getKey())).as("get %s seed %d", Bytes.hex(e.getKey()), seed)
+                assertThat(store.get(e.getKey()))
+                        .as("get %s seed %d", Bytes.hex(e.getKey()), seed)
                         .isEqualTo(e.getValue());
             }
         }
     }
 
-    private void assertSame(LsmIterator it, Map<byte[], byte[]> expected, String what) throws IOException {
+    private void assertSame(LsmIterator it, Map<byte[], byte[]> expected, String what)
+            throws IOException {
         List<String> got = new ArrayList<>();
         while (it.isValid()) {
             got.add(Bytes.hex(it.key()) + "=" + Bytes.hex(it.value()));
@@ -236,16 +256,24 @@ public final class LsmModelRunner {
         checks++;
     }
 
-    private static NavigableMap<byte[], byte[]> restrict(NavigableMap<byte[], byte[]> m, KeyGroupSpan s) {
+    private static NavigableMap<byte[], byte[]> restrict(
+            NavigableMap<byte[], byte[]> m, KeyGroupSpan s) {
         NavigableMap<byte[], byte[]> out = newModel();
         byte[] limit = s.limitKey();
-        out.putAll(limit == null ? m.tailMap(s.lowerKey(), true) : m.subMap(s.lowerKey(), true, limit, false));
+        out.putAll(
+                limit == null
+                        ? m.tailMap(s.lowerKey(), true)
+                        : m.subMap(s.lowerKey(), true, limit, false));
         return out;
     }
 
     private byte[] randomKey(KeyGroupSpan span, NavigableMap<byte[], byte[]> model) {
         if (!model.isEmpty() && rnd.nextInt(3) == 0) {
-            byte[] probe = key(span.start() + rnd.nextInt(span.end() - span.start() + 1), rnd.nextInt(3), rnd.nextInt(300));
+            byte[] probe =
+                    key(
+                            span.start() + rnd.nextInt(span.end() - span.start() + 1),
+                            rnd.nextInt(3),
+                            rnd.nextInt(300));
             Map.Entry<byte[], byte[]> e = model.ceilingEntry(probe);
             if (e != null) {
                 return e.getKey();
@@ -301,7 +329,12 @@ public final class LsmModelRunner {
             s.release();
         }
         cache.checkInvariants();
-        LOG.info("seed {} done: {} checks, {} stores, {} snapshots", seed, checks, opened.size(), retained.size());
+        LOG.info(
+                "seed {} done: {} checks, {} stores, {} snapshots",
+                seed,
+                checks,
+                opened.size(),
+                retained.size());
     }
 
     public long checks() {
