@@ -174,4 +174,53 @@ class ReaderFaultInjectionTest {
             assertThat(plain.cachedFiles()).isZero();
         }
     }
+
+    // ---- finding 5 of issue 13; failed before its fix -------------------------------------
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"truncated", "deleted", "corrupt"})
+    void damagedLocalCopy_isEvictedAndDownloadedAgain(String damage) throws Exception {
+        ChangelogStateHandleStreamImpl handle = writeHandle(true);
+        assertThat(Changes.read(view.createReader(), handle))
+                .containsExactly("1:v1", "2:v2", "3:v3");
+        List<File> copies = new ArrayList<>();
+        collectCachedCopies(new File(tmp, "cache"), copies);
+        assertThat(copies).hasSize(3);
+        for (File copy : copies) {
+            switch (damage) {
+                case "truncated":
+                    try (RandomAccessFile raf = new RandomAccessFile(copy, "rw")) {
+                        raf.setLength(raf.length() - 3);
+                    }
+                    break;
+                case "deleted":
+                    assertThat(copy.delete()).isTrue();
+                    break;
+                default:
+                    try (RandomAccessFile raf = new RandomAccessFile(copy, "rw")) {
+                        raf.seek(raf.length() - 1);
+                        int b = raf.read();
+                        raf.seek(raf.length() - 1);
+                        raf.write(b ^ 0xFF);
+                    }
+            }
+        }
+        assertThat(Changes.read(view.createReader(), handle))
+                .containsExactly("1:v1", "2:v2", "3:v3");
+        assertThat(FaultInjectingFileSystem.opens()).isEqualTo(6);
+    }
+
+    private static void collectCachedCopies(File dir, List<File> out) {
+        File[] children = dir.listFiles();
+        if (children == null) {
+            return;
+        }
+        for (File child : children) {
+            if (child.isDirectory()) {
+                collectCachedCopies(child, out);
+            } else if (child.getName().startsWith("dstl-")) {
+                out.add(child);
+            }
+        }
+    }
 }
