@@ -3,6 +3,7 @@ package io.github.flinkstate.changelog;
 import java.io.IOException;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.InvocationTargetException;
+import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.IllegalConfigurationException;
 import org.apache.flink.configuration.ReadableConfig;
@@ -34,6 +35,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code state.changelog.enabled} must not also be true (Flink would wrap twice);
  *   <li>a restore from {@code execution.state-recovery.path} must use claim mode CLAIM, because
  *       Flink's changelog backend cannot take the full checkpoint that NO_CLAIM requires;
+ *   <li>{@code execution.checkpointing.max-concurrent-checkpoints} must be 1, the only value
+ *       Flink's changelog backend supports;
  *   <li>the delegate must not itself be a changelog backend or this factory.
  * </ol>
  *
@@ -95,6 +98,19 @@ public final class ChangelogStateBackendFactory implements StateBackendFactory<S
                             + StateChangelogOptions.ENABLE_STATE_CHANGE_LOG.key()
                             + ": false' (this factory already enables it), or use"
                             + " a plain backend type with the option.");
+        }
+        int concurrent = config.get(CheckpointingOptions.MAX_CONCURRENT_CHECKPOINTS);
+        if (concurrent > 1) {
+            throw new IllegalConfigurationException(
+                    "'"
+                            + CheckpointingOptions.MAX_CONCURRENT_CHECKPOINTS.key()
+                            + "' is "
+                            + concurrent
+                            + ", but Flink's changelog state backend supports only 1 concurrent"
+                            + " checkpoint: with more, a DSTL file shared by several checkpoints"
+                            + " can be deleted while a newer checkpoint still needs it. Set '"
+                            + CheckpointingOptions.MAX_CONCURRENT_CHECKPOINTS.key()
+                            + ": 1'.");
         }
         String recoveryPath = config.get(StateRecoveryOptions.SAVEPOINT_PATH);
         if (recoveryPath != null

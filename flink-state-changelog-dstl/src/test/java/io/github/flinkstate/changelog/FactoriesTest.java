@@ -7,6 +7,7 @@ import java.io.File;
 import java.util.ServiceLoader;
 import java.util.stream.StreamSupport;
 import org.apache.flink.api.common.JobID;
+import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.IllegalConfigurationException;
 import org.apache.flink.configuration.StateBackendOptions;
@@ -187,5 +188,25 @@ class FactoriesTest {
                                 new ChangelogStateBackendFactory()
                                         .createFromConfig(config, getClass().getClassLoader()))
                 .hasMessageContaining("state.backend.changelog.delegate");
+    }
+
+    // ---- finding 6 of issue 13; failed before its fix -------------------------------------
+
+    @Test
+    void backendFactory_rejectsConcurrentCheckpoints_namingTheOption() throws Exception {
+        Configuration config = backendConfig();
+        config.set(CheckpointingOptions.MAX_CONCURRENT_CHECKPOINTS, 2);
+        assertThatThrownBy(
+                        () ->
+                                new ChangelogStateBackendFactory()
+                                        .createFromConfig(config, getClass().getClassLoader()))
+                .isInstanceOf(IllegalConfigurationException.class)
+                .hasMessageContaining(CheckpointingOptions.MAX_CONCURRENT_CHECKPOINTS.key())
+                .hasMessageContaining("1");
+        config.set(CheckpointingOptions.MAX_CONCURRENT_CHECKPOINTS, 1);
+        assertThat(
+                        new ChangelogStateBackendFactory()
+                                .createFromConfig(config, getClass().getClassLoader()))
+                .isNotNull();
     }
 }
