@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.runtime.state.KeyGroupRange;
@@ -23,6 +24,7 @@ import org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl;
 import org.apache.flink.runtime.state.changelog.SequenceNumber;
 import org.apache.flink.runtime.state.filesystem.FileStateHandle;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -170,5 +172,146 @@ class UploadFaultInjectionTest {
                 () -> storage.getAvailabilityProvider().isAvailable(), "storage available");
         writer.checkInvariants();
         other.checkInvariants();
+    }
+
+    // ---- findings of issue 13; each failed before its fix ----------------------------------
+
+    @Test
+    void hungUpload_isGivenUpAtTheDeadline_freeingItsBytesAndThreads() throws Exception {
+        Configuration config = config();
+        config.set(DfsChangelogOptions.UPLOAD_TIMEOUT, Duration.ofMillis(20));
+        config.set(DfsChangelogOptions.MAX_ATTEMPTS, 2);
+        config.set(DfsChangelogOptions.UPLOAD_THREADS, 2);
+        config.set(DfsChangelogOptions.UPLOAD_DEADLINE, Duration.ofMillis(300));
+        DfsChangelogWriter writer = open(config);
+        CountDownLatch hung = new CountDownLatch(1);
+        try {
+            FaultInjectingFileSystem.blockNextCreate(hung); // first attempt hangs
+            FaultInjectingFileSystem.blockNextCreate(hung); // and its hedge too
+            writer.append(1, bytes("a"));
+            CompletableFuture<SnapshotResult<ChangelogStateHandleStreamImpl>> stuck =
+                    writer.persist(SequenceNumber.of(0), 1);
+
+            assertThatThrownBy(() -> stuck.get(20, TimeUnit.SECONDS))
+                    .isInstanceOf(ExecutionException.class)
+                    .hasStackTraceContaining("did not finish within");
+            TestStorages.waitUntil(
+                    () ->
+                            ((InFlightLimiter) storage.getAvailabilityProvider()).inFlightBytes()
+                                    == 0,
+                    "in-flight bytes freed");
+            writer.checkInvariants();
+
+            // both upload threads were taken by the hung attempts: they must be free again
+            writer.append(2, bytes("b"));
+            ChangelogStateHandleStreamImpl handle =
+                    writer.persist(SequenceNumber.of(0), 2)
+                            .get(20, TimeUnit.SECONDS)
+                            .getJobManagerOwnedSnapshot();
+            assertThat(Changes.read(storage.createReader(), handle)).containsExactly("1:a", "2:b");
+            TestStorages.waitUntil(
+                    () -> TestStorages.files(storage).equals(List.of(fileName(handle))),
+                    "no file of the abandoned attempts remains");
+        } finally {
+            hung.countDown();
+        }
+    }
+
+    @Test
+    void storageClose_doesNotWaitForAHungUpload() throws Exception {
+        Configuration config = config();
+        config.set(DfsChangelogOptions.UPLOAD_TIMEOUT, Duration.ofHours(1));
+        DfsChangelogWriter writer = open(config);
+        CountDownLatch hung = new CountDownLatch(1);
+        try {
+            FaultInjectingFileSystem.blockNextCreate(hung);
+            writer.append(1, bytes("a"));
+            CompletableFuture<SnapshotResult<ChangelogStateHandleStreamImpl>> persist =
+                    writer.persist(SequenceNumber.of(0), 1);
+            TestStorages.waitUntil(() -> FaultInjectingFileSystem.creates() == 1, "upload hangs");
+
+            // Flink closes the storage on the TaskManager's RPC main thread
+            Assertions.assertTimeoutPreemptively(Duration.ofSeconds(10), storage::close);
+            DfsBatchedChangelogStorage closed = storage;
+            storage = null;
+            assertThatThrownBy(() -> persist.get(20, TimeUnit.SECONDS))
+                    .isInstanceOf(ExecutionException.class)
+                    .hasStackTraceContaining("closed");
+            assertThat(((InFlightLimiter) closed.getAvailabilityProvider()).inFlightBytes())
+                    .isZero();
+        } finally {
+            hung.countDown();
+        }
+    }
+
+    @Test
+    void failedTask_deletesPreemptiveUploadsNoResultHandedOut() throws Exception {
+        Configuration config = config();
+        config.set(DfsChangelogOptions.PREEMPTIVE_PERSIST_THRESHOLD, MemorySize.parse("8b"));
+        config.set(DfsChangelogOptions.UPLOAD_TIMEOUT, Duration.ofHours(1));
+        DfsChangelogWriter writer = open(config);
+        CountDownLatch hung = new CountDownLatch(1);
+        try {
+            writer.append(1, bytes("a"));
+            ChangelogStateHandleStreamImpl cp1 =
+                    writer.persist(SequenceNumber.of(0), 1)
+                            .get(20, TimeUnit.SECONDS)
+                            .getJobManagerOwnedSnapshot();
+            String cp1File = fileName(cp1);
+
+            writer.append(2, bytes("0123456789")); // sqn 1: uploaded pre-emptively
+            TestStorages.waitUntil(
+                    () -> TestStorages.files(storage).size() == 2, "pre-emptive upload");
+            List<String> preemptive = new java.util.ArrayList<>(TestStorages.files(storage));
+            preemptive.remove(cp1File);
+
+            FaultInjectingFileSystem.blockNextCreate(hung);
+            writer.append(3, bytes("c")); // sqn 2, its upload hangs
+            SequenceNumber lastUploadedTo = writer.nextSequenceNumber();
+            CompletableFuture<SnapshotResult<ChangelogStateHandleStreamImpl>> cp2 =
+                    writer.persist(SequenceNumber.of(0), 2);
+            TestStorages.waitUntil(() -> FaultInjectingFileSystem.creates() == 3, "cp2 upload");
+
+            // the task fails: Flink truncates the tail after the last persist and closes
+            writer.truncateAndClose(lastUploadedTo);
+            assertThat(cp2).isCompletedExceptionally();
+            hung.countDown();
+
+            TestStorages.waitUntil(
+                    () -> TestStorages.files(storage).equals(List.of(cp1File)),
+                    "only the file handed out for checkpoint 1 remains, not " + preemptive);
+        } finally {
+            hung.countDown();
+        }
+    }
+
+    @Test
+    void resetWithPendingPersist_thenTruncate_deletesTheNeverHandedOutFile() throws Exception {
+        Configuration config = config();
+        config.set(DfsChangelogOptions.UPLOAD_TIMEOUT, Duration.ofHours(1));
+        DfsChangelogWriter writer = open(config);
+        CountDownLatch slow = new CountDownLatch(1);
+        try {
+            FaultInjectingFileSystem.blockNextCreate(slow);
+            writer.append(1, bytes("a"));
+            SequenceNumber to = writer.nextSequenceNumber();
+            CompletableFuture<SnapshotResult<ChangelogStateHandleStreamImpl>> cp1 =
+                    writer.persist(SequenceNumber.of(0), 1);
+            TestStorages.waitUntil(() -> FaultInjectingFileSystem.creates() == 1, "upload");
+
+            writer.reset(SequenceNumber.of(0), to, 1); // checkpoint 1 aborted, persist pending
+            slow.countDown();
+            TestStorages.waitUntil(
+                    () -> TestStorages.files(storage).size() == 1 && cp1.isDone(),
+                    "upload finished");
+            assertThat(cp1).isCompletedExceptionally(); // its result must not be handed out
+            writer.checkInvariants();
+
+            writer.truncate(to); // materialized: no checkpoint ever received the file
+            TestStorages.waitUntil(
+                    () -> TestStorages.files(storage).isEmpty(), "never handed-out file deleted");
+        } finally {
+            slow.countDown();
+        }
     }
 }
