@@ -228,9 +228,14 @@ class WriterProtocolModelTest {
         storage.close();
         storage = null;
         File dir = new File(tmp, "dfs");
-        List<String> left = new ArrayList<>();
-        collectFiles(dir, left);
-        assertThat(left).as("leaked DSTL files (seed %s)", seed).isEmpty();
+        // close() does not wait for scheduled deletions
+        TestStorages.waitUntil(
+                () -> {
+                    List<String> left = new ArrayList<>();
+                    collectFiles(dir, left);
+                    return left.isEmpty();
+                },
+                "no leaked DSTL file (seed " + seed + ")");
     }
 
     private static void seal(
