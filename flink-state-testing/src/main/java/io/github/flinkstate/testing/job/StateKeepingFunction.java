@@ -28,6 +28,9 @@ import org.apache.flink.util.Collector;
  * the key's first record. The timer fires when the bounded input ends (the source's final
  * watermark) and reports the key's {@link KeySummary} to the {@link JobRun}; it emits nothing.
  *
+ * <p>In count-only mode (the FLIP-325 benchmark's workload) it keeps the value state and the timer
+ * only.
+ *
  * <p>It may throw one injected failure, once the run processed {@code failAfterRecords} records
  * (replays included) and a checkpoint completed.
  *
@@ -43,6 +46,7 @@ public final class StateKeepingFunction extends KeyedProcessFunction<Long, Long,
 
     private final String runId;
     private final long failAfterRecords;
+    private final boolean countOnly;
 
     private transient JobRun run;
     private transient ValueState<Long> count;
@@ -54,10 +58,12 @@ public final class StateKeepingFunction extends KeyedProcessFunction<Long, Long,
     /**
      * @param failAfterRecords throw one failure after this many records of the run once a
      *     checkpoint completed; {@code <= 0}: never
+     * @param countOnly keep only the value state (count) and the timer
      */
-    StateKeepingFunction(String runId, long failAfterRecords) {
+    StateKeepingFunction(String runId, long failAfterRecords, boolean countOnly) {
         this.runId = runId;
         this.failAfterRecords = failAfterRecords;
+        this.countOnly = countOnly;
     }
 
     /** Whether {@code record} goes into the list state: a hash picks about 1 in 32 records. */
@@ -71,6 +77,9 @@ public final class StateKeepingFunction extends KeyedProcessFunction<Long, Long,
     public void open(OpenContext openContext) {
         run = JobRun.get(runId);
         count = getRuntimeContext().getState(new ValueStateDescriptor<>("count", Types.LONG));
+        if (countOnly) {
+            return;
+        }
         sum =
                 getRuntimeContext()
                         .getReducingState(
@@ -93,14 +102,9 @@ public final class StateKeepingFunction extends KeyedProcessFunction<Long, Long,
             c = 0L;
         }
         count.update(c + 1);
-        sum.add(record);
-        max.add(record);
-        if (sampled(record)) {
-            sample.add(record);
+        if (!countOnly) {
+            updateOtherStates(record);
         }
-        long residue = record % 4;
-        Long r = residues.get(residue);
-        residues.put(residue, r == null ? 1 : r + 1);
 
         long processed = run.recordProcessed();
         if (failAfterRecords > 0
@@ -112,8 +116,24 @@ public final class StateKeepingFunction extends KeyedProcessFunction<Long, Long,
         }
     }
 
+    private void updateOtherStates(long record) throws Exception {
+        sum.add(record);
+        max.add(record);
+        if (sampled(record)) {
+            sample.add(record);
+        }
+        long residue = record % 4;
+        Long r = residues.get(residue);
+        residues.put(residue, r == null ? 1 : r + 1);
+    }
+
     @Override
     public void onTimer(long timestamp, OnTimerContext ctx, Collector<Long> out) throws Exception {
+        Long c = count.value();
+        if (countOnly) {
+            run.report(KeySummary.countOnly(ctx.getCurrentKey(), c == null ? 0 : c));
+            return;
+        }
         List<Long> sampledRecords = new ArrayList<>();
         Iterable<Long> listed = sample.get();
         if (listed != null) {
@@ -124,7 +144,6 @@ public final class StateKeepingFunction extends KeyedProcessFunction<Long, Long,
         for (Map.Entry<Long, Long> e : residues.entries()) {
             residueCounts.put(e.getKey(), e.getValue());
         }
-        Long c = count.value();
         Long s = sum.get();
         Long m = max.get();
         run.report(
