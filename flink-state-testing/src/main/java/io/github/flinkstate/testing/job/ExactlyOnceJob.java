@@ -5,6 +5,7 @@ import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.connector.source.lib.NumberSequenceSource;
 import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 
@@ -62,7 +63,8 @@ public final class ExactlyOnceJob implements AutoCloseable {
      * The checkpointed, exactly-once source of {@code 0..records-1} alone (uid {@code source}), for
      * jobs that keep their own state.
      */
-    public static DataStream<Long> source(StreamExecutionEnvironment env, long records) {
+    public static SingleOutputStreamOperator<Long> source(
+            StreamExecutionEnvironment env, long records) {
         return env.fromSource(
                         new NumberSequenceSource(0, records - 1),
                         WatermarkStrategy.noWatermarks(),
