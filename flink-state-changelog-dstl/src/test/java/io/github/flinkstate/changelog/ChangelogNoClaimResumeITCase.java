@@ -2,21 +2,15 @@ package io.github.flinkstate.changelog;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.flinkstate.changelog.testutils.TestStorages;
+import io.github.flinkstate.testing.job.ExactlyOnceJob;
+import io.github.flinkstate.testing.job.KeyFunction;
+import io.github.flinkstate.testing.job.Throttle;
+import io.github.flinkstate.testing.wait.Waits;
 import java.io.File;
 import java.time.Duration;
-import java.util.HashMap;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.JobStatus;
-import org.apache.flink.api.common.functions.MapFunction;
-import org.apache.flink.api.common.functions.OpenContext;
-import org.apache.flink.api.common.state.ValueState;
-import org.apache.flink.api.common.state.ValueStateDescriptor;
-import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
@@ -33,9 +27,6 @@ import org.apache.flink.runtime.jobmaster.JobResult;
 import org.apache.flink.runtime.minicluster.MiniCluster;
 import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
-import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
-import org.apache.flink.util.Collector;
 import org.apache.flink.util.FileUtils;
 import org.apache.flink.util.TernaryBoolean;
 import org.junit.jupiter.api.io.TempDir;
@@ -57,17 +48,14 @@ import org.junit.jupiter.params.provider.CsvSource;
  *       end.
  * </ol>
  *
- * <p>Check: every key's final count is exact (no change lost or replayed twice across two restores)
- * and the JobManager reports changelog on, off, on for the three runs.
+ * <p>Check: every key's results are exact (the shared kit's {@link ExactlyOnceJob}: value, list,
+ * map, reducing and aggregating state and a timer per key; nothing lost or applied twice across two
+ * restores) and the JobManager reports changelog on, off, on for the three runs.
  */
 class ChangelogNoClaimResumeITCase {
 
     private static final long RECORDS = 50_000;
-    private static final int KEYS = 50;
-
-    static final Map<Long, Long> MAX_COUNT = new ConcurrentHashMap<>();
-    static final AtomicLong PROCESSED = new AtomicLong();
-    static volatile boolean throttle;
+    private static final Duration WAIT = Duration.ofMinutes(1);
 
     @TempDir File tmp;
 
@@ -75,8 +63,6 @@ class ChangelogNoClaimResumeITCase {
     @CsvSource({"checkpoint,rocksdb", "savepoint,hashmap"})
     void noClaimResumeRunsWithChangelogOff_thenClaimResumeTurnsItOnAgain(
             String from, String delegate) throws Exception {
-        MAX_COUNT.clear();
-        PROCESSED.set(0);
         File dstl = new File(tmp, "dstl");
         File checkpoints = new File(tmp, "checkpoints");
         Configuration cluster = clusterConfig(dstl, checkpoints);
@@ -86,15 +72,24 @@ class ChangelogNoClaimResumeITCase {
                         .setNumTaskManagers(1)
                         .setNumSlotsPerTaskManager(2)
                         .build();
-        try (MiniCluster miniCluster = new MiniCluster(mcc)) {
+        try (MiniCluster miniCluster = new MiniCluster(mcc);
+                ExactlyOnceJob job =
+                        ExactlyOnceJob.builder(RECORDS)
+                                .keys(KeyFunction.modulo(50))
+                                .throttle(Throttle.every(5).whileThrottled())
+                                .name("no-claim-" + from)
+                                .build()) {
             miniCluster.start();
 
             // run 1: changelog on
-            throttle = true;
-            JobGraph first = jobGraph(cluster, delegate, null, null);
-            JobID firstId = miniCluster.submitJob(first).get().getJobID();
+            job.run().throttled(true);
+            JobID firstId =
+                    miniCluster
+                            .submitJob(jobGraph(job, cluster, delegate, null, null))
+                            .get()
+                            .getJobID();
             awaitCheckpoints(miniCluster, firstId, 3);
-            TestStorages.waitUntil(() -> PROCESSED.get() >= 3_000, "first run processed");
+            Waits.until("first run processed", WAIT, () -> job.run().processed() >= 3_000);
             assertThat(changelogEnabled(miniCluster, firstId)).isEqualTo(TernaryBoolean.TRUE);
             String restorePath;
             File oldState;
@@ -113,26 +108,35 @@ class ChangelogNoClaimResumeITCase {
                 restorePath = cancelWithRetainedCheckpoint(miniCluster, firstId);
                 oldState = new File(checkpoints, firstId.toHexString());
             }
-            long afterFirst = PROCESSED.get();
-            assertThat(afterFirst).isLessThan(RECORDS);
+            assertThat(job.run().emitted()).isLessThan(RECORDS);
 
             // run 2: NO_CLAIM resume, changelog off, full checkpoint by the delegate
-            JobGraph second = jobGraph(cluster, delegate, restorePath, RecoveryClaimMode.NO_CLAIM);
-            JobID secondId = miniCluster.submitJob(second).get().getJobID();
+            long processed = job.run().processed();
+            JobID secondId =
+                    miniCluster
+                            .submitJob(
+                                    jobGraph(
+                                            job,
+                                            cluster,
+                                            delegate,
+                                            restorePath,
+                                            RecoveryClaimMode.NO_CLAIM))
+                            .get()
+                            .getJobID();
             awaitCheckpoints(miniCluster, secondId, 2);
-            TestStorages.waitUntil(
-                    () -> PROCESSED.get() >= afterFirst + 2_000, "second run processed");
+            Waits.until(
+                    "second run processed", WAIT, () -> job.run().processed() >= processed + 2_000);
             assertThat(changelogEnabled(miniCluster, secondId)).isEqualTo(TernaryBoolean.FALSE);
             String secondCheckpoint = cancelWithRetainedCheckpoint(miniCluster, secondId);
-            assertThat(PROCESSED.get()).isLessThan(RECORDS);
 
-            // NO_CLAIM: the second run's checkpoints do not need anything of the first run
+            // NO_CLAIM: the second run's checkpoints need nothing of the first run
             FileUtils.deleteDirectory(oldState);
             FileUtils.deleteDirectory(new File(dstl, firstId.toHexString()));
 
             // run 3: CLAIM resume, changelog on again, to the end of the input
-            throttle = false;
-            JobGraph third = jobGraph(cluster, delegate, secondCheckpoint, RecoveryClaimMode.CLAIM);
+            job.run().throttled(false);
+            JobGraph third =
+                    jobGraph(job, cluster, delegate, secondCheckpoint, RecoveryClaimMode.CLAIM);
             JobResult result =
                     miniCluster
                             .submitJob(third)
@@ -143,12 +147,8 @@ class ChangelogNoClaimResumeITCase {
                     .isTrue();
             assertThat(changelogEnabled(miniCluster, third.getJobID()))
                     .isEqualTo(TernaryBoolean.TRUE);
+            job.check().assertExact();
         }
-        Map<Long, Long> expected = new HashMap<>();
-        for (long x = 0; x < RECORDS; x++) {
-            expected.merge(x % KEYS, 1L, Long::sum);
-        }
-        assertThat(MAX_COUNT).isEqualTo(expected);
     }
 
     private static TernaryBoolean changelogEnabled(MiniCluster cluster, JobID id) throws Exception {
@@ -157,36 +157,25 @@ class ChangelogNoClaimResumeITCase {
 
     private static void awaitCheckpoints(MiniCluster cluster, JobID id, long count)
             throws Exception {
-        TestStorages.waitUntil(
+        Waits.untilChecked(
+                count + " completed checkpoints of job " + id,
+                WAIT,
                 () -> {
-                    try {
-                        AccessExecutionGraph graph = cluster.getExecutionGraph(id).get();
-                        if (graph.getState().isGloballyTerminalState()) {
-                            throw new AssertionError(
-                                    "job " + id + " ended early: " + graph.getState());
-                        }
-                        return graph.getCheckpointStatsSnapshot()
-                                        .getCounts()
-                                        .getNumberOfCompletedCheckpoints()
-                                >= count;
-                    } catch (InterruptedException | java.util.concurrent.ExecutionException e) {
-                        throw new AssertionError(e);
+                    AccessExecutionGraph graph = cluster.getExecutionGraph(id).get();
+                    if (graph.getState().isGloballyTerminalState()) {
+                        throw new AssertionError("job " + id + " ended early: " + graph.getState());
                     }
-                },
-                count + " completed checkpoints of job " + id);
+                    return graph.getCheckpointStatsSnapshot()
+                                    .getCounts()
+                                    .getNumberOfCompletedCheckpoints()
+                            >= count;
+                });
     }
 
     private static void awaitStatus(MiniCluster cluster, JobID id, JobStatus status)
             throws Exception {
-        TestStorages.waitUntil(
-                () -> {
-                    try {
-                        return cluster.getJobStatus(id).get() == status;
-                    } catch (InterruptedException | java.util.concurrent.ExecutionException e) {
-                        throw new AssertionError(e);
-                    }
-                },
-                "job " + id + " " + status);
+        Waits.untilChecked(
+                "job " + id + " " + status, WAIT, () -> cluster.getJobStatus(id).get() == status);
     }
 
     private static String cancelWithRetainedCheckpoint(MiniCluster cluster, JobID id)
@@ -203,7 +192,7 @@ class ChangelogNoClaimResumeITCase {
         return latest.getExternalPath();
     }
 
-    private Configuration clusterConfig(File dstl, File checkpoints) {
+    private static Configuration clusterConfig(File dstl, File checkpoints) {
         Configuration config = new Configuration();
         config.set(StateBackendOptions.STATE_BACKEND, ChangelogStateBackendFactory.class.getName());
         config.set(StateChangelogOptions.STATE_CHANGE_LOG_STORAGE, "dfs-batched");
@@ -222,7 +211,11 @@ class ChangelogNoClaimResumeITCase {
 
     /** The job; the restore options go into its configuration, where the factory sees them. */
     private static JobGraph jobGraph(
-            Configuration cluster, String delegate, String restorePath, RecoveryClaimMode mode) {
+            ExactlyOnceJob job,
+            Configuration cluster,
+            String delegate,
+            String restorePath,
+            RecoveryClaimMode mode) {
         Configuration config = new Configuration(cluster);
         config.set(DfsChangelogOptions.DELEGATE, delegate);
         if (restorePath != null) {
@@ -232,50 +225,12 @@ class ChangelogNoClaimResumeITCase {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(config);
         env.setParallelism(2);
         env.setMaxParallelism(128);
-        env.fromSequence(0, RECORDS - 1)
-                .uid("source")
-                .map(new Throttle())
-                .uid("throttle")
-                .keyBy(x -> x % KEYS, Types.LONG)
-                .process(new Count())
-                .uid("count")
-                .sinkTo(new DiscardingSink<>());
+        job.addTo(env);
         JobGraph graph = env.getStreamGraph().getJobGraph();
         if (restorePath != null) {
             assertThat(graph.getSavepointRestoreSettings().getRestorePath()).isEqualTo(restorePath);
             assertThat(graph.getSavepointRestoreSettings().getRecoveryClaimMode()).isEqualTo(mode);
         }
         return graph;
-    }
-
-    /** Slows the first two runs down so that they are cancelled mid-way. */
-    static final class Throttle implements MapFunction<Long, Long> {
-        @Override
-        public Long map(Long value) throws Exception {
-            if (throttle && value % 5 == 0) {
-                Thread.sleep(1);
-            }
-            return value;
-        }
-    }
-
-    /** Count per key in a ValueState; records the largest count per key. */
-    static final class Count extends KeyedProcessFunction<Long, Long, Long> {
-        private transient ValueState<Long> count;
-
-        @Override
-        public void open(OpenContext openContext) {
-            count = getRuntimeContext().getState(new ValueStateDescriptor<>("count", Long.class));
-        }
-
-        @Override
-        public void processElement(Long value, Context ctx, Collector<Long> out) throws Exception {
-            Long c = count.value();
-            long next = c == null ? 1 : c + 1;
-            count.update(next);
-            MAX_COUNT.merge(ctx.getCurrentKey(), next, Math::max);
-            PROCESSED.incrementAndGet();
-            out.collect(next);
-        }
     }
 }

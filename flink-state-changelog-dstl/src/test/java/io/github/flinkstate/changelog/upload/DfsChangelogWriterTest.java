@@ -92,7 +92,7 @@ class DfsChangelogWriterTest {
                 .exists();
     }
 
-    private void awaitDeleted(StreamStateHandle file) throws InterruptedException {
+    private void awaitDeleted(StreamStateHandle file) throws Exception {
         TestStorages.waitUntil(() -> !exists(file), "file deleted: " + file);
     }
 
