@@ -2,12 +2,15 @@ package io.github.flinkstate.benchmarks.demo;
 
 import io.github.flinkstate.benchmarks.common.Args;
 import io.github.flinkstate.benchmarks.common.BackendSpec;
+import io.github.flinkstate.benchmarks.common.CountPerKeyRun;
 import io.github.flinkstate.benchmarks.common.JobStats;
 import io.github.flinkstate.benchmarks.common.MiniClusterJobRunner;
 import io.github.flinkstate.testing.job.ExactlyOnceJob;
+import io.github.flinkstate.testing.job.ExpectedResults;
 import io.github.flinkstate.testing.job.KeyFunction;
 import io.github.flinkstate.testing.job.KeySummary;
 import io.github.flinkstate.testing.job.ResultCheck;
+import io.github.flinkstate.testing.job.Throttle;
 import java.io.File;
 import java.nio.file.Files;
 import java.util.ArrayList;
@@ -15,6 +18,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.runtime.minicluster.MiniCluster;
 
 /**
  * The project's demo: real streaming jobs on an embedded Flink MiniCluster, per state backend, with
@@ -24,26 +28,29 @@ import org.apache.flink.configuration.Configuration;
  *
  * <ol>
  *   <li>a <b>recovery run</b>: value, list, map, reducing and aggregating state plus a timer per
- *       key, one injected failure after a completed checkpoint, a restart from it, and the exact
- *       check of every state of every key;
- *   <li><b>throughput runs</b>: the FLIP-325 count-per-key job (value state), no failure, repeated
- *       until at least {@code --min-runs} runs and {@code --min-seconds} of job time; the table
- *       shows their median records/s and its spread (min..max), and every run is checked exactly.
+ *       key, throttled until the first checkpoint, one injected failure after a completed
+ *       checkpoint, a restart from it, and the exact check of every state of every key;
+ *   <li><b>throughput runs</b>: the FLIP-325 count-per-key job (value state), no failure, on one
+ *       warm cluster per backend: a calibration run of {@code --records} records, then {@code
+ *       --runs} runs, each long enough to process for at least {@code --run-seconds} at the
+ *       calibrated rate (so a fast backend gets more records per run, not a noisier figure); the
+ *       table shows their median records/s (processing time: first record to last end-of-input
+ *       timer) and its spread, and every run is checked exactly.
  * </ol>
  *
  * The recovery run also warms the JVM up, so the first backend is not measured cold. Prints one
  * table and what its figures are good for; exits with 1 if a check fails.
  *
- * <p>Usage: {@code DemoJob [--records N] [--parallelism P] [--backends list] [--min-runs R]
- * [--min-seconds S]} ({@link #args()}).
+ * <p>Usage: {@code DemoJob [--records N] [--parallelism P] [--backends list] [--runs R]
+ * [--run-seconds S]} ({@link #args()}).
  */
 public final class DemoJob {
 
     static final String DEFAULT_BACKENDS =
             "hashmap,rocksdb,lru:100000,lru:250,changelog:rocksdb,changelog:lru:100000";
 
-    /** At most this many throughput runs per backend, whatever --min-seconds asks. */
-    private static final int MAX_RUNS = 10;
+    /** Upper bound of the records of one throughput run. */
+    private static final long MAX_RUN_RECORDS = 50_000_000;
 
     private DemoJob() {}
 
@@ -53,8 +60,8 @@ public final class DemoJob {
                 .flag("records", "2000000", "records per run")
                 .flag("parallelism", "2", "job parallelism and slots")
                 .flag("backends", DEFAULT_BACKENDS, "backends to run")
-                .flag("min-runs", "3", "throughput runs per backend, at least")
-                .flag("min-seconds", "4", "job time of the throughput runs per backend, at least");
+                .flag("runs", "3", "measured throughput runs per backend")
+                .flag("run-seconds", "1", "processing time per throughput run, at least");
     }
 
     public static void main(String[] argv) throws Exception {
@@ -62,8 +69,8 @@ public final class DemoJob {
         long records = flags.getLong("records");
         int parallelism = flags.getInt("parallelism");
         List<BackendSpec> backends = BackendSpec.parseList(flags.get("backends"));
-        int minRuns = flags.getInt("min-runs");
-        long minMillis = (long) (flags.getDouble("min-seconds") * 1000);
+        int runs = flags.getInt("runs");
+        long runNanos = (long) (flags.getDouble("run-seconds") * 1e9);
 
         File checkpointRoot = Files.createTempDirectory("flinkstate-demo").toFile();
         System.out.printf(
@@ -73,14 +80,7 @@ public final class DemoJob {
                 records,
                 parallelism,
                 checkpointRoot);
-        Map<Long, KeySummary> expectedAll =
-                ExactlyOnceJob.builder(records).keys(KeyFunction.flip325()).build().expected();
-        Map<Long, KeySummary> expectedCounts =
-                ExactlyOnceJob.builder(records)
-                        .keys(KeyFunction.flip325())
-                        .countOnly()
-                        .build()
-                        .expected();
+        Map<Long, KeySummary> expectedAll = ExpectedResults.compute(records, KeyFunction.flip325());
 
         List<DemoRow> rows = new ArrayList<>();
         boolean allExact = true;
@@ -92,6 +92,7 @@ public final class DemoJob {
             try (ExactlyOnceJob job =
                     ExactlyOnceJob.builder(records)
                             .keys(KeyFunction.flip325())
+                            .throttle(Throttle.every(100).untilCheckpoints(1))
                             .failOnceAfter(records / 2)
                             .name(backend.name())
                             .build()) {
@@ -105,31 +106,32 @@ public final class DemoJob {
                 recoveryCheck = ResultCheck.compare(expectedAll, job.run().finals());
                 failed = job.run().failed();
             }
-            List<JobStats> timed = new ArrayList<>();
-            List<ResultCheck> timedChecks = new ArrayList<>();
-            long jobMillis = 0;
-            while (timed.size() < MAX_RUNS && (timed.size() < minRuns || jobMillis < minMillis)) {
-                try (ExactlyOnceJob job =
-                        ExactlyOnceJob.builder(records)
-                                .keys(KeyFunction.flip325())
-                                .countOnly()
-                                .name(backend.name())
-                                .build()) {
-                    JobStats s =
-                            MiniClusterJobRunner.run(
+            List<CountPerKeyRun> timed = new ArrayList<>();
+            CountPerKeyRun calibration;
+            try (MiniCluster cluster =
+                    MiniClusterJobRunner.startCluster(config(backend, dir), parallelism)) {
+                // one run of --records warms the cluster up and sizes the measured runs
+                calibration =
+                        CountPerKeyRun.run(
+                                cluster,
+                                backend.name(),
+                                records,
+                                config(backend, new File(dir, "calibration")),
+                                parallelism);
+                long runRecords = recordsPerRun(calibration, records, runNanos);
+                for (int i = 0; i < runs; i++) {
+                    timed.add(
+                            CountPerKeyRun.run(
+                                    cluster,
                                     backend.name(),
-                                    records,
-                                    config(backend, new File(dir, "run" + timed.size())),
-                                    parallelism,
-                                    job::addTo);
-                    timed.add(s);
-                    jobMillis += s.netRuntimeMillis();
-                    timedChecks.add(ResultCheck.compare(expectedCounts, job.run().finals()));
+                                    runRecords,
+                                    config(backend, new File(dir, "run" + i)),
+                                    parallelism));
                 }
             }
             DemoRow row =
                     new DemoRow(
-                            backend.name(), recovery, recoveryCheck, failed, timed, timedChecks);
+                            backend.name(), recovery, recoveryCheck, failed, calibration, timed);
             allExact &= row.exact();
             rows.add(row);
             System.out.println(row.progressLine());
@@ -137,7 +139,7 @@ public final class DemoJob {
         System.out.println();
         System.out.print(DemoRow.table(rows));
         System.out.println();
-        System.out.print(DemoRow.legend(records, minRuns));
+        System.out.print(DemoRow.legend(runs));
         System.out.println();
         System.out.println(
                 allExact
@@ -146,6 +148,17 @@ public final class DemoJob {
         if (!allExact) {
             System.exit(1);
         }
+    }
+
+    /**
+     * Records for a throughput run that processes for at least {@code runNanos} at the rate the
+     * calibration run showed (with 20% margin), at least {@code records}, in steps of 100,000.
+     */
+    static long recordsPerRun(CountPerKeyRun calibration, long records, long runNanos) {
+        double rate = calibration.processingRecordsPerSecond();
+        long needed = (long) Math.ceil(rate * runNanos / 1e9 * 1.2);
+        long rounded = (Math.max(records, needed) + 99_999) / 100_000 * 100_000;
+        return Math.min(rounded, MAX_RUN_RECORDS);
     }
 
     private static Configuration config(BackendSpec backend, File checkpoints) {

@@ -1,5 +1,6 @@
 package io.github.flinkstate.benchmarks.demo;
 
+import io.github.flinkstate.benchmarks.common.CountPerKeyRun;
 import io.github.flinkstate.benchmarks.common.JobStats;
 import io.github.flinkstate.testing.job.ResultCheck;
 import java.util.List;
@@ -14,41 +15,50 @@ record DemoRow(
         JobStats recovery,
         ResultCheck recoveryCheck,
         boolean failureInjected,
-        List<JobStats> timed,
-        List<ResultCheck> timedChecks) {
+        CountPerKeyRun calibration,
+        List<CountPerKeyRun> timed) {
 
-    private static final String FORMAT = "%-26s %12s %9s %5s %10s %9s %5s %9s %9s %12s %s%n";
+    private static final String FORMAT = "%-30s %12s %7s %14s %10s %9s %5s %9s %9s %12s %s%n";
 
     DemoRow {
         timed = List.copyOf(timed);
-        timedChecks = List.copyOf(timedChecks);
     }
 
     /** Every run of this backend produced exactly the expected state. */
     boolean exact() {
-        return recoveryCheck.isExact() && timedChecks.stream().allMatch(ResultCheck::isExact);
+        return recoveryCheck.isExact()
+                && calibration.check().isExact()
+                && timed.stream().allMatch(r -> r.check().isExact());
     }
 
     double medianRate() {
-        double[] r = timed.stream().mapToDouble(JobStats::recordsPerSecond).sorted().toArray();
+        double[] r =
+                timed.stream()
+                        .mapToDouble(CountPerKeyRun::processingRecordsPerSecond)
+                        .sorted()
+                        .toArray();
         return r.length == 0 ? 0 : r[r.length / 2];
     }
 
     /** (max - min) / median of the throughput runs, in percent. */
     double spreadPercent() {
-        double[] r = timed.stream().mapToDouble(JobStats::recordsPerSecond).sorted().toArray();
+        double[] r =
+                timed.stream()
+                        .mapToDouble(CountPerKeyRun::processingRecordsPerSecond)
+                        .sorted()
+                        .toArray();
         double median = medianRate();
         return r.length < 2 || median == 0 ? 0 : 100 * (r[r.length - 1] - r[0]) / median;
     }
 
     private double cacheHitRatio() {
-        return timed.isEmpty() ? Double.NaN : timed.get(timed.size() - 1).cacheHitRatio();
+        return timed.isEmpty() ? Double.NaN : timed.get(timed.size() - 1).stats().cacheHitRatio();
     }
 
     String progressLine() {
         return String.format(
                 Locale.ROOT,
-                "%-26s done: %d throughput runs, %,.0f records/s median; recovery run %s",
+                "%-30s done: %d throughput runs, %,.0f records/s median; recovery run %s",
                 backend,
                 timed.size(),
                 medianRate(),
@@ -59,9 +69,12 @@ record DemoRow(
         if (!recoveryCheck.isExact()) {
             return recoveryCheck.verdict();
         }
-        for (ResultCheck c : timedChecks) {
-            if (!c.isExact()) {
-                return "throughput run " + c.verdict();
+        if (!calibration.check().isExact()) {
+            return "calibration run " + calibration.check().verdict();
+        }
+        for (CountPerKeyRun r : timed) {
+            if (!r.check().isExact()) {
+                return "throughput run " + r.check().verdict();
             }
         }
         return failureInjected
@@ -78,7 +91,7 @@ record DemoRow(
                         "backend",
                         "records/s",
                         "spread",
-                        "runs",
+                        "records/run",
                         "cache hit",
                         "restarts",
                         "cps",
@@ -95,7 +108,11 @@ record DemoRow(
                             r.backend,
                             String.format(Locale.ROOT, "%,.0f", r.medianRate()),
                             String.format(Locale.ROOT, "%.0f%%", r.spreadPercent()),
-                            r.timed.size(),
+                            String.format(
+                                    Locale.ROOT,
+                                    "%d x %,d",
+                                    r.timed.size(),
+                                    r.timed.isEmpty() ? 0 : r.timed.get(0).stats().records()),
                             Double.isNaN(hit)
                                     ? "-"
                                     : String.format(Locale.ROOT, "%.1f%%", 100 * hit),
@@ -110,24 +127,27 @@ record DemoRow(
         return sb.toString();
     }
 
-    static String legend(long records, int minRuns) {
+    static String legend(int runs) {
         return String.format(
                 Locale.ROOT,
                 """
                 What the figures are good for:
-                - records/s, spread, runs, cache hit: failure-free runs of the FLIP-325 count-per-key
-                  job (%,d records each, at least %d runs per backend, median shown; spread is
-                  (max - min) / median). Compare backends with each other on this machine: a gap
-                  smaller than the spread is noise. They are not production throughput: one JVM,
-                  an embedded MiniCluster, checkpoints every 200 ms to a local disk. For
+                - records/s, spread, records/run, cache hit: %d failure-free runs per backend of
+                  the FLIP-325 count-per-key job on one warm cluster, each long enough to process
+                  for at least --run-seconds (a fast backend gets more records per run). records/s
+                  is the median over the runs of records / processing time (first record to last
+                  end-of-input timer: checkpoints included, job deployment and shutdown not);
+                  spread is (max - min) / median. Compare backends with each other on this
+                  machine: a gap smaller than the spread is noise. Not production throughput: one
+                  JVM, an embedded MiniCluster, checkpoints every 200 ms to a local disk. For
                   benchmark-grade figures see docs/benchmarks.md (JMH, several forks).
                 - restarts .. state bytes, exact after recovery: one run per backend with value,
                   list, map, reducing and aggregating state and a timer per key, one injected
                   failure after a completed checkpoint and a restart from it. "yes" means every
                   state of every key is exactly what the input implies (nothing lost, nothing
-                  applied twice); cp avg/max are end-to-end checkpoint durations of that run.
+                  applied twice), in this run and in every throughput run; cp avg/max are the
+                  end-to-end checkpoint durations of the recovery run.
                 """,
-                records,
-                minRuns);
+                runs);
     }
 }

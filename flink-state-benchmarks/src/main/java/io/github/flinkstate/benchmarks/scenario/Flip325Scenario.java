@@ -2,11 +2,9 @@ package io.github.flinkstate.benchmarks.scenario;
 
 import io.github.flinkstate.benchmarks.common.Args;
 import io.github.flinkstate.benchmarks.common.BackendSpec;
+import io.github.flinkstate.benchmarks.common.CountPerKeyRun;
 import io.github.flinkstate.benchmarks.common.JobStats;
-import io.github.flinkstate.benchmarks.common.MiniClusterJobRunner;
-import io.github.flinkstate.testing.job.ExactlyOnceJob;
-import io.github.flinkstate.testing.job.KeyFunction;
-import io.github.flinkstate.testing.job.ResultCheck;
+import io.github.flinkstate.benchmarks.report.MachineInfo;
 import java.io.File;
 import java.io.FileWriter;
 import java.io.IOException;
@@ -18,10 +16,10 @@ import org.apache.flink.configuration.Configuration;
 
 /**
  * The FLIP-325 benchmark job as a scenario: a sequence of N longs, key = (x % 500) + 500 * ((x /
- * 1000) % 2), a count per key in ValueState (the test kit's {@link ExactlyOnceJob} in count-only
- * mode, whose exact per-key check must pass), object reuse, parallelism 1, incremental checkpoints
- * every second to a local directory. Runs every backend in the same process, one after another, and
- * prints records/s as ratios to RocksDB and HashMap; writes JSON with the raw figures.
+ * 1000) % 2), a count per key in ValueState ({@link CountPerKeyRun}: the test kit's job in
+ * count-only mode, whose exact per-key check must pass), object reuse, parallelism 1, incremental
+ * checkpoints every second to a local directory. Runs every backend in the same process, one after
+ * another, and prints records/s as ratios to RocksDB and HashMap; writes JSON with the raw figures.
  *
  * <p>With cache sizes 250 / 500 / 1000 the cache hit ratio is 0% / 50% / 100% (FLIP-325).
  *
@@ -58,21 +56,11 @@ public final class Flip325Scenario {
                                 .toURI()
                                 .toString());
                 config.setString("pipeline.object-reuse", "true");
-                JobStats stats;
-                try (ExactlyOnceJob job =
-                        ExactlyOnceJob.builder(records)
-                                .keys(KeyFunction.flip325())
-                                .countOnly()
-                                .name(backend.name())
-                                .build()) {
-                    stats =
-                            MiniClusterJobRunner.run(
-                                    backend.name(), records, config, 1, job::addTo);
-                    ResultCheck check = job.check();
-                    if (!check.isExact()) {
-                        throw new IllegalStateException(backend.name() + ": " + check);
-                    }
+                CountPerKeyRun run = CountPerKeyRun.run(backend.name(), records, config, 1);
+                if (!run.check().isExact()) {
+                    throw new IllegalStateException(backend.name() + ": " + run.check());
                 }
+                JobStats stats = run.stats();
                 results.add(stats);
                 System.out.printf(
                         Locale.ROOT,
@@ -135,13 +123,7 @@ public final class Flip325Scenario {
         file.getAbsoluteFile().getParentFile().mkdirs();
         StringBuilder sb = new StringBuilder();
         sb.append("{\n  \"scenario\": \"flip325\",\n");
-        sb.append("  \"machine\": {\"cores\": ")
-                .append(Runtime.getRuntime().availableProcessors())
-                .append(", \"java\": \"")
-                .append(System.getProperty("java.version"))
-                .append("\", \"os\": \"")
-                .append(System.getProperty("os.name"))
-                .append("\"},\n");
+        sb.append("  \"machine\": ").append(MachineInfo.current().toJson()).append(",\n");
         sb.append("  \"records\": ").append(records).append(",\n  \"runs\": [\n");
         for (int i = 0; i < results.size(); i++) {
             JobStats s = results.get(i);

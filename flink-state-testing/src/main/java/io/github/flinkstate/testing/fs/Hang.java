@@ -22,18 +22,28 @@ public final class Hang implements AutoCloseable {
     private final FsOp op;
     private final Pattern paths;
     private final Duration limit;
+    private final AtomicInteger callsLeft;
     private final CountDownLatch released = new CountDownLatch(1);
     private final AtomicInteger blocked = new AtomicInteger();
     private final AtomicInteger everBlocked = new AtomicInteger();
 
-    Hang(FsOp op, Pattern paths, Duration limit) {
+    /**
+     * @param calls how many matching calls this hang catches ({@link Integer#MAX_VALUE}: all until
+     *     released)
+     */
+    Hang(FsOp op, Pattern paths, Duration limit, int calls) {
         this.op = op;
         this.paths = paths;
         this.limit = limit;
+        this.callsLeft = new AtomicInteger(calls);
     }
 
+    /** Whether this call is caught (and, for a counted hang, uses up one catch). */
     boolean applies(FsOp op, String path) {
-        return this.op == op && released.getCount() > 0 && paths.matcher(path).matches();
+        if (this.op != op || released.getCount() == 0 || !paths.matcher(path).matches()) {
+            return false;
+        }
+        return callsLeft.getAndUpdate(n -> n == Integer.MAX_VALUE || n == 0 ? n : n - 1) > 0;
     }
 
     void block(String path) throws IOException {

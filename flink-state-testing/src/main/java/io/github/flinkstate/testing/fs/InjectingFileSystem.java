@@ -220,7 +220,17 @@ public final class InjectingFileSystem extends FileSystem {
      * (or {@link #heal()}), at most {@link #hangLimit(Duration)}.
      */
     public Hang hang(FsOp op, String regex) {
-        Hang h = new Hang(op, Pattern.compile(regex), hangLimit);
+        Hang h = new Hang(op, Pattern.compile(regex), hangLimit, Integer.MAX_VALUE);
+        hangs.add(h);
+        return h;
+    }
+
+    /**
+     * Only the next call of {@code op} on a path matching {@code regex} blocks until the returned
+     * hang is released; later calls pass.
+     */
+    public Hang hangNext(FsOp op, String regex) {
+        Hang h = new Hang(op, Pattern.compile(regex), hangLimit, 1);
         hangs.add(h);
         return h;
     }

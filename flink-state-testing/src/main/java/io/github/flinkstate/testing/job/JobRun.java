@@ -26,6 +26,8 @@ public final class JobRun implements AutoCloseable {
     private final AtomicLong processed = new AtomicLong();
     private final Set<Long> checkpoints = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean failed = new AtomicBoolean();
+    private final AtomicLong firstRecordNanos = new AtomicLong();
+    private final AtomicLong lastReportNanos = new AtomicLong();
     private volatile boolean throttled;
     private final Map<Long, Set<KeySummary>> finals = new ConcurrentHashMap<>();
 
@@ -105,7 +107,21 @@ public final class JobRun implements AutoCloseable {
         return emitted.incrementAndGet();
     }
 
+    /**
+     * Time from the first record the keyed function processed to the last end-of-input report: the
+     * processing time of the run, without deployment, start-up and shutdown; -1 before the first
+     * report. Includes restarts and replays when there were failures.
+     */
+    public long processingNanos() {
+        long first = firstRecordNanos.get();
+        long last = lastReportNanos.get();
+        return first == 0 || last == 0 ? -1 : last - first;
+    }
+
     long recordProcessed() {
+        if (firstRecordNanos.get() == 0) {
+            firstRecordNanos.compareAndSet(0, System.nanoTime());
+        }
         return processed.incrementAndGet();
     }
 
@@ -118,6 +134,8 @@ public final class JobRun implements AutoCloseable {
     }
 
     void report(KeySummary summary) {
+        long now = System.nanoTime();
+        lastReportNanos.accumulateAndGet(now, Math::max);
         finals.computeIfAbsent(summary.key(), k -> ConcurrentHashMap.newKeySet()).add(summary);
     }
 }

@@ -205,6 +205,28 @@ class InjectingFileSystemTest {
     }
 
     @Test
+    void hangNext_blocksOnlyTheNextMatchingCall() throws Exception {
+        Hang hang = fs.hangNext(FsOp.CREATE, ".*");
+        CompletableFuture<Void> first =
+                CompletableFuture.runAsync(
+                        () -> {
+                            try {
+                                write(fs, file("first"), "1");
+                            } catch (IOException e) {
+                                throw new RuntimeException(e);
+                            }
+                        },
+                        executor);
+        Waits.until(
+                "the first create hangs", Duration.ofSeconds(30), () -> hang.blockedCalls() == 1);
+        write(fs, file("second"), "2"); // passes while the first still hangs
+        assertThat(first).isNotDone();
+        hang.release();
+        first.get(30, TimeUnit.SECONDS);
+        assertThat(hang.totalBlockedCalls()).isEqualTo(1);
+    }
+
+    @Test
     void hang_givesUpAfterTheLimitSoNothingHangsForever() {
         fs.hangLimit(Duration.ofMillis(50));
         fs.hang(FsOp.OPEN, ".*");

@@ -1,5 +1,6 @@
 package io.github.flinkstate.benchmarks.scenario.changelog;
 
+import io.github.flinkstate.benchmarks.report.MachineInfo;
 import java.io.File;
 import java.io.FileWriter;
 import java.io.IOException;
@@ -30,13 +31,7 @@ public final class ChangelogResultsJson {
         sb.append("{\n  \"scenario\": \"changelog\",\n  \"workload\": \"")
                 .append(workload)
                 .append("\",\n");
-        sb.append("  \"machine\": {\"cores\": ")
-                .append(Runtime.getRuntime().availableProcessors())
-                .append(", \"java\": \"")
-                .append(System.getProperty("java.version"))
-                .append("\", \"os\": \"")
-                .append(System.getProperty("os.name"))
-                .append("\"},\n");
+        sb.append("  \"machine\": ").append(MachineInfo.current().toJson()).append(",\n");
         sb.append(
                 String.format(
                         Locale.ROOT,

@@ -9,6 +9,7 @@ import io.github.flinkstate.testing.job.JobRun;
 import io.github.flinkstate.testing.wait.Waits;
 import java.io.File;
 import java.time.Duration;
+import java.util.concurrent.Callable;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.configuration.Configuration;
@@ -68,15 +69,12 @@ public final class ChangelogRun {
             JobID loadId = cluster.submitJob(load).get().getJobID();
             long[] loadNanos = {-1};
             long[] checkpointsAtLoadEnd = {-1};
-            Waits.untilChecked(
+            awaitWhileRunning(
+                    cluster,
+                    loadId,
                     name + ": load job loaded and completed two more checkpoints",
                     LOAD_TIMEOUT,
                     () -> {
-                        JobStatus status = cluster.getJobStatus(loadId).get();
-                        if (status.isGloballyTerminalState()) {
-                            throw new IllegalStateException(
-                                    name + ": load job ended early with status " + status);
-                        }
                         long completed = completed(cluster.getExecutionGraph(loadId).get());
                         if (loadNanos[0] < 0 && run.emitted() >= records) {
                             loadNanos[0] = System.nanoTime() - start;
@@ -113,17 +111,12 @@ public final class ChangelogRun {
                             latest.getExternalPath(), false, RecoveryClaimMode.CLAIM));
             long submitted = System.nanoTime();
             JobID restoreId = cluster.submitJob(restore).get().getJobID();
-            Waits.untilChecked(
+            awaitWhileRunning(
+                    cluster,
+                    restoreId,
                     name + ": every subtask of the restored job runs",
                     RESTORE_TIMEOUT,
-                    () -> {
-                        JobStatus status = cluster.getJobStatus(restoreId).get();
-                        if (status.isGloballyTerminalState()) {
-                            throw new IllegalStateException(
-                                    name + ": restored job ended with status " + status);
-                        }
-                        return RestoreTimes.allRunning(cluster.getExecutionGraph(restoreId).get());
-                    });
+                    () -> RestoreTimes.allRunning(cluster.getExecutionGraph(restoreId).get()));
             long submitToRunning = (System.nanoTime() - submitted) / 1_000_000;
             long restoreMs = RestoreTimes.maxOverJob(cluster.getExecutionGraph(restoreId).get());
             cluster.cancelJob(restoreId).get();
@@ -145,6 +138,27 @@ public final class ChangelogRun {
                     restoreMs,
                     submitToRunning);
         }
+    }
+
+    /** Waits for {@code condition}; fails if the job ends first or the timeout passes. */
+    private static void awaitWhileRunning(
+            MiniCluster cluster,
+            JobID id,
+            String what,
+            Duration timeout,
+            Callable<Boolean> condition)
+            throws Exception {
+        Waits.untilChecked(
+                what,
+                timeout,
+                () -> {
+                    JobStatus status = cluster.getJobStatus(id).get();
+                    if (status.isGloballyTerminalState()) {
+                        throw new IllegalStateException(
+                                "job ended with status " + status + " before: " + what);
+                    }
+                    return condition.call();
+                });
     }
 
     private static long completed(AccessExecutionGraph graph) {
