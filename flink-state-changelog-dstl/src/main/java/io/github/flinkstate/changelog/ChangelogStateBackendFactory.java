@@ -3,6 +3,7 @@ package io.github.flinkstate.changelog;
 import java.io.IOException;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.InvocationTargetException;
+import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.IllegalConfigurationException;
 import org.apache.flink.configuration.ReadableConfig;
@@ -32,10 +33,17 @@ import org.slf4j.LoggerFactory;
  * <ol>
  *   <li>{@code state.changelog.storage} must be {@code dfs-batched};
  *   <li>{@code state.changelog.enabled} must not also be true (Flink would wrap twice);
- *   <li>a restore from {@code execution.state-recovery.path} must use claim mode CLAIM, because
- *       Flink's changelog backend cannot take the full checkpoint that NO_CLAIM requires;
+ *   <li>{@code execution.checkpointing.max-concurrent-checkpoints} must be 1, the only value
+ *       Flink's changelog backend supports;
  *   <li>the delegate must not itself be a changelog backend or this factory.
  * </ol>
+ *
+ * <p>NO_CLAIM resumes: when {@code execution.state-recovery.path} is set and the claim mode is
+ * NO_CLAIM (Flink's default), the factory returns the delegate itself (as {@link
+ * ChangelogOffStateBackend}, which reports why) and logs a WARN line: Flink then replays the
+ * changelog checkpoint into it through its {@code DeactivatedChangelogStateBackend}, and the
+ * delegate takes the full checkpoint NO_CLAIM requires. Changelog stays off for that run and is on
+ * again after the next CLAIM resume. See docs/changelog-dstl.md, "Claim modes".
  *
  * <p>Thread safety: stateless. Flink calls it on the JobManager and in every task, so it has no
  * side effects.
@@ -59,6 +67,17 @@ public final class ChangelogStateBackendFactory implements StateBackendFactory<S
                             + "' names a delegating backend ("
                             + delegate.getClass().getName()
                             + "); Flink's changelog backend cannot wrap it.");
+        }
+        String offReason = changelogOffReason(config);
+        if (offReason != null) {
+            LOG.warn(
+                    "Changelog is OFF for this run: {}. Flink replays the changelog of the"
+                            + " restored checkpoint into {} and the first checkpoint is a full one;"
+                            + " set '{}: CLAIM' to keep changelog on.",
+                    offReason,
+                    delegate.getClass().getSimpleName(),
+                    StateRecoveryOptions.RESTORE_MODE.key());
+            return new ChangelogOffStateBackend(delegate, offReason);
         }
         StateBackend backend = wrap(delegate, classLoader);
         LOG.info(
@@ -96,19 +115,39 @@ public final class ChangelogStateBackendFactory implements StateBackendFactory<S
                             + ": false' (this factory already enables it), or use"
                             + " a plain backend type with the option.");
         }
-        String recoveryPath = config.get(StateRecoveryOptions.SAVEPOINT_PATH);
-        if (recoveryPath != null
-                && !recoveryPath.isBlank()
-                && config.get(StateRecoveryOptions.RESTORE_MODE) == RecoveryClaimMode.NO_CLAIM) {
+        int concurrent = config.get(CheckpointingOptions.MAX_CONCURRENT_CHECKPOINTS);
+        if (concurrent > 1) {
             throw new IllegalConfigurationException(
-                    "Restoring from '"
-                            + recoveryPath
-                            + "' in NO_CLAIM mode is not supported by Flink's changelog state"
-                            + " backend (it cannot take the required full checkpoint, so every"
-                            + " checkpoint would fail). Set '"
-                            + StateRecoveryOptions.RESTORE_MODE.key()
-                            + ": CLAIM'.");
+                    "'"
+                            + CheckpointingOptions.MAX_CONCURRENT_CHECKPOINTS.key()
+                            + "' is "
+                            + concurrent
+                            + ", but Flink's changelog state backend supports only 1 concurrent"
+                            + " checkpoint: with more, a DSTL file shared by several checkpoints"
+                            + " can be deleted while a newer checkpoint still needs it. Set '"
+                            + CheckpointingOptions.MAX_CONCURRENT_CHECKPOINTS.key()
+                            + ": 1'.");
         }
+    }
+
+    /**
+     * The reason changelog must be off for this run, or null: a resume from {@code
+     * execution.state-recovery.path} in NO_CLAIM mode, which requires a full first checkpoint that
+     * Flink's changelog backend cannot take. Only the configuration is visible here: a restore set
+     * only on a submitted JobGraph's {@code SavepointRestoreSettings} is not.
+     */
+    static String changelogOffReason(ReadableConfig config) {
+        String recoveryPath = config.get(StateRecoveryOptions.SAVEPOINT_PATH);
+        if (recoveryPath == null
+                || recoveryPath.isBlank()
+                || config.get(StateRecoveryOptions.RESTORE_MODE) != RecoveryClaimMode.NO_CLAIM) {
+            return null;
+        }
+        return "resumed from '"
+                + recoveryPath
+                + "' in NO_CLAIM mode; Flink's changelog backend cannot take the full checkpoint"
+                + " NO_CLAIM requires, so this run checkpoints with the delegate alone until it is"
+                + " next resumed in CLAIM mode";
     }
 
     private static StateBackend loadDelegate(ReadableConfig config, ClassLoader classLoader)

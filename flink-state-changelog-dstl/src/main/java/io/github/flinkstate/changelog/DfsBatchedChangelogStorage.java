@@ -7,13 +7,12 @@ import io.github.flinkstate.changelog.upload.DfsChangelogWriter;
 import io.github.flinkstate.changelog.upload.InFlightLimiter;
 import io.github.flinkstate.changelog.upload.LocalCopies;
 import io.github.flinkstate.changelog.upload.UploadMetrics;
-import io.github.flinkstate.changelog.util.DaemonThreadFactory;
 import java.io.File;
 import java.io.IOException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.annotation.concurrent.ThreadSafe;
 import org.apache.flink.api.common.JobID;
@@ -30,6 +29,7 @@ import org.apache.flink.runtime.state.changelog.LocalChangelogRegistry;
 import org.apache.flink.runtime.state.changelog.LocalChangelogRegistryImpl;
 import org.apache.flink.runtime.state.changelog.StateChangelogHandleReader;
 import org.apache.flink.runtime.state.changelog.StateChangelogStorage;
+import org.apache.flink.util.concurrent.ExecutorThreadFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,8 +46,13 @@ import org.slf4j.LoggerFactory;
  * checkpoint is confirmed.
  *
  * <p>Lifecycle: created by {@link DfsBatchedChangelogStorageFactory} when the first task of the job
- * starts on the TaskManager; closed when the job leaves it. Closing fails queued uploads, waits
- * (bounded) for running attempts and then for pending file deletions.
+ * starts on the TaskManager; closed when the job leaves it. Flink closes it on the TaskManager's
+ * RPC main thread, so {@link #close()} never waits for the file system: it fails queued uploads,
+ * gives up running ones (interrupting their attempts, whose files are deleted when they return) and
+ * lets already scheduled deletions finish on their (daemon) threads.
+ *
+ * <p>Threads: all pools use Flink's {@link ExecutorThreadFactory} (daemon threads named {@code
+ * dstl-*}), so a storage that is never closed cannot keep a JVM alive.
  */
 @ThreadSafe
 public final class DfsBatchedChangelogStorage
@@ -80,16 +85,16 @@ public final class DfsBatchedChangelogStorage
         this.directory = new Path(new Path(settings.basePath(), jobId.toHexString()), "dstl");
         directory.getFileSystem().mkdirs(directory);
         this.uploadExecutor =
-                Executors.newFixedThreadPool(
-                        settings.uploadThreads(), new DaemonThreadFactory("dstl-upload"));
-        this.timer =
-                Executors.newSingleThreadScheduledExecutor(new DaemonThreadFactory("dstl-timer"));
+                Executors.newFixedThreadPool(settings.uploadThreads(), threads("dstl-upload"));
+        ScheduledThreadPoolExecutor timerPool =
+                new ScheduledThreadPoolExecutor(1, threads("dstl-timer"));
+        timerPool.setRemoveOnCancelPolicy(true); // cancelled deadlines free their batch at once
+        this.timer = timerPool;
         this.discardExecutor =
-                Executors.newFixedThreadPool(
-                        settings.discardThreads(), new DaemonThreadFactory("dstl-discard"));
+                Executors.newFixedThreadPool(settings.discardThreads(), threads("dstl-discard"));
         this.limiter = new InFlightLimiter(settings.maxInFlightBytes());
         this.metrics = new UploadMetrics(metricGroup, limiter::inFlightBytes);
-        this.registry = new TaskFileRegistry(discardExecutor);
+        this.registry = new TaskFileRegistry(discardExecutor, settings.retainedCheckpoints());
         LocalSnapshotDirectoryProvider localDirs =
                 localRecoveryConfig.isLocalBackupEnabled()
                         ? localRecoveryConfig.getLocalStateDirectoryProvider().orElse(null)
@@ -101,8 +106,7 @@ public final class DfsBatchedChangelogStorage
                                     localDirs, jobId));
             this.localRegistry =
                     new LocalChangelogRegistryImpl(
-                            Executors.newSingleThreadExecutor(
-                                    new DaemonThreadFactory("dstl-local-discard")));
+                            Executors.newSingleThreadExecutor(threads("dstl-local-discard")));
         } else {
             this.localCopies = null;
             this.localRegistry = LocalChangelogRegistry.NO_OP;
@@ -162,21 +166,22 @@ public final class DfsBatchedChangelogStorage
         return metrics;
     }
 
+    /** Never blocks on the file system (Flink calls it on the TaskManager's RPC main thread). */
     @Override
     public void close() throws Exception {
-        scheduler.close();
-        uploadExecutor.shutdown();
-        // let running attempts finish so that their callbacks release or delete their files
-        if (!uploadExecutor.awaitTermination(30, TimeUnit.SECONDS)) {
-            LOG.warn("DSTL uploads still running after 30s; their files may remain");
-        }
+        scheduler.close(); // fails queued uploads, gives up running ones
+        uploadExecutor.shutdownNow();
         timer.shutdownNow();
-        discardExecutor.shutdown();
-        if (!discardExecutor.awaitTermination(30, TimeUnit.SECONDS)) {
-            LOG.warn("Pending deletions of DSTL files did not finish; some files may remain");
-        }
+        discardExecutor.shutdown(); // scheduled deletions still run; not awaited
+        registry.close();
         view.close();
         localRegistry.close();
         LOG.info("Closed dfs-batched changelog storage in {}", directory);
+    }
+
+    private static ExecutorThreadFactory threads(String name) {
+        return new ExecutorThreadFactory(
+                name,
+                (thread, error) -> LOG.error("Uncaught error in {}", thread.getName(), error));
     }
 }

@@ -91,6 +91,20 @@ public final class DfsChangelogOptions {
                                     + " running; the first to finish wins and the other file is"
                                     + " deleted.");
 
+    public static final ConfigOption<Duration> UPLOAD_DEADLINE =
+            ConfigOptions.key(PREFIX + "upload.deadline")
+                    .durationType()
+                    .defaultValue(Duration.ofMinutes(1))
+                    .withDescription(
+                            "Time after which an upload batch that has not succeeded is given up,"
+                                    + " counted from when it is handed to the upload threads"
+                                    + " (queueing included): the checkpoints waiting for it fail,"
+                                    + " its bytes stop counting as in flight, attempts still"
+                                    + " running are interrupted and their files deleted when they"
+                                    + " return. Bounds the damage of a hung DFS write, which"
+                                    + " hedging alone cannot end. Keep it below"
+                                    + " execution.checkpointing.timeout.");
+
     public static final ConfigOption<Integer> MAX_ATTEMPTS =
             ConfigOptions.key(PREFIX + "upload.max-attempts")
                     .intType()

@@ -2,6 +2,7 @@ package io.github.flinkstate.changelog;
 
 import java.time.Duration;
 import javax.annotation.Nullable;
+import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.IllegalConfigurationException;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.core.fs.Path;
@@ -12,6 +13,10 @@ import org.apache.flink.core.fs.Path;
  * <p>Thread safety: immutable.
  *
  * @param basePath base directory; null only for restore-only views, which read absolute paths
+ * @param retainedCheckpoints {@code execution.checkpointing.num-retained} of the TaskManager
+ *     configuration: how many completed checkpoints the JobManager keeps, so how many newer
+ *     completions a file of a possibly completed checkpoint must outlive before the TaskManager may
+ *     delete it (see {@code TaskFileRegistry#releaseWhenSubsumed})
  */
 public record DfsChangelogSettings(
         @Nullable Path basePath,
@@ -22,12 +27,14 @@ public record DfsChangelogSettings(
         long maxInFlightBytes,
         int uploadThreads,
         Duration uploadTimeout,
+        Duration uploadDeadline,
         int maxAttempts,
         Duration retryDelay,
         int discardThreads,
         int downloadThreads,
         boolean downloadCacheEnabled,
-        Duration downloadCacheIdleTimeout) {
+        Duration downloadCacheIdleTimeout,
+        int retainedCheckpoints) {
 
     /** Reads the settings of a writing storage; the base path is required. */
     public static DfsChangelogSettings forWriting(ReadableConfig config) {
@@ -58,12 +65,14 @@ public record DfsChangelogSettings(
                         config.get(DfsChangelogOptions.MAX_IN_FLIGHT).getBytes(),
                         config.get(DfsChangelogOptions.UPLOAD_THREADS),
                         config.get(DfsChangelogOptions.UPLOAD_TIMEOUT),
+                        config.get(DfsChangelogOptions.UPLOAD_DEADLINE),
                         config.get(DfsChangelogOptions.MAX_ATTEMPTS),
                         config.get(DfsChangelogOptions.RETRY_DELAY),
                         config.get(DfsChangelogOptions.DISCARD_THREADS),
                         config.get(DfsChangelogOptions.DOWNLOAD_THREADS),
                         config.get(DfsChangelogOptions.DOWNLOAD_CACHE_ENABLED),
-                        config.get(DfsChangelogOptions.DOWNLOAD_CACHE_IDLE_TIMEOUT));
+                        config.get(DfsChangelogOptions.DOWNLOAD_CACHE_IDLE_TIMEOUT),
+                        config.get(CheckpointingOptions.MAX_RETAINED_CHECKPOINTS));
         settings.validate();
         return settings;
     }
@@ -77,6 +86,11 @@ public record DfsChangelogSettings(
             throw new IllegalConfigurationException(
                     "'" + DfsChangelogOptions.UPLOAD_TIMEOUT.key() + "' must be positive");
         }
+        if (uploadDeadline.isZero() || uploadDeadline.isNegative()) {
+            throw new IllegalConfigurationException(
+                    "'" + DfsChangelogOptions.UPLOAD_DEADLINE.key() + "' must be positive");
+        }
+        positive(retainedCheckpoints, CheckpointingOptions.MAX_RETAINED_CHECKPOINTS.key());
         if (persistDelay.isNegative() || retryDelay.isNegative()) {
             throw new IllegalConfigurationException(
                     "'"

@@ -1,6 +1,6 @@
 package io.github.flinkstate.changelog;
 
-import io.github.flinkstate.changelog.testutils.FaultInjectingFileSystem;
+import io.github.flinkstate.testing.fs.InjectingFileSystem;
 import java.io.File;
 import java.util.Collections;
 import java.util.List;
@@ -12,9 +12,9 @@ import org.apache.flink.testutils.junit.extensions.parameterized.Parameters;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * Flink's conformance suite with the DSTL on {@code faulty://} (no faults injected), which claims
- * to be a distributed file system, so every restore goes through the reader's parallel prefetch and
- * local download cache.
+ * Flink's conformance suite with the DSTL on the shared kit's {@code inject://} (no faults
+ * injected), which claims to be a distributed file system, so every restore goes through the
+ * reader's parallel prefetch and local download cache.
  */
 @ExtendWith(ParameterizedTestExtension.class)
 class ChangelogDfsBatchedCachedReadTest extends ChangelogDfsBatchedConformanceBase {
@@ -26,7 +26,7 @@ class ChangelogDfsBatchedCachedReadTest extends ChangelogDfsBatchedConformanceBa
 
     @Override
     protected Path basePath(File dir) {
-        return FaultInjectingFileSystem.path(dir);
+        return InjectingFileSystem.shared().path(dir);
     }
 
     @Override

@@ -1,7 +1,7 @@
 package io.github.flinkstate.changelog;
 
+import io.github.flinkstate.testing.hdfs.MiniDfsExtension;
 import java.io.File;
-import java.nio.file.Files;
 import java.util.Collections;
 import java.util.List;
 import org.apache.flink.core.fs.Path;
@@ -9,49 +9,29 @@ import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
 import org.apache.flink.testutils.junit.extensions.parameterized.ParameterizedTestExtension;
 import org.apache.flink.testutils.junit.extensions.parameterized.Parameters;
-import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.hdfs.MiniDFSCluster;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Flink's conformance suite for ChangelogStateBackend(HashMap) with the DSTL on a real HDFS
- * (Hadoop's {@link MiniDFSCluster}), reached through Flink's {@code hdfs://} file system: uploads,
- * downloads through the reader's cache, and deletions all go over HDFS.
+ * (Hadoop's MiniDFSCluster, started by the shared kit's {@link MiniDfsExtension}), reached through
+ * Flink's {@code hdfs://} file system: uploads, downloads through the reader's cache, and deletions
+ * all go over HDFS.
  */
 @ExtendWith(ParameterizedTestExtension.class)
 class ChangelogDfsBatchedHdfsTest extends ChangelogDfsBatchedConformanceBase {
 
-    private static MiniDFSCluster hdfs;
-    private static String hdfsUri;
+    @RegisterExtension static final MiniDfsExtension HDFS = new MiniDfsExtension();
 
     @Parameters
     public static List<Object[]> parameters() {
         return Collections.singletonList(new Object[0]);
     }
 
-    @BeforeAll
-    static void startHdfs() throws Exception {
-        File base = Files.createTempDirectory("dstl-hdfs").toFile();
-        Configuration conf = new Configuration();
-        conf.set(MiniDFSCluster.HDFS_MINIDFS_BASEDIR, base.getAbsolutePath());
-        hdfs = new MiniDFSCluster.Builder(conf).numDataNodes(1).build();
-        hdfs.waitActive();
-        hdfsUri = hdfs.getFileSystem().getUri().toString();
-    }
-
-    @AfterAll
-    static void stopHdfs() {
-        if (hdfs != null) {
-            hdfs.shutdown();
-        }
-    }
-
     @Override
     protected Path basePath(File dir) {
         // same relative layout as the local variant, but on HDFS
-        return new Path(hdfsUri + "/dstl/" + dir.getName());
+        return new Path(HDFS.uri() + "/dstl/" + dir.getName());
     }
 
     @Override

@@ -2,25 +2,22 @@ package io.github.flinkstate.changelog;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.flinkstate.testing.job.ExactlyOnceJob;
+import io.github.flinkstate.testing.job.KeyFunction;
+import io.github.flinkstate.testing.job.Throttle;
+import io.github.flinkstate.testing.wait.Waits;
 import java.io.File;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.Collections;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.JobStatus;
-import org.apache.flink.api.common.functions.MapFunction;
-import org.apache.flink.api.common.functions.OpenContext;
-import org.apache.flink.api.common.state.ValueState;
-import org.apache.flink.api.common.state.ValueStateDescriptor;
-import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.StateBackendOptions;
@@ -34,9 +31,6 @@ import org.apache.flink.runtime.jobmaster.JobResult;
 import org.apache.flink.runtime.minicluster.MiniCluster;
 import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
-import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
-import org.apache.flink.util.Collector;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -45,16 +39,12 @@ import org.junit.jupiter.params.provider.ValueSource;
  * A real job with Flink's changelog backend on our {@code dfs-batched} DSTL: while it runs,
  * periodic materialization happens and log files written before it are deleted afterwards (no
  * leak); the job is then cancelled and resumed from its last retained checkpoint at parallelism 1
- * (rescale 2 -> 1), and every key's final count is exact.
+ * (rescale 2 -> 1), and every key's results are exact (the shared kit's {@link ExactlyOnceJob}).
  */
 class ChangelogDfsBatchedRescaleITCase {
 
     private static final long RECORDS = 40_000;
-    private static final int KEYS = 100;
-
-    static final Map<Long, Long> MAX_COUNT = new ConcurrentHashMap<>();
-    static final AtomicLong PROCESSED = new AtomicLong();
-    static volatile boolean throttle;
+    private static final Duration WAIT = Duration.ofMinutes(1);
 
     @TempDir File tmp;
 
@@ -62,8 +52,6 @@ class ChangelogDfsBatchedRescaleITCase {
     @ValueSource(strings = {"hashmap", "rocksdb"})
     void materializationDeletesOldLogFilesAndRescaleTwoToOneIsExact(String delegate)
             throws Exception {
-        MAX_COUNT.clear();
-        PROCESSED.set(0);
         File dstl = new File(tmp, "dstl");
         MiniClusterConfiguration mcc =
                 new MiniClusterConfiguration.Builder()
@@ -71,30 +59,34 @@ class ChangelogDfsBatchedRescaleITCase {
                         .setNumTaskManagers(1)
                         .setNumSlotsPerTaskManager(2)
                         .build();
-        try (MiniCluster cluster = new MiniCluster(mcc)) {
+        try (MiniCluster cluster = new MiniCluster(mcc);
+                ExactlyOnceJob job =
+                        ExactlyOnceJob.builder(RECORDS)
+                                .keys(KeyFunction.modulo(100))
+                                .throttle(Throttle.every(10).whileThrottled())
+                                .name("dstl-rescale-" + delegate)
+                                .build()) {
             cluster.start();
 
             // phase 1: parallelism 2, slow; watch the log files across several materializations
-            throttle = true;
-            JobGraph first = jobGraph(delegate, dstl, 2);
+            job.run().throttled(true);
+            JobGraph first = jobGraph(job, delegate, dstl, 2);
             JobID firstId = cluster.submitJob(first).get().getJobID();
-            while (PROCESSED.get() < 2_000) {
-                Thread.sleep(20);
-            }
-            Thread.sleep(1_000);
+            Waits.until("2000 records processed", WAIT, () -> job.run().processed() >= 2_000);
+            Waits.until("log files written", WAIT, () -> !logFiles(dstl).isEmpty());
             Set<String> early = logFiles(dstl);
-            assertThat(early).as("the DSTL wrote log files").isNotEmpty();
             // materialization runs every 300 ms; give it several rounds plus checkpoint subsumption
-            long deadline = System.currentTimeMillis() + 30_000;
-            while (System.currentTimeMillis() < deadline
-                    && !Collections.disjoint(logFiles(dstl), early)) {
-                Thread.sleep(200);
-            }
-            assertThat(logFiles(dstl))
-                    .as("log files written before materialization are deleted afterwards")
-                    .doesNotContainAnyElementsOf(early);
+            Waits.until(
+                    "log files written before materialization are deleted afterwards",
+                    Duration.ofSeconds(30),
+                    () -> Collections.disjoint(logFiles(dstl), early));
 
             // cancel and resume from the last retained checkpoint at parallelism 1
+            cluster.cancelJob(firstId).get(1, TimeUnit.MINUTES);
+            Waits.untilChecked(
+                    "the first job is cancelled",
+                    WAIT,
+                    () -> cluster.getJobStatus(firstId).get() == JobStatus.CANCELED);
             CompletedCheckpointStats latest =
                     cluster.getExecutionGraph(firstId)
                             .get()
@@ -102,39 +94,25 @@ class ChangelogDfsBatchedRescaleITCase {
                             .getHistory()
                             .getLatestCompletedCheckpoint();
             assertThat(latest).isNotNull();
-            cluster.cancelJob(firstId).get();
-            while (cluster.getJobStatus(firstId).get() != JobStatus.CANCELED) {
-                Thread.sleep(20);
-            }
-            String checkpoint =
-                    cluster.getExecutionGraph(firstId)
-                            .get()
-                            .getCheckpointStatsSnapshot()
-                            .getHistory()
-                            .getLatestCompletedCheckpoint()
-                            .getExternalPath();
-            assertThat(PROCESSED.get()).isLessThan(RECORDS);
+            assertThat(job.run().emitted()).isLessThan(RECORDS);
 
-            throttle = false;
-            JobGraph second = jobGraph(delegate, dstl, 1);
+            job.run().throttled(false);
+            JobGraph second = jobGraph(job, delegate, dstl, 1);
             second.setSavepointRestoreSettings(
-                    SavepointRestoreSettings.forPath(checkpoint, false, RecoveryClaimMode.CLAIM));
+                    SavepointRestoreSettings.forPath(
+                            latest.getExternalPath(), false, RecoveryClaimMode.CLAIM));
             JobResult result =
                     cluster.submitJob(second)
                             .thenCompose(r -> cluster.requestJobResult(second.getJobID()))
-                            .get();
+                            .get(2, TimeUnit.MINUTES);
             assertThat(result.isSuccess())
                     .as("resumed job failed: %s", result.getSerializedThrowable())
                     .isTrue();
+            job.check().assertExact();
         }
-        Map<Long, Long> expected = new HashMap<>();
-        for (long x = 0; x < RECORDS; x++) {
-            expected.merge(x % KEYS, 1L, Long::sum);
-        }
-        assertThat(MAX_COUNT).isEqualTo(expected);
     }
 
-    private static Set<String> logFiles(File dstl) throws IOException {
+    private static Set<String> logFiles(File dstl) {
         if (!dstl.exists()) {
             return Set.of();
         }
@@ -142,6 +120,8 @@ class ChangelogDfsBatchedRescaleITCase {
             return files.filter(Files::isRegularFile)
                     .map(java.nio.file.Path::toString)
                     .collect(Collectors.toSet());
+        } catch (IOException | UncheckedIOException e) {
+            return Set.of(); // a file deleted during the walk: look again
         }
     }
 
@@ -162,50 +142,12 @@ class ChangelogDfsBatchedRescaleITCase {
         return config;
     }
 
-    private JobGraph jobGraph(String delegate, File dstl, int parallelism) {
+    private JobGraph jobGraph(ExactlyOnceJob job, String delegate, File dstl, int parallelism) {
         StreamExecutionEnvironment env =
                 StreamExecutionEnvironment.getExecutionEnvironment(config(delegate, dstl));
         env.setParallelism(parallelism);
         env.setMaxParallelism(128);
-        env.fromSequence(0, RECORDS - 1)
-                .uid("source")
-                .map(new Throttle())
-                .uid("throttle")
-                .keyBy(x -> x % KEYS, Types.LONG)
-                .process(new Count())
-                .uid("count")
-                .sinkTo(new DiscardingSink<>());
+        job.addTo(env);
         return env.getStreamGraph().getJobGraph();
-    }
-
-    /** Slows the first job down so that it is still running after several materializations. */
-    static final class Throttle implements MapFunction<Long, Long> {
-        @Override
-        public Long map(Long value) throws Exception {
-            if (throttle && value % 10 == 0) {
-                Thread.sleep(1);
-            }
-            return value;
-        }
-    }
-
-    /** Count per key in a ValueState; records the largest count per key. */
-    static final class Count extends KeyedProcessFunction<Long, Long, Long> {
-        private transient ValueState<Long> count;
-
-        @Override
-        public void open(OpenContext openContext) {
-            count = getRuntimeContext().getState(new ValueStateDescriptor<>("count", Long.class));
-        }
-
-        @Override
-        public void processElement(Long value, Context ctx, Collector<Long> out) throws Exception {
-            Long c = count.value();
-            long next = c == null ? 1 : c + 1;
-            count.update(next);
-            MAX_COUNT.merge(ctx.getCurrentKey(), next, Math::max);
-            PROCESSED.incrementAndGet();
-            out.collect(next);
-        }
     }
 }

@@ -4,9 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.File;
+import java.util.List;
 import java.util.ServiceLoader;
 import java.util.stream.StreamSupport;
 import org.apache.flink.api.common.JobID;
+import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.IllegalConfigurationException;
 import org.apache.flink.configuration.StateBackendOptions;
@@ -15,9 +17,12 @@ import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.RecoveryClaimMode;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.runtime.metrics.groups.UnregisteredMetricGroups;
+import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.LocalRecoveryConfig;
 import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.StateBackendLoader;
+import org.apache.flink.runtime.state.changelog.ChangelogStateBackendHandle;
 import org.apache.flink.runtime.state.changelog.StateChangelogStorage;
 import org.apache.flink.runtime.state.changelog.StateChangelogStorageFactory;
 import org.apache.flink.runtime.state.changelog.StateChangelogStorageLoader;
@@ -151,20 +156,41 @@ class FactoriesTest {
     }
 
     @Test
-    void backendFactory_rejectsNoClaimRestore_tellingToUseClaim() throws Exception {
+    void backendFactory_noClaimResume_returnsTheDelegateWithChangelogOff() throws Exception {
         Configuration config = backendConfig();
+        config.set(DfsChangelogOptions.DELEGATE, "rocksdb");
         config.set(StateRecoveryOptions.SAVEPOINT_PATH, "file:///savepoints/sp-1");
-        assertThatThrownBy(
-                        () ->
-                                new ChangelogStateBackendFactory()
-                                        .createFromConfig(config, getClass().getClassLoader()))
-                .isInstanceOf(IllegalConfigurationException.class)
-                .hasMessageContaining("execution.state-recovery.claim-mode: CLAIM");
+        StateBackend backend =
+                new ChangelogStateBackendFactory()
+                        .createFromConfig(config, getClass().getClassLoader());
+        assertThat(backend).isInstanceOf(ChangelogOffStateBackend.class);
+        assertThat(backend).isNotInstanceOf(DelegatingStateBackend.class);
+        assertThat(StateBackendLoader.isChangelogStateBackend(backend)).isFalse();
+        assertThat(backend.supportsNoClaimRestoreMode()).isTrue();
+        ChangelogOffStateBackend off = (ChangelogOffStateBackend) backend;
+        assertThat(off.getDelegate()).isInstanceOf(EmbeddedRocksDBStateBackend.class);
+        assertThat(backend.useManagedMemory()).isEqualTo(off.getDelegate().useManagedMemory());
+        assertThat(off.reason()).contains("file:///savepoints/sp-1").contains("NO_CLAIM");
+
+        // Flink wraps it for the replay of changelog handles: the wrap must be accepted
+        KeyedStateHandle changelogHandle =
+                new ChangelogStateBackendHandle.ChangelogStateBackendHandleImpl(
+                        List.of(), List.of(), KeyGroupRange.of(0, 1), 1L, 1L, 0L);
+        assertThat(
+                        StateBackendLoader.loadStateBackendFromKeyedStateHandles(
+                                        backend,
+                                        getClass().getClassLoader(),
+                                        List.of(changelogHandle))
+                                .getClass()
+                                .getName())
+                .isEqualTo("org.apache.flink.state.changelog.DeactivatedChangelogStateBackend");
+
         config.set(StateRecoveryOptions.RESTORE_MODE, RecoveryClaimMode.CLAIM);
         assertThat(
-                        new ChangelogStateBackendFactory()
-                                .createFromConfig(config, getClass().getClassLoader()))
-                .isNotNull();
+                        StateBackendLoader.isChangelogStateBackend(
+                                new ChangelogStateBackendFactory()
+                                        .createFromConfig(config, getClass().getClassLoader())))
+                .isTrue();
     }
 
     @Test
@@ -187,5 +213,25 @@ class FactoriesTest {
                                 new ChangelogStateBackendFactory()
                                         .createFromConfig(config, getClass().getClassLoader()))
                 .hasMessageContaining("state.backend.changelog.delegate");
+    }
+
+    // ---- finding 6 of issue 13; failed before its fix -------------------------------------
+
+    @Test
+    void backendFactory_rejectsConcurrentCheckpoints_namingTheOption() throws Exception {
+        Configuration config = backendConfig();
+        config.set(CheckpointingOptions.MAX_CONCURRENT_CHECKPOINTS, 2);
+        assertThatThrownBy(
+                        () ->
+                                new ChangelogStateBackendFactory()
+                                        .createFromConfig(config, getClass().getClassLoader()))
+                .isInstanceOf(IllegalConfigurationException.class)
+                .hasMessageContaining(CheckpointingOptions.MAX_CONCURRENT_CHECKPOINTS.key())
+                .hasMessageContaining("1");
+        config.set(CheckpointingOptions.MAX_CONCURRENT_CHECKPOINTS, 1);
+        assertThat(
+                        new ChangelogStateBackendFactory()
+                                .createFromConfig(config, getClass().getClassLoader()))
+                .isNotNull();
     }
 }

@@ -42,13 +42,31 @@ public final class SegmentDecoder {
     }
 
     /**
-     * Reads one segment from a stream positioned at {@code offset} and returns its changes in
-     * append order.
+     * Verifies a whole file of {@code length} bytes read from offset 0: its header, and for every
+     * segment its header fields and the CRC32C (payloads are not decompressed), and that the last
+     * segment ends exactly at {@code length}. Used to check a downloaded copy before it is trusted.
      */
-    public static List<StateChange> readSegment(InputStream in, String file, long offset)
-            throws IOException {
+    public static void verifyFile(InputStream in, String file, long length) throws IOException {
+        readFileHeader(in, file);
+        long offset = SegmentFormat.FILE_HEADER_SIZE;
         byte[] header = new byte[SegmentFormat.SEGMENT_HEADER_SIZE];
-        readFully(in, header, file, offset, "segment header");
+        while (offset < length) {
+            readFully(in, header, file, offset, "segment header");
+            int storedLength = checkHeader(header, file, offset);
+            byte[] stored = new byte[storedLength];
+            readFully(in, stored, file, offset, "segment payload");
+            checkCrc(header, stored, file, offset);
+            offset += SegmentFormat.SEGMENT_HEADER_SIZE + storedLength;
+        }
+        if (offset != length || in.read() != -1) {
+            throw new CorruptSegmentException(
+                    file, offset, "segments do not end at the file length " + length);
+        }
+    }
+
+    /** Checks magic, version and lengths of a segment header; returns the stored length. */
+    private static int checkHeader(byte[] header, String file, long offset)
+            throws CorruptSegmentException {
         ByteBuffer buffer = ByteBuffer.wrap(header);
         int magic = buffer.getInt();
         if (magic != SegmentFormat.SEGMENT_MAGIC) {
@@ -60,12 +78,11 @@ public final class SegmentDecoder {
             throw new CorruptSegmentException(
                     file, offset, "unsupported segment version " + version);
         }
-        byte codec = buffer.get();
+        buffer.get(); // codec
         buffer.getShort(); // flags, reserved
         int count = buffer.getInt();
         int rawLength = buffer.getInt();
         int storedLength = buffer.getInt();
-        int expectedCrc = buffer.getInt();
         if (count < 0
                 || rawLength < 0
                 || storedLength < 0
@@ -78,8 +95,12 @@ public final class SegmentDecoder {
                             "invalid lengths (count %d, raw %d, stored %d)",
                             count, rawLength, storedLength));
         }
-        byte[] stored = new byte[storedLength];
-        readFully(in, stored, file, offset, "segment payload");
+        return storedLength;
+    }
+
+    private static void checkCrc(byte[] header, byte[] stored, String file, long offset)
+            throws CorruptSegmentException {
+        int expectedCrc = ByteBuffer.wrap(header).getInt(SegmentFormat.CHECKSUMMED_HEADER_BYTES);
         CRC32C crc = new CRC32C();
         crc.update(header, 0, SegmentFormat.CHECKSUMMED_HEADER_BYTES);
         crc.update(stored, 0, stored.length);
@@ -91,6 +112,24 @@ public final class SegmentDecoder {
                             "checksum mismatch (stored 0x%08x, computed 0x%08x)",
                             expectedCrc, (int) crc.getValue()));
         }
+    }
+
+    /**
+     * Reads one segment from a stream positioned at {@code offset} and returns its changes in
+     * append order.
+     */
+    public static List<StateChange> readSegment(InputStream in, String file, long offset)
+            throws IOException {
+        byte[] header = new byte[SegmentFormat.SEGMENT_HEADER_SIZE];
+        readFully(in, header, file, offset, "segment header");
+        int storedLength = checkHeader(header, file, offset);
+        ByteBuffer buffer = ByteBuffer.wrap(header);
+        byte codec = buffer.get(5);
+        int count = buffer.getInt(8);
+        int rawLength = buffer.getInt(12);
+        byte[] stored = new byte[storedLength];
+        readFully(in, stored, file, offset, "segment payload");
+        checkCrc(header, stored, file, offset);
         byte[] raw;
         if (codec == SegmentFormat.CODEC_NONE) {
             raw = stored;

@@ -87,12 +87,23 @@ public final class DfsChangelogReader
                                 + e.getMessage(),
                         e);
             }
-            try (FileChannel channel = FileChannel.open(local.toPath(), StandardOpenOption.READ)) {
-                channel.position(offset);
-                InputStream in = Channels.newInputStream(channel);
-                return SegmentDecoder.readSegment(new BufferedInputStream(in), name, offset);
-            } finally {
+            try {
+                return readLocal(local, name, offset);
+            } catch (IOException e) {
+                // the local copy went bad after its verification: evict it and read a fresh one
                 cache.unpin(remote);
+                cache.evict(remote, local);
+                local = null;
+                File fresh = cache.pin(remote);
+                try {
+                    return readLocal(fresh, name, offset);
+                } finally {
+                    cache.unpin(remote);
+                }
+            } finally {
+                if (local != null) {
+                    cache.unpin(remote);
+                }
             }
         }
         try (FSDataInputStream in = DownloadCache.openRemote(file)) {
@@ -102,6 +113,15 @@ public final class DfsChangelogReader
         } catch (FileNotFoundException e) {
             throw new IOException(
                     "Could not read DSTL segment at offset " + offset + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static List<StateChange> readLocal(File local, String name, long offset)
+            throws IOException {
+        try (FileChannel channel = FileChannel.open(local.toPath(), StandardOpenOption.READ)) {
+            channel.position(offset);
+            InputStream in = Channels.newInputStream(channel);
+            return SegmentDecoder.readSegment(new BufferedInputStream(in), name, offset);
         }
     }
 

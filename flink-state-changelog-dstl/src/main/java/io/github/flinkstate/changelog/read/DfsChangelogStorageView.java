@@ -1,7 +1,6 @@
 package io.github.flinkstate.changelog.read;
 
 import io.github.flinkstate.changelog.DfsChangelogSettings;
-import io.github.flinkstate.changelog.util.DaemonThreadFactory;
 import java.io.File;
 import java.util.UUID;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -12,6 +11,9 @@ import javax.annotation.concurrent.ThreadSafe;
 import org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl;
 import org.apache.flink.runtime.state.changelog.StateChangelogHandleReader;
 import org.apache.flink.runtime.state.changelog.StateChangelogStorageView;
+import org.apache.flink.util.concurrent.ExecutorThreadFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Read access to {@code dfs-batched} changelogs: creates {@link DfsChangelogReader}s that share one
@@ -26,6 +28,8 @@ import org.apache.flink.runtime.state.changelog.StateChangelogStorageView;
 public final class DfsChangelogStorageView
         implements StateChangelogStorageView<ChangelogStateHandleStreamImpl> {
 
+    private static final Logger LOG = LoggerFactory.getLogger(DfsChangelogStorageView.class);
+
     private final ThreadPoolExecutor downloadExecutor;
     @Nullable private final DownloadCache cache;
 
@@ -37,7 +41,11 @@ public final class DfsChangelogStorageView
                         30,
                         TimeUnit.SECONDS,
                         new LinkedBlockingQueue<>(),
-                        new DaemonThreadFactory("dstl-download"));
+                        new ExecutorThreadFactory(
+                                "dstl-download",
+                                (thread, error) ->
+                                        LOG.error(
+                                                "Uncaught error in {}", thread.getName(), error)));
         this.downloadExecutor.allowCoreThreadTimeOut(true);
         this.cache =
                 settings.downloadCacheEnabled()

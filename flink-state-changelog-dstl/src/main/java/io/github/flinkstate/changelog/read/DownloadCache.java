@@ -1,6 +1,7 @@
 package io.github.flinkstate.changelog.read;
 
 import io.github.flinkstate.changelog.format.SegmentDecoder;
+import java.io.BufferedInputStream;
 import java.io.Closeable;
 import java.io.File;
 import java.io.FileNotFoundException;
@@ -30,8 +31,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Local copies of DSTL files that live on a distributed file system: each file is downloaded at
- * most once (in parallel, on the download executor), its header verified, and later reads seek in
- * the local copy.
+ * most once (in parallel, on the download executor) and verified in full (its size against the
+ * handle, the file header, and every segment's header and CRC32C) before it is used; later reads
+ * seek in the local copy. A copy that turns out missing, short or unreadable later (local disk
+ * trouble, a cleaner) is {@link #evict evicted}, so the next read downloads it again instead of
+ * failing every restore on this TaskManager.
  *
  * <p>Thread safety: thread-safe.
  *
@@ -98,6 +102,47 @@ final class DownloadCache implements Closeable {
             entry.users++;
         }
         try {
+            File local = entry.file.get();
+            if (!local.isFile() || !hasExpectedLength(local, handle)) {
+                // deleted or truncated behind our back: download it again
+                LOG.warn(
+                        "Local copy {} of DSTL file {} is missing or has the wrong size;"
+                                + " downloading it again",
+                        local,
+                        handle.getFilePath());
+                unpin(handle);
+                evict(handle, local);
+                return pinFresh(handle);
+            }
+            return local;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            unpin(handle);
+            throw new IOException("Interrupted while downloading " + handle.getFilePath(), e);
+        } catch (ExecutionException e) {
+            unpin(handle);
+            Throwable cause =
+                    e.getCause() instanceof CompletionException
+                            ? e.getCause().getCause()
+                            : e.getCause();
+            if (cause instanceof IOException) {
+                throw (IOException) cause;
+            }
+            throw new IOException("Could not download DSTL file " + handle.getFilePath(), cause);
+        }
+    }
+
+    /** Like {@link #pin}, but without a second chance: for a copy that was just evicted. */
+    private File pinFresh(FileStateHandle handle) throws IOException {
+        Entry entry;
+        synchronized (this) {
+            if (closed) {
+                throw new IOException("The DSTL download cache is closed");
+            }
+            entry = entryFor(handle);
+            entry.users++;
+        }
+        try {
             return entry.file.get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -114,6 +159,33 @@ final class DownloadCache implements Closeable {
             }
             throw new IOException("Could not download DSTL file " + handle.getFilePath(), cause);
         }
+    }
+
+    /**
+     * Forgets the local copy {@code local} of the file (if it is still the cached one) and deletes
+     * it; the next {@link #pin} downloads the file again. Readers that have it open keep reading.
+     */
+    void evict(FileStateHandle handle, File local) {
+        boolean removed = false;
+        synchronized (this) {
+            Entry entry = entries.get(key(handle));
+            if (entry != null
+                    && entry.file.isDone()
+                    && !entry.file.isCompletedExceptionally()
+                    && entry.file.join().equals(local)) {
+                entries.remove(key(handle));
+                removed = true;
+            }
+        }
+        if (removed) {
+            LOG.info("Evicted local copy {} of DSTL file {}", local, handle.getFilePath());
+            deleteQuietly(local);
+        }
+    }
+
+    private static boolean hasExpectedLength(File local, FileStateHandle handle) {
+        long expected = handle.getStateSize();
+        return expected <= 0 || local.length() == expected;
     }
 
     synchronized void unpin(FileStateHandle handle) {
@@ -191,8 +263,19 @@ final class DownloadCache implements Closeable {
                     OutputStream out = Files.newOutputStream(target.toPath())) {
                 in.transferTo(out);
             }
-            try (InputStream in = Files.newInputStream(target.toPath())) {
-                SegmentDecoder.readFileHeader(in, name);
+            long expected = handle.getStateSize();
+            if (expected > 0 && target.length() != expected) {
+                throw new IOException(
+                        "DSTL file '"
+                                + name
+                                + "' is truncated or was overwritten: it has "
+                                + target.length()
+                                + " bytes, but its checkpoint recorded "
+                                + expected);
+            }
+            try (InputStream in =
+                    new BufferedInputStream(Files.newInputStream(target.toPath()), 64 * 1024)) {
+                SegmentDecoder.verifyFile(in, name, target.length());
             }
             LOG.debug("Downloaded DSTL file {} to {}", name, target);
             return target;

@@ -1,7 +1,11 @@
 package io.github.flinkstate.changelog.registry;
 
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
+import java.util.TreeSet;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
@@ -24,12 +28,23 @@ import org.slf4j.LoggerFactory;
  * was confirmed). From then on Flink's {@code SharedStateRegistry} owns it and this registry
  * forgets it.
  *
+ * <p>References in doubt: a change set that was handed out in the persist result of checkpoint
+ * {@code L}, but was never confirmed, may belong to a completed checkpoint (whose confirmation the
+ * task skipped) or to an aborted one whose acknowledgement never reached the JobManager (then
+ * nobody else would ever delete its file). Such a reference is {@link #releaseWhenSubsumed kept}
+ * until {@code num-retained} checkpoints newer than {@code L} were confirmed on this TaskManager:
+ * by then the JobManager no longer retains {@code L} even if it completed, so deleting is safe (the
+ * JobManager deleting it too is harmless), and it is released. Confirmations are counted across all
+ * writers of the job here (checkpoint ids are job-wide), so the references of closed writers are
+ * resolved by the confirmations of their successors.
+ *
  * <p>Invariants (checked by {@link #checkInvariants()}):
  *
  * <ol>
  *   <li>every tracked file has a reference count &gt; 0;
  *   <li>a file is deleted at most once, and only when its count reaches 0 while still tracked;
- *   <li>a handed-over file is never deleted by this registry.
+ *   <li>a handed-over file is never deleted by this registry;
+ *   <li>every reference in doubt is on a tracked file, and its checkpoint is not yet subsumed.
  * </ol>
  */
 @ThreadSafe
@@ -46,11 +61,99 @@ public final class TaskFileRegistry {
     @GuardedBy("this")
     private final Map<StreamStateHandle, StreamStateHandle> localCopies = new HashMap<>();
 
+    /** References in doubt: one entry per change set reference, with its last checkpoint. */
+    @GuardedBy("this")
+    private final List<Doubtful> inDoubt = new ArrayList<>();
+
+    /** The {@code retained} highest checkpoint ids confirmed on this TaskManager. */
+    @GuardedBy("this")
+    private final TreeSet<Long> latestConfirmed = new TreeSet<>();
+
+    private final int retained;
+
     private final AtomicLong deletedFiles = new AtomicLong();
 
     public TaskFileRegistry(Executor discardExecutor) {
-        this.discardExecutor = discardExecutor;
+        this(discardExecutor, 1);
     }
+
+    /**
+     * @param retained how many completed checkpoints the JobManager retains ({@code
+     *     execution.checkpointing.num-retained})
+     */
+    public TaskFileRegistry(Executor discardExecutor, int retained) {
+        if (retained <= 0) {
+            throw new IllegalArgumentException("retained must be positive: " + retained);
+        }
+        this.discardExecutor = discardExecutor;
+        this.retained = retained;
+    }
+
+    /**
+     * Drops one change set's reference once no checkpoint up to {@code lastCheckpointId} can be
+     * retained any more (see the class comment); at once if that is already the case. Ignored for a
+     * handed-over file.
+     */
+    public void releaseWhenSubsumed(StreamStateHandle file, long lastCheckpointId) {
+        synchronized (this) {
+            if (!refCounts.containsKey(file)) {
+                return;
+            }
+            if (!isSubsumed(lastCheckpointId)) {
+                inDoubt.add(new Doubtful(file, lastCheckpointId));
+                return;
+            }
+        }
+        release(file);
+    }
+
+    /** Checkpoint {@code checkpointId} completed (a writer got its confirmation). */
+    public void checkpointConfirmed(long checkpointId) {
+        List<StreamStateHandle> toRelease = new ArrayList<>();
+        synchronized (this) {
+            latestConfirmed.add(checkpointId);
+            while (latestConfirmed.size() > retained) {
+                latestConfirmed.pollFirst();
+            }
+            Iterator<Doubtful> it = inDoubt.iterator();
+            while (it.hasNext()) {
+                Doubtful entry = it.next();
+                if (isSubsumed(entry.lastCheckpointId)) {
+                    it.remove();
+                    toRelease.add(entry.file);
+                }
+            }
+        }
+        toRelease.forEach(this::release);
+    }
+
+    /** Number of change set references kept in doubt; for tests and the close log line. */
+    public synchronized int referencesInDoubt() {
+        return inDoubt.size();
+    }
+
+    /** The storage closes: references still in doubt are given up (their files are kept). */
+    public void close() {
+        int left;
+        synchronized (this) {
+            left = inDoubt.size();
+            inDoubt.clear();
+        }
+        if (left > 0) {
+            LOG.info(
+                    "{} DSTL file reference(s) of checkpoints whose completion was never confirmed"
+                            + " on this TaskManager are kept: the JobManager may still retain"
+                            + " them",
+                    left);
+        }
+    }
+
+    @GuardedBy("this")
+    private boolean isSubsumed(long checkpointId) {
+        return latestConfirmed.size() >= retained && latestConfirmed.first() > checkpointId;
+    }
+
+    private record Doubtful(StreamStateHandle file, long lastCheckpointId) {}
 
     /** Starts tracking a newly uploaded file used by {@code changeSets} change sets. */
     public synchronized void track(StreamStateHandle file, int changeSets) {
@@ -107,6 +210,7 @@ public final class TaskFileRegistry {
     /** The JobManager now owns the file (a checkpoint using it completed): never delete it here. */
     public synchronized void handOver(StreamStateHandle file) {
         localCopies.remove(file);
+        inDoubt.removeIf(entry -> entry.file.equals(file));
         if (refCounts.remove(file) != null) {
             LOG.debug("DSTL file {} handed over to the JobManager", file);
         }
@@ -133,6 +237,11 @@ public final class TaskFileRegistry {
                                 "Tracked file with non-positive count " + count + ": " + file);
                     }
                 });
+        for (Doubtful entry : inDoubt) {
+            if (!refCounts.containsKey(entry.file) || isSubsumed(entry.lastCheckpointId)) {
+                throw new IllegalStateException("Stale reference in doubt: " + entry);
+            }
+        }
         localCopies
                 .keySet()
                 .forEach(

@@ -1,11 +1,14 @@
 package io.github.flinkstate.changelog.upload;
 
+import io.github.flinkstate.changelog.DfsChangelogOptions;
 import io.github.flinkstate.changelog.DfsChangelogSettings;
 import io.github.flinkstate.changelog.format.BatchFileImage;
 import io.github.flinkstate.changelog.registry.TaskFileRegistry;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
@@ -35,9 +38,15 @@ import org.slf4j.LoggerFactory;
  * <p>Ownership: a won file is {@link TaskFileRegistry#track tracked} with one reference per change
  * set <em>before</em> any callback runs, so each writer can then keep or release its references.
  *
+ * <p>Deadline: every batch handed to the upload threads ends within {@code upload.deadline}: when
+ * it has not succeeded by then, it is given up ({@link HedgedUpload#abandon}) and its tasks fail.
+ * {@link #close} gives up all running batches at once and never waits for them.
+ *
  * <p>Invariants: (1) every accepted task's bytes are counted in the {@link InFlightLimiter} from
  * {@link #upload} until its callback ran; (2) every accepted task's callback runs exactly once,
- * also when the scheduler is closed; (3) a flush is scheduled iff the queue is non-empty.
+ * also when the scheduler is closed or the batch is given up ({@link BatchUpload#settle} decides
+ * the outcome once); (3) a flush is scheduled iff the queue is non-empty; (4) {@code running} holds
+ * exactly the submitted batches whose outcome is not decided.
  */
 @ThreadSafe
 public final class BatchingUploadScheduler implements AutoCloseable {
@@ -64,6 +73,9 @@ public final class BatchingUploadScheduler implements AutoCloseable {
 
     @GuardedBy("this")
     private boolean closed;
+
+    @GuardedBy("this")
+    private final Set<BatchUpload> running = new HashSet<>();
 
     public BatchingUploadScheduler(
             DfsChangelogSettings settings,
@@ -141,14 +153,65 @@ public final class BatchingUploadScheduler implements AutoCloseable {
     }
 
     private void submit(List<UploadTask> batch) {
+        BatchUpload upload = new BatchUpload(batch);
+        synchronized (this) {
+            if (closed) {
+                upload = null;
+            } else {
+                running.add(upload);
+            }
+        }
+        if (upload == null) {
+            finish(batch, null, null, null, new IOException("The DSTL storage is closed"));
+            return;
+        }
+        BatchUpload submitted = upload;
         try {
-            uploadExecutor.execute(() -> uploadBatch(batch));
+            submitted.setDeadline(
+                    timer.schedule(
+                            () -> giveUp(submitted, deadlineExceeded()),
+                            settings.uploadDeadline().toMillis(),
+                            TimeUnit.MILLISECONDS));
+            uploadExecutor.execute(() -> uploadBatch(submitted));
         } catch (RejectedExecutionException e) {
-            finish(batch, null, null, null, new IOException("The DSTL storage is closed", e));
+            giveUp(submitted, new IOException("The DSTL storage is closed", e));
         }
     }
 
-    private void uploadBatch(List<UploadTask> batch) {
+    private IOException deadlineExceeded() {
+        return new IOException(
+                "DSTL upload did not finish within "
+                        + settings.uploadDeadline()
+                        + " ('"
+                        + DfsChangelogOptions.UPLOAD_DEADLINE.key()
+                        + "'); gave it up, the checkpoints waiting for it fail");
+    }
+
+    /** Fails the batch unless its outcome is already decided; abandons its running attempts. */
+    private void giveUp(BatchUpload upload, IOException reason) {
+        if (!upload.settle()) {
+            return;
+        }
+        synchronized (this) {
+            running.remove(upload);
+        }
+        HedgedUpload hedged = upload.hedged();
+        if (hedged != null) {
+            hedged.abandon(reason);
+        }
+        metrics.batchFailed();
+        LOG.warn(
+                "Giving up a DSTL upload of {} tasks: {}",
+                upload.tasks().size(),
+                reason.getMessage());
+        finish(upload.tasks(), null, null, null, reason);
+    }
+
+    private void uploadBatch(BatchUpload upload) {
+        if (upload.isSettled()) {
+            return; // given up while queued
+        }
+        List<UploadTask> batch = upload.tasks();
         long startNanos = System.nanoTime();
         BatchFileImage image = new BatchFileImage(settings.compression());
         try {
@@ -158,10 +221,16 @@ public final class BatchingUploadScheduler implements AutoCloseable {
                 }
             }
         } catch (Throwable t) {
-            finish(batch, null, null, null, t);
+            if (upload.settle()) {
+                synchronized (this) {
+                    running.remove(upload);
+                }
+                finish(batch, null, null, null, t);
+            }
             return;
         }
-        new HedgedUpload(
+        HedgedUpload hedged =
+                new HedgedUpload(
                         image.bytes(),
                         () -> new Path(directory, "dstl-" + UUID.randomUUID()),
                         uploadExecutor,
@@ -169,10 +238,23 @@ public final class BatchingUploadScheduler implements AutoCloseable {
                         settings.uploadTimeout(),
                         settings.retryDelay(),
                         settings.maxAttempts(),
-                        metrics)
-                .start()
+                        metrics);
+        if (!upload.attach(hedged)) {
+            return; // given up meanwhile
+        }
+        hedged.start()
                 .whenComplete(
                         (file, failure) -> {
+                            if (!upload.settle()) {
+                                // given up (deadline or close): the tasks already failed
+                                if (failure == null) {
+                                    deleteLateWinner(file);
+                                }
+                                return;
+                            }
+                            synchronized (this) {
+                                running.remove(upload);
+                            }
                             if (failure == null) {
                                 metrics.batchSucceeded(
                                         (System.nanoTime() - startNanos) / 1_000_000,
@@ -236,16 +318,35 @@ public final class BatchingUploadScheduler implements AutoCloseable {
         }
     }
 
+    private static void deleteLateWinner(FileStateHandle file) {
+        try {
+            file.discardState();
+            LOG.debug("Deleted {}: its upload succeeded after it was given up", file);
+        } catch (Exception e) {
+            LOG.warn("Could not delete DSTL file {} of a given-up upload", file, e);
+        }
+    }
+
+    /**
+     * Fails queued tasks and gives up running batches (their attempts are interrupted); never waits
+     * for the file system.
+     */
     @Override
     public void close() {
         List<UploadTask> pending;
+        List<BatchUpload> toGiveUp;
         synchronized (this) {
             if (closed) {
                 return;
             }
             closed = true;
             pending = drain();
+            toGiveUp = new ArrayList<>(running);
         }
-        finish(pending, null, null, null, new IOException("The DSTL storage is closed"));
+        IOException closedError = new IOException("The DSTL storage is closed");
+        finish(pending, null, null, null, closedError);
+        for (BatchUpload upload : toGiveUp) {
+            giveUp(upload, closedError);
+        }
     }
 }

@@ -39,6 +39,9 @@ final class ChangeSetState {
     /** The lowest checkpoint whose persist result included the current upload result. */
     long firstCheckpoint = Long.MAX_VALUE;
 
+    /** The highest checkpoint whose persist result included the current upload result. */
+    long lastCheckpoint = Long.MIN_VALUE;
+
     /** The result's size was already reported as incremental size of some checkpoint. */
     boolean reportedIncrementally;
 

@@ -38,12 +38,16 @@ import org.slf4j.LoggerFactory;
  * <p>Ownership (see docs/changelog-dstl.md, "Deletion rules"): a file is deleted by the TaskManager
  * ({@link TaskFileRegistry}) only when all its change sets were released and none was handed over.
  * A change set is handed over (the JobManager owns its file) by {@link #confirm} of a checkpoint
- * that used it or that is later than a checkpoint that used it, by {@link #truncate} once any
- * persist result contained it (or a pending persist will), and by a {@link #reset} when an earlier
- * checkpoint used it. It is released by {@link #truncate} if no persist result ever contained it,
- * by {@link #truncateAndClose} (the tail no checkpoint contains), by a {@link #reset} of the only
- * checkpoint that used it (it is then re-uploaded when needed again), or when its upload result is
- * stale. Change bytes are kept until confirm or truncation so that a reset can re-upload them.
+ * whose range contains it, and by a {@link #reset} when an earlier checkpoint used it. It is
+ * released by {@link #truncate} and {@link #close} if no persist result ever contained it (nor
+ * will: a reset fails the aborted checkpoint's pending persist), by {@link #truncateAndClose} (the
+ * tail no checkpoint contains), by a {@link #reset} of the only checkpoint that used it (it is then
+ * re-uploaded when needed again), or when its upload result is stale. A change set that some
+ * persist result contained but no confirm covered is, on truncation or close, {@link
+ * TaskFileRegistry#releaseWhenSubsumed released once its last checkpoint can no longer be
+ * retained}: it may belong to the retained checkpoint (a skipped confirm) or to an aborted one the
+ * JobManager never saw. Change bytes are kept until confirm or truncation so that a reset can
+ * re-upload them.
  *
  * <p>The task mailbox is not used: results are applied under the lock on upload threads.
  *
@@ -210,12 +214,12 @@ public final class DfsChangelogWriter
     public void confirm(SequenceNumber from, SequenceNumber to, long checkpointId) {
         synchronized (this) {
             for (ChangeSetState state : changeSets.values()) {
+                // Change sets outside the range that an earlier checkpoint used stay referenced
+                // here: that checkpoint may be retained (its confirm skipped) or may have been
+                // aborted unseen; truncation releases them once it is subsumed.
                 boolean inRange =
                         state.sequenceNumber >= number(from) && state.sequenceNumber < number(to);
-                boolean usedByEarlier = state.firstCheckpoint <= checkpointId;
-                if (state.status == ChangeSetState.Status.UPLOADED
-                        && !state.confirmed
-                        && (inRange || usedByEarlier)) {
+                if (state.status == ChangeSetState.Status.UPLOADED && !state.confirmed && inRange) {
                     state.confirmed = true;
                     state.changeSet = null;
                     registry.handOver(state.result.file());
@@ -223,6 +227,8 @@ public final class DfsChangelogWriter
             }
             LOG.debug("{} confirmed sqn [{}, {}) for checkpoint {}", logId, from, to, checkpointId);
         }
+        // after the hand-overs above: may release references in doubt of older checkpoints
+        registry.checkpointConfirmed(checkpointId);
         // only the latest confirmed checkpoint is kept for local recovery
         localRegistry.discardUpToCheckpoint(checkpointId);
     }
@@ -230,6 +236,7 @@ public final class DfsChangelogWriter
     @Override
     public void reset(SequenceNumber from, SequenceNumber to, long checkpointId) {
         List<UploadTask> tasks = new ArrayList<>();
+        List<PendingPersist> aborted = new ArrayList<>();
         synchronized (this) {
             for (ChangeSetState state : changeSets.subMap(number(from), number(to)).values()) {
                 if (state.confirmed
@@ -249,12 +256,22 @@ public final class DfsChangelogWriter
                     state.result = null;
                     state.status = ChangeSetState.Status.NOT_UPLOADED;
                     state.firstCheckpoint = Long.MAX_VALUE;
+                    state.lastCheckpoint = Long.MIN_VALUE;
                     state.reportedIncrementally = false;
                     notUploadedBytes += state.rawBytes;
                 }
             }
-            for (PendingPersist persist : pending) {
-                add(tasks, startUploads(persist.changeSets));
+            Iterator<PendingPersist> it = pending.iterator();
+            while (it.hasNext()) {
+                PendingPersist persist = it.next();
+                if (persist.checkpointId >= checkpointId) {
+                    // its result must never be built: it would count as handed out although no
+                    // JobManager will receive it, and truncation would then never delete it
+                    aborted.add(persist);
+                    it.remove();
+                } else {
+                    add(tasks, startUploads(persist.changeSets));
+                }
             }
             LOG.debug(
                     "{} reset sqn [{}, {}) of aborted checkpoint {}",
@@ -262,6 +279,11 @@ public final class DfsChangelogWriter
                     from,
                     to,
                     checkpointId);
+        }
+        for (PendingPersist persist : aborted) {
+            persist.future.completeExceptionally(
+                    new IOException(
+                            "Checkpoint " + persist.checkpointId + " was aborted (" + logId + ")"));
         }
         localRegistry.discardUpToCheckpoint(checkpointId + 1);
         tasks.forEach(this::submit);
@@ -292,7 +314,23 @@ public final class DfsChangelogWriter
             activeBytes = 0;
             toFail = new ArrayList<>(pending);
             pending.clear();
-            LOG.debug("{} closed with {} change sets retained", logId, changeSets.size());
+            // nobody will use these change sets again: files no result handed out are deleted,
+            // files a checkpoint may hold are released once that checkpoint is subsumed
+            int kept = 0;
+            for (ChangeSetState state : changeSets.values()) {
+                if (state.status == ChangeSetState.Status.UPLOADED && !state.confirmed) {
+                    if (state.lastCheckpoint != Long.MIN_VALUE) {
+                        registry.releaseWhenSubsumed(state.result.file(), state.lastCheckpoint);
+                        kept++;
+                    } else {
+                        registry.release(state.result.file());
+                    }
+                }
+                // UPLOADING: released when the result arrives (closed)
+            }
+            changeSets.clear();
+            notUploadedBytes = 0;
+            LOG.debug("{} closed; {} change sets may belong to a retained checkpoint", logId, kept);
         }
         for (PendingPersist persist : toFail) {
             persist.future.completeExceptionally(
@@ -459,8 +497,9 @@ public final class DfsChangelogWriter
     @GuardedBy("this")
     private void drop(ChangeSetState state) {
         if (state.status == ChangeSetState.Status.UPLOADED && !state.confirmed) {
-            if (state.firstCheckpoint != Long.MAX_VALUE || capturedByPending(state)) {
-                registry.handOver(state.result.file());
+            long lastCheckpoint = Math.max(state.lastCheckpoint, capturingCheckpoint(state));
+            if (lastCheckpoint != Long.MIN_VALUE) {
+                registry.releaseWhenSubsumed(state.result.file(), lastCheckpoint);
             } else {
                 registry.release(state.result.file());
             }
@@ -468,6 +507,20 @@ public final class DfsChangelogWriter
             notUploadedBytes -= state.rawBytes;
         }
         // UPLOADING: on arrival the result is released unless a pending persist captured it
+    }
+
+    /** The highest checkpoint of a pending persist that will hand the change set out, or MIN. */
+    @GuardedBy("this")
+    private long capturingCheckpoint(ChangeSetState state) {
+        long result = Long.MIN_VALUE;
+        for (PendingPersist persist : pending) {
+            for (ChangeSetState captured : persist.changeSets) {
+                if (captured == state) {
+                    result = Math.max(result, persist.checkpointId);
+                }
+            }
+        }
+        return result;
     }
 
     @GuardedBy("this")

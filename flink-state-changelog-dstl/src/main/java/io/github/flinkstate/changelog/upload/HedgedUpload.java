@@ -2,6 +2,10 @@ package io.github.flinkstate.changelog.upload;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -25,9 +29,16 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread safety: thread-safe; attempts run on the upload executor, timeouts on the timer.
  *
+ * <p>Giving up: {@link #abandon} ends the upload at once (the owner's deadline, or the storage
+ * closing): no new attempt starts, the result fails, and the threads of running attempts are
+ * interrupted, so a write hung on the file system is abandoned rather than waited for; such an
+ * attempt deletes its file when it returns.
+ *
  * <p>Invariants: (1) at most {@code maxAttempts} attempts start; (2) the result future completes
- * exactly once: with the winner's handle, or exceptionally only when no attempt is running and no
- * attempt is left; (3) every file except the winner's is deleted once its attempt ends.
+ * exactly once: with the winner's handle, or exceptionally when no attempt is running and no
+ * attempt is left, or when abandoned; (3) every file except the winner's is deleted once its
+ * attempt ends; (4) only threads registered in {@code runningThreads} are ever interrupted, and a
+ * thread is unregistered before its attempt deletes files or completes the result.
  */
 @ThreadSafe
 final class HedgedUpload {
@@ -58,6 +69,10 @@ final class HedgedUpload {
 
     @GuardedBy("this")
     private Throwable failures;
+
+    /** Threads of running attempts, by attempt number; interrupted when abandoned. */
+    @GuardedBy("this")
+    private final Map<Integer, Thread> runningThreads = new HashMap<>();
 
     HedgedUpload(
             byte[] image,
@@ -109,6 +124,14 @@ final class HedgedUpload {
     }
 
     private void runAttempt(int attempt, Path path) {
+        synchronized (this) {
+            if (done) {
+                // abandoned while queued: do not even start writing
+                running--;
+                return;
+            }
+            runningThreads.put(attempt, Thread.currentThread());
+        }
         Throwable error = null;
         try {
             FileSystem fs = path.getFileSystem();
@@ -118,7 +141,39 @@ final class HedgedUpload {
         } catch (Throwable t) {
             error = t;
         }
+        synchronized (this) {
+            runningThreads.remove(attempt);
+        }
+        // an interrupt meant for the write must not break the clean-up below or the next task
+        Thread.interrupted();
         onAttemptDone(attempt, path, error);
+    }
+
+    /**
+     * Gives the upload up: no further attempt starts, the result fails with {@code reason}, and
+     * running attempts are interrupted. Does nothing when the result is already decided.
+     *
+     * @return whether this call decided the result
+     */
+    boolean abandon(IOException reason) {
+        List<Thread> toInterrupt;
+        synchronized (this) {
+            if (done) {
+                return false;
+            }
+            done = true;
+            toInterrupt = new ArrayList<>(runningThreads.values());
+            // under the lock: a registered thread is still inside its attempt
+            toInterrupt.forEach(Thread::interrupt);
+        }
+        if (!toInterrupt.isEmpty()) {
+            LOG.warn(
+                    "Abandoned {} running DSTL upload attempt(s): {}",
+                    toInterrupt.size(),
+                    reason.getMessage());
+        }
+        result.completeExceptionally(reason);
+        return true;
     }
 
     private void onTimeout(int attempt) {

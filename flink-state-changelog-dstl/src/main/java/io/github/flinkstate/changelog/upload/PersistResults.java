@@ -50,6 +50,7 @@ final class PersistResults {
                 incremental += uploaded.size();
             }
             state.firstCheckpoint = Math.min(state.firstCheckpoint, checkpointId);
+            state.lastCheckpoint = Math.max(state.lastCheckpoint, checkpointId);
         }
         ChangelogStateHandleStreamImpl remote =
                 new ChangelogStateHandleStreamImpl(

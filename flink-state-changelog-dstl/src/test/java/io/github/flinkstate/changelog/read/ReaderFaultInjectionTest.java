@@ -9,9 +9,10 @@ import io.github.flinkstate.changelog.DfsBatchedChangelogStorageFactory;
 import io.github.flinkstate.changelog.DfsChangelogOptions;
 import io.github.flinkstate.changelog.format.SegmentFormat;
 import io.github.flinkstate.changelog.testutils.Changes;
-import io.github.flinkstate.changelog.testutils.FaultInjectingFileSystem;
 import io.github.flinkstate.changelog.testutils.TestStorages;
 import io.github.flinkstate.changelog.upload.DfsChangelogWriter;
+import io.github.flinkstate.testing.fs.FsOp;
+import io.github.flinkstate.testing.fs.InjectingFileSystem;
 import java.io.File;
 import java.io.RandomAccessFile;
 import java.util.ArrayList;
@@ -32,10 +33,12 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Restore-side reading: corrupt, truncated and missing files fail with messages naming the file and
- * offset, both through the download cache ({@code faulty://} claims to be distributed) and when
+ * offset, both through the download cache ({@code inject://} claims to be distributed) and when
  * reading in place ({@code file://}); the cache downloads each file once.
  */
 class ReaderFaultInjectionTest {
+
+    private static final InjectingFileSystem FS = InjectingFileSystem.shared();
 
     private static final KeyGroupRange RANGE = KeyGroupRange.of(0, 3);
 
@@ -46,7 +49,7 @@ class ReaderFaultInjectionTest {
 
     @BeforeEach
     void resetFaults() {
-        FaultInjectingFileSystem.reset();
+        FS.reset();
     }
 
     @AfterEach
@@ -61,7 +64,7 @@ class ReaderFaultInjectionTest {
 
     private Path base(boolean distributed) {
         File dir = new File(tmp, "dfs");
-        return distributed ? FaultInjectingFileSystem.path(dir) : new Path(dir.toURI());
+        return distributed ? FS.path(dir) : new Path(dir.toURI());
     }
 
     /** Writes three checkpoints' worth of changes, one file each, and returns the last handle. */
@@ -93,11 +96,11 @@ class ReaderFaultInjectionTest {
         ChangelogStateHandleStreamImpl handle = writeHandle(true);
         assertThat(Changes.read(view.createReader(), handle))
                 .containsExactly("1:v1", "2:v2", "3:v3");
-        assertThat(FaultInjectingFileSystem.opens()).isEqualTo(3);
+        assertThat(FS.counters().calls(FsOp.OPEN)).isEqualTo(3);
         assertThat(view.cachedFiles()).isEqualTo(3);
         assertThat(Changes.read(view.createReader(), handle))
                 .containsExactly("1:v1", "2:v2", "3:v3");
-        assertThat(FaultInjectingFileSystem.opens()).isEqualTo(3);
+        assertThat(FS.counters().calls(FsOp.OPEN)).isEqualTo(3);
     }
 
     @Test
@@ -172,6 +175,55 @@ class ReaderFaultInjectionTest {
             assertThat(Changes.read(plain.createReader(), handle))
                     .containsExactly("1:v1", "2:v2", "3:v3");
             assertThat(plain.cachedFiles()).isZero();
+        }
+    }
+
+    // ---- finding 5 of issue 13; failed before its fix -------------------------------------
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"truncated", "deleted", "corrupt"})
+    void damagedLocalCopy_isEvictedAndDownloadedAgain(String damage) throws Exception {
+        ChangelogStateHandleStreamImpl handle = writeHandle(true);
+        assertThat(Changes.read(view.createReader(), handle))
+                .containsExactly("1:v1", "2:v2", "3:v3");
+        List<File> copies = new ArrayList<>();
+        collectCachedCopies(new File(tmp, "cache"), copies);
+        assertThat(copies).hasSize(3);
+        for (File copy : copies) {
+            switch (damage) {
+                case "truncated":
+                    try (RandomAccessFile raf = new RandomAccessFile(copy, "rw")) {
+                        raf.setLength(raf.length() - 3);
+                    }
+                    break;
+                case "deleted":
+                    assertThat(copy.delete()).isTrue();
+                    break;
+                default:
+                    try (RandomAccessFile raf = new RandomAccessFile(copy, "rw")) {
+                        raf.seek(raf.length() - 1);
+                        int b = raf.read();
+                        raf.seek(raf.length() - 1);
+                        raf.write(b ^ 0xFF);
+                    }
+            }
+        }
+        assertThat(Changes.read(view.createReader(), handle))
+                .containsExactly("1:v1", "2:v2", "3:v3");
+        assertThat(FS.counters().calls(FsOp.OPEN)).isEqualTo(6);
+    }
+
+    private static void collectCachedCopies(File dir, List<File> out) {
+        File[] children = dir.listFiles();
+        if (children == null) {
+            return;
+        }
+        for (File child : children) {
+            if (child.isDirectory()) {
+                collectCachedCopies(child, out);
+            } else if (child.getName().startsWith("dstl-")) {
+                out.add(child);
+            }
         }
     }
 }

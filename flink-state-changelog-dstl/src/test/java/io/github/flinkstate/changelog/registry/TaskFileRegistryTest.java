@@ -63,4 +63,42 @@ class TaskFileRegistryTest {
         assertThatThrownBy(() -> registry.track(file("e"), 0))
                 .isInstanceOf(IllegalArgumentException.class);
     }
+
+    @Test
+    void referenceInDoubt_isReleasedAfterNumRetainedNewerConfirmations() {
+        TaskFileRegistry twoRetained = new TaskFileRegistry(deletions::add, 2);
+        ByteStreamStateHandle f = file("f");
+        twoRetained.track(f, 1);
+        twoRetained.checkpointConfirmed(5); // not newer than the file's checkpoint
+        twoRetained.releaseWhenSubsumed(f, 5);
+        assertThat(twoRetained.referencesInDoubt()).isOne();
+        twoRetained.checkpointConfirmed(6); // checkpoint 5 may still be retained (2 kept)
+        assertThat(deletions).isEmpty();
+        twoRetained.checkInvariants();
+        twoRetained.checkpointConfirmed(8);
+        assertThat(deletions).hasSize(1);
+        assertThat(twoRetained.referencesInDoubt()).isZero();
+        twoRetained.checkInvariants();
+    }
+
+    @Test
+    void referenceInDoubt_ofASubsumedCheckpoint_isReleasedAtOnce() {
+        ByteStreamStateHandle f = file("g");
+        registry.track(f, 2);
+        registry.checkpointConfirmed(3);
+        registry.releaseWhenSubsumed(f, 2);
+        registry.release(f);
+        assertThat(deletions).hasSize(1);
+    }
+
+    @Test
+    void referenceInDoubt_ofAHandedOverFile_isDropped() {
+        ByteStreamStateHandle f = file("h");
+        registry.track(f, 2);
+        registry.releaseWhenSubsumed(f, 4);
+        registry.handOver(f); // another change set of the file was confirmed: the JM owns it
+        registry.checkpointConfirmed(5);
+        assertThat(deletions).isEmpty();
+        assertThat(registry.referencesInDoubt()).isZero();
+    }
 }

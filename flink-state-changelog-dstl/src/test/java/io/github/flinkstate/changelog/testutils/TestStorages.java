@@ -3,6 +3,7 @@ package io.github.flinkstate.changelog.testutils;
 import io.github.flinkstate.changelog.DfsBatchedChangelogStorage;
 import io.github.flinkstate.changelog.DfsChangelogOptions;
 import io.github.flinkstate.changelog.DfsChangelogSettings;
+import io.github.flinkstate.testing.wait.Waits;
 import java.io.File;
 import java.io.IOException;
 import java.time.Duration;
@@ -16,7 +17,7 @@ import org.apache.flink.core.fs.Path;
 import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.runtime.state.LocalRecoveryConfig;
 
-/** Builds storages for tests and waits for asynchronous conditions (never asserts durations). */
+/** Builds storages for tests and waits (with a deadline) for asynchronous conditions. */
 public final class TestStorages {
 
     private TestStorages() {}
@@ -45,7 +46,7 @@ public final class TestStorages {
                 tmp);
     }
 
-    /** The DSTL files currently in the storage's directory (local or faulty scheme). */
+    /** The DSTL files currently in the storage's directory (local or inject:// scheme). */
     public static List<String> files(DfsBatchedChangelogStorage storage) {
         File dir = new File(storage.getDirectory().toUri().getPath());
         String[] names = dir.list();
@@ -54,15 +55,8 @@ public final class TestStorages {
                 : Arrays.stream(names).sorted().collect(Collectors.toList());
     }
 
-    /** Polls until the condition holds; fails after a generous minute. */
-    public static void waitUntil(BooleanSupplier condition, String what)
-            throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("Timed out waiting until " + what);
-            }
-            Thread.sleep(5);
-        }
+    /** {@link Waits#until} with a generous minute, the deadline every wait here uses. */
+    public static void waitUntil(BooleanSupplier condition, String what) throws Exception {
+        Waits.until(what, Duration.ofMinutes(1), condition);
     }
 }

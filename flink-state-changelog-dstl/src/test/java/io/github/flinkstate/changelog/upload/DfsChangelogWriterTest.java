@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.Collectors;
+import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.core.fs.Path;
@@ -91,7 +92,7 @@ class DfsChangelogWriterTest {
                 .exists();
     }
 
-    private void awaitDeleted(StreamStateHandle file) throws InterruptedException {
+    private void awaitDeleted(StreamStateHandle file) throws Exception {
         TestStorages.waitUntil(() -> !exists(file), "file deleted: " + file);
     }
 
@@ -142,7 +143,7 @@ class DfsChangelogWriterTest {
     }
 
     @Test
-    void truncate_ofUploadAPersistHandedOut_handsItToTheJobManager_evenUnconfirmed()
+    void truncate_ofUploadAPersistHandedOut_keepsItsFile_whileItsCheckpointMayBeRetained()
             throws Exception {
         // Flink skips confirm when the next checkpoint started before the completion
         // notification; that checkpoint may be the retained one, so the file must survive
@@ -151,7 +152,7 @@ class DfsChangelogWriterTest {
         writer.append(1, bytes("a"));
         StreamStateHandle file = files(persist(writer, 0, 1)).iterator().next();
         writer.truncate(writer.nextSequenceNumber());
-        assertThat(storage.getRegistry().isTracked(file)).isFalse();
+        assertThat(storage.getRegistry().referencesInDoubt()).isOne();
         storage.close();
         assertThat(exists(file)).isTrue();
         assertThat(writer.retainedChangeSets()).isZero();
@@ -233,21 +234,30 @@ class DfsChangelogWriterTest {
     }
 
     @Test
-    void confirm_ofLaterCheckpoint_handsOverFilesOfEarlierPersists() throws Exception {
-        open();
+    void filesOfEarlierPersists_areKeptUntilNumRetainedLaterCheckpointsConfirmed()
+            throws Exception {
+        Configuration config = TestStorages.config(new Path(new File(tmp, "dfs").toURI()));
+        config.set(CheckpointingOptions.MAX_RETAINED_CHECKPOINTS, 2);
+        open(config);
         DfsChangelogWriter writer = writer();
         writer.append(1, bytes("a"));
         StreamStateHandle first = files(persist(writer, 0, 1)).iterator().next();
         SequenceNumber materializedTo = writer.nextSequenceNumber();
         writer.append(1, bytes("b"));
         persist(writer, 1, 2); // materialization moved the start to sqn 1
-        // checkpoint 1's notification was skipped (checkpoint 2 already started); confirming 2
-        // must protect the file checkpoint 1 may still reference
+        // checkpoint 1's notification was skipped (checkpoint 2 already started); with two
+        // retained checkpoints, checkpoint 1 is still retained after 2 completed
         writer.confirm(materializedTo, writer.nextSequenceNumber(), 2);
-        writer.truncate(writer.nextSequenceNumber());
-        storage.close();
+        writer.truncate(materializedTo);
         assertThat(exists(first)).isTrue();
-        storage = null;
+        assertThat(storage.getRegistry().referencesInDoubt()).isOne();
+
+        writer.append(1, bytes("c"));
+        SequenceNumber to = writer.nextSequenceNumber();
+        persist(writer, 1, 3);
+        writer.confirm(materializedTo, to, 3); // now checkpoint 1 is subsumed for sure
+        awaitDeleted(first);
+        assertThat(storage.getRegistry().referencesInDoubt()).isZero();
     }
 
     @Test
@@ -352,5 +362,70 @@ class DfsChangelogWriterTest {
                 writer.persist(SequenceNumber.of(0), 1);
         writer.close();
         assertThat(future).isCompletedExceptionally();
+    }
+
+    // ---- findings of issue 13; each failed before its fix ----------------------------------
+
+    @Test
+    void close_deletesPreemptiveUploadsNoPersistResultContained() throws Exception {
+        Configuration config = TestStorages.config(new Path(new File(tmp, "dfs").toURI()));
+        config.set(DfsChangelogOptions.PREEMPTIVE_PERSIST_THRESHOLD, MemorySize.parse("4b"));
+        open(config);
+        DfsChangelogWriter writer = writer();
+        writer.append(1, bytes("0123456789")); // uploaded pre-emptively
+        TestStorages.waitUntil(
+                () ->
+                        storage.getRegistry().trackedFiles() == 1
+                                && ((InFlightLimiter) storage.getAvailabilityProvider())
+                                                .inFlightBytes()
+                                        == 0,
+                "pre-emptive upload finished");
+        writer.close(); // the task failed before any checkpoint used the upload
+        TestStorages.waitUntil(() -> TestStorages.files(storage).isEmpty(), "orphan deleted");
+    }
+
+    @Test
+    void abortedNeverAcknowledgedCheckpoint_itsFileIsDeletedOnceSubsumed() throws Exception {
+        open();
+        DfsChangelogWriter writer = writer();
+        writer.append(1, bytes("a")); // sqn 0
+        // checkpoint 1: the persist succeeds, but the task declines before acknowledging, and
+        // checkpoint 2 starts before the abort notification, so no reset comes for it
+        StreamStateHandle cp1File = files(persist(writer, 0, 1)).iterator().next();
+
+        SequenceNumber materialized = writer.nextSequenceNumber(); // materialized up to sqn 1
+        writer.append(2, bytes("b"));
+        SequenceNumber upTo2 = writer.nextSequenceNumber();
+        ChangelogStateHandleStreamImpl cp2 = persist(writer, 1, 2);
+        writer.confirm(materialized, upTo2, 2);
+        writer.append(3, bytes("c"));
+        SequenceNumber upTo3 = writer.nextSequenceNumber();
+        ChangelogStateHandleStreamImpl cp3 = persist(writer, 1, 3);
+        writer.confirm(materialized, upTo3, 3);
+        // checkpoint 3 subsumed 2: truncate to min(checkpointed up to 2, materialized up to 1)
+        writer.truncate(materialized);
+
+        awaitDeleted(cp1File);
+        for (StreamStateHandle file : files(cp3)) {
+            assertThat(exists(file)).isTrue();
+        }
+        assertThat(Changes.read(storage.createReader(), cp3)).containsExactly("2:b", "3:c");
+        assertThat(files(cp2)).allMatch(DfsChangelogWriterTest::exists);
+    }
+
+    @Test
+    void truncationOverlappingTheLatestCompletedCheckpoint_keepsItsFile() throws Exception {
+        open();
+        DfsChangelogWriter writer = writer();
+        writer.append(1, bytes("a"));
+        ChangelogStateHandleStreamImpl cp1 = persist(writer, 0, 1);
+        // checkpoint 1 completes, but its notification arrives after checkpoint 2 started, so
+        // confirm is skipped; materialization and the subsumption of an older checkpoint truncate
+        SequenceNumber materialized = writer.nextSequenceNumber();
+        writer.append(2, bytes("b"));
+        writer.persist(materialized, 2);
+        writer.truncate(materialized);
+        assertThat(files(cp1)).allMatch(DfsChangelogWriterTest::exists);
+        assertThat(Changes.read(storage.createReader(), cp1)).containsExactly("1:a");
     }
 }

@@ -7,14 +7,17 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.github.flinkstate.changelog.DfsBatchedChangelogStorage;
 import io.github.flinkstate.changelog.DfsChangelogOptions;
 import io.github.flinkstate.changelog.testutils.Changes;
-import io.github.flinkstate.changelog.testutils.FaultInjectingFileSystem;
 import io.github.flinkstate.changelog.testutils.TestStorages;
+import io.github.flinkstate.testing.fs.FsOp;
+import io.github.flinkstate.testing.fs.Hang;
+import io.github.flinkstate.testing.fs.InjectingFileSystem;
+import io.github.flinkstate.testing.wait.Waits;
 import java.io.File;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.runtime.state.KeyGroupRange;
@@ -23,19 +26,29 @@ import org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl;
 import org.apache.flink.runtime.state.changelog.SequenceNumber;
 import org.apache.flink.runtime.state.filesystem.FileStateHandle;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Uploads against {@link FaultInjectingFileSystem}: hedging of slow attempts (the winner is kept,
- * the loser's file deleted), retries of failing attempts, a final failure that fails only the
- * checkpoint, and back-pressure when the in-flight bound is reached. No timing assertions: slow
- * attempts block on latches.
+ * Uploads against the shared kit's {@link InjectingFileSystem} ({@code inject://}): hedging of slow
+ * attempts (the winner is kept, the losers' files deleted), retries of failing attempts, a final
+ * failure that fails only the checkpoint, back-pressure when the in-flight bound is reached, hung
+ * uploads given up at the deadline, a storage close that does not wait for them, and the files of a
+ * failed task or an aborted checkpoint. No timing assertions: slow attempts block on injected
+ * hangs.
  */
 class UploadFaultInjectionTest {
 
+    private static final InjectingFileSystem FS = InjectingFileSystem.shared();
+
     private static final KeyGroupRange RANGE = KeyGroupRange.of(0, 3);
+
+    /** The DSTL files of any storage (URI paths). */
+    private static final String DSTL_FILES = ".*/dstl/dstl-[^/]*";
+
+    private static final Duration WAIT = Duration.ofMinutes(1);
 
     @TempDir File tmp;
 
@@ -43,12 +56,12 @@ class UploadFaultInjectionTest {
 
     @BeforeEach
     void resetFaults() {
-        FaultInjectingFileSystem.reset();
+        FS.reset();
     }
 
     @AfterEach
     void close() throws Exception {
-        FaultInjectingFileSystem.reset();
+        FS.reset();
         if (storage != null) {
             storage.getRegistry().checkInvariants();
             storage.close();
@@ -56,8 +69,7 @@ class UploadFaultInjectionTest {
     }
 
     private Configuration config() {
-        Configuration config =
-                TestStorages.config(FaultInjectingFileSystem.path(new File(tmp, "dfs")));
+        Configuration config = TestStorages.config(FS.path(new File(tmp, "dfs")));
         config.set(DfsChangelogOptions.RETRY_DELAY, Duration.ofMillis(1));
         return config;
     }
@@ -65,6 +77,10 @@ class UploadFaultInjectionTest {
     private DfsChangelogWriter open(Configuration config) throws Exception {
         storage = TestStorages.storage(config, new File(tmp, "local"));
         return storage.createWriter("op", RANGE, null);
+    }
+
+    private static long inFlight(DfsBatchedChangelogStorage storage) {
+        return ((InFlightLimiter) storage.getAvailabilityProvider()).inFlightBytes();
     }
 
     private static String fileName(ChangelogStateHandleStreamImpl handle) {
@@ -76,27 +92,24 @@ class UploadFaultInjectionTest {
         Configuration config = config();
         config.set(DfsChangelogOptions.UPLOAD_TIMEOUT, Duration.ofMillis(20));
         DfsChangelogWriter writer = open(config);
-        CountDownLatch slow = new CountDownLatch(1);
-        FaultInjectingFileSystem.blockNextCreate(slow);
-
-        writer.append(1, bytes("hedged"));
-        ChangelogStateHandleStreamImpl handle =
-                writer.persist(SequenceNumber.of(0), 1).get().getJobManagerOwnedSnapshot();
-
-        assertThat(storage.getMetrics().hedgedAttempts()).isPositive();
+        ChangelogStateHandleStreamImpl handle;
+        try (Hang slow = FS.hang(FsOp.CREATE, DSTL_FILES)) {
+            writer.append(1, bytes("hedged"));
+            CompletableFuture<SnapshotResult<ChangelogStateHandleStreamImpl>> persist =
+                    writer.persist(SequenceNumber.of(0), 1);
+            Waits.until("the first attempt and a hedge wait", WAIT, () -> slow.blockedCalls() >= 2);
+            assertThat(storage.getMetrics().hedgedAttempts()).isPositive();
+            slow.release(); // every attempt now writes its file; the first to finish wins
+            handle = persist.get(1, TimeUnit.MINUTES).getJobManagerOwnedSnapshot();
+        }
         assertThat(Changes.read(storage.createReader(), handle)).containsExactly("1:hedged");
         String winner = fileName(handle);
-
-        slow.countDown(); // the first attempt now writes its file and must delete it
-        TestStorages.waitUntil(
+        Waits.until(
+                "all attempts finished and only the winner's file remains",
+                WAIT,
                 () ->
-                        FaultInjectingFileSystem.creates() >= 2
-                                && TestStorages.files(storage).equals(List.of(winner)),
-                "only the winner's file remains");
-        TestStorages.waitUntil(
-                () -> storage.getMetrics().attempts() == FaultInjectingFileSystem.creates(),
-                "all attempts finished");
-        assertThat(TestStorages.files(storage)).containsExactly(winner);
+                        storage.getMetrics().attempts() == FS.counters().calls(FsOp.CREATE)
+                                && TestStorages.files(storage).equals(List.of(winner)));
         assertThat(storage.getRegistry().isTracked(handle.getHandlesAndOffsets().get(0).f0))
                 .isTrue();
     }
@@ -104,7 +117,7 @@ class UploadFaultInjectionTest {
     @Test
     void failingAttempts_areRetried() throws Exception {
         DfsChangelogWriter writer = open(config());
-        FaultInjectingFileSystem.failNextCreates(2);
+        FS.failNextCreates(2);
         writer.append(1, bytes("retried"));
         ChangelogStateHandleStreamImpl handle =
                 writer.persist(SequenceNumber.of(0), 1).get().getJobManagerOwnedSnapshot();
@@ -119,14 +132,14 @@ class UploadFaultInjectionTest {
         Configuration config = config();
         config.set(DfsChangelogOptions.MAX_ATTEMPTS, 2);
         DfsChangelogWriter writer = open(config);
-        FaultInjectingFileSystem.failNextCreates(2);
+        FS.failNextCreates(2);
         writer.append(1, bytes("a"));
 
         CompletableFuture<SnapshotResult<ChangelogStateHandleStreamImpl>> failed =
                 writer.persist(SequenceNumber.of(0), 1);
         assertThatThrownBy(failed::get)
                 .isInstanceOf(ExecutionException.class)
-                .hasStackTraceContaining("Injected failure");
+                .hasStackTraceContaining("injected failure");
         assertThat(storage.getMetrics().uploadFailures()).isEqualTo(1);
         writer.checkInvariants();
 
@@ -146,29 +159,148 @@ class UploadFaultInjectionTest {
         config.set(DfsChangelogOptions.UPLOAD_TIMEOUT, Duration.ofHours(1));
         DfsChangelogWriter writer = open(config);
         DfsChangelogWriter other = storage.createWriter("other", RANGE, null);
-        CountDownLatch slow = new CountDownLatch(1);
-        FaultInjectingFileSystem.blockNextCreate(slow);
+        CompletableFuture<SnapshotResult<ChangelogStateHandleStreamImpl>> persist;
+        CompletableFuture<?> available;
+        try (Hang slow = FS.hang(FsOp.CREATE, DSTL_FILES)) {
+            writer.append(1, bytes("0123456789")); // pre-emptive upload, blocked
+            Waits.until("upload started", WAIT, () -> slow.blockedCalls() == 1);
+            assertThat(storage.getAvailabilityProvider().isAvailable()).isFalse();
+            available = storage.getAvailabilityProvider().getAvailableFuture();
+            assertThat(available).isNotDone();
 
-        writer.append(1, bytes("0123456789")); // pre-emptive upload, blocked
-        TestStorages.waitUntil(() -> FaultInjectingFileSystem.creates() == 1, "upload started");
-        assertThat(storage.getAvailabilityProvider().isAvailable()).isFalse();
-        CompletableFuture<?> available = storage.getAvailabilityProvider().getAvailableFuture();
-        assertThat(available).isNotDone();
+            other.append(2, bytes("abcdefghij")); // over its threshold, but held back
+            assertThat(other.notUploadedBytes()).isEqualTo(10);
 
-        other.append(2, bytes("abcdefghij")); // over its threshold, but held back
-        assertThat(other.notUploadedBytes()).isEqualTo(10);
-
-        // a checkpoint is never refused, even while back-pressured
-        CompletableFuture<SnapshotResult<ChangelogStateHandleStreamImpl>> persist =
-                other.persist(SequenceNumber.of(0), 1);
-
-        slow.countDown();
-        available.get();
-        ChangelogStateHandleStreamImpl handle = persist.get().getJobManagerOwnedSnapshot();
+            // a checkpoint is never refused, even while back-pressured
+            persist = other.persist(SequenceNumber.of(0), 1);
+        }
+        available.get(1, TimeUnit.MINUTES);
+        ChangelogStateHandleStreamImpl handle =
+                persist.get(1, TimeUnit.MINUTES).getJobManagerOwnedSnapshot();
         assertThat(Changes.read(storage.createReader(), handle)).containsExactly("2:abcdefghij");
-        TestStorages.waitUntil(
-                () -> storage.getAvailabilityProvider().isAvailable(), "storage available");
+        Waits.until(
+                "storage available", WAIT, () -> storage.getAvailabilityProvider().isAvailable());
         writer.checkInvariants();
         other.checkInvariants();
+    }
+
+    // ---- findings of issue 13; each failed before its fix ----------------------------------
+
+    @Test
+    void hungUpload_isGivenUpAtTheDeadline_freeingItsBytesAndThreads() throws Exception {
+        Configuration config = config();
+        config.set(DfsChangelogOptions.UPLOAD_TIMEOUT, Duration.ofMillis(20));
+        config.set(DfsChangelogOptions.MAX_ATTEMPTS, 2);
+        config.set(DfsChangelogOptions.UPLOAD_THREADS, 2);
+        config.set(DfsChangelogOptions.UPLOAD_DEADLINE, Duration.ofMillis(300));
+        DfsChangelogWriter writer = open(config);
+        try (Hang hung = FS.hang(FsOp.CREATE, DSTL_FILES)) {
+            writer.append(1, bytes("a"));
+            CompletableFuture<SnapshotResult<ChangelogStateHandleStreamImpl>> stuck =
+                    writer.persist(SequenceNumber.of(0), 1); // the attempt and its hedge hang
+
+            assertThatThrownBy(() -> stuck.get(20, TimeUnit.SECONDS))
+                    .isInstanceOf(ExecutionException.class)
+                    .hasStackTraceContaining("did not finish within");
+            Waits.until("in-flight bytes freed", WAIT, () -> inFlight(storage) == 0);
+            // both upload threads were taken by the hung attempts: they were interrupted
+            Waits.until("upload threads left the hang", WAIT, () -> hung.blockedCalls() == 0);
+            assertThat(hung.totalBlockedCalls()).isEqualTo(2);
+            writer.checkInvariants();
+        }
+        writer.append(2, bytes("b"));
+        ChangelogStateHandleStreamImpl handle =
+                writer.persist(SequenceNumber.of(0), 2)
+                        .get(20, TimeUnit.SECONDS)
+                        .getJobManagerOwnedSnapshot();
+        assertThat(Changes.read(storage.createReader(), handle)).containsExactly("1:a", "2:b");
+        Waits.until(
+                "no file of the abandoned attempts remains",
+                WAIT,
+                () -> TestStorages.files(storage).equals(List.of(fileName(handle))));
+    }
+
+    @Test
+    void storageClose_doesNotWaitForAHungUpload() throws Exception {
+        Configuration config = config();
+        config.set(DfsChangelogOptions.UPLOAD_TIMEOUT, Duration.ofHours(1));
+        DfsChangelogWriter writer = open(config);
+        try (Hang hung = FS.hang(FsOp.CREATE, DSTL_FILES)) {
+            writer.append(1, bytes("a"));
+            CompletableFuture<SnapshotResult<ChangelogStateHandleStreamImpl>> persist =
+                    writer.persist(SequenceNumber.of(0), 1);
+            Waits.until("the upload hangs", WAIT, () -> hung.blockedCalls() == 1);
+
+            // Flink closes the storage on the TaskManager's RPC main thread
+            Assertions.assertTimeoutPreemptively(Duration.ofSeconds(10), storage::close);
+            DfsBatchedChangelogStorage closed = storage;
+            storage = null;
+            assertThatThrownBy(() -> persist.get(20, TimeUnit.SECONDS))
+                    .isInstanceOf(ExecutionException.class)
+                    .hasStackTraceContaining("closed");
+            assertThat(inFlight(closed)).isZero();
+            Waits.until("the attempt was interrupted", WAIT, () -> hung.blockedCalls() == 0);
+        }
+    }
+
+    @Test
+    void failedTask_deletesPreemptiveUploadsNoResultHandedOut() throws Exception {
+        Configuration config = config();
+        config.set(DfsChangelogOptions.PREEMPTIVE_PERSIST_THRESHOLD, MemorySize.parse("8b"));
+        config.set(DfsChangelogOptions.UPLOAD_TIMEOUT, Duration.ofHours(1));
+        DfsChangelogWriter writer = open(config);
+        writer.append(1, bytes("a"));
+        ChangelogStateHandleStreamImpl cp1 =
+                writer.persist(SequenceNumber.of(0), 1)
+                        .get(20, TimeUnit.SECONDS)
+                        .getJobManagerOwnedSnapshot();
+        String cp1File = fileName(cp1);
+
+        writer.append(2, bytes("0123456789")); // sqn 1: uploaded pre-emptively
+        Waits.until("pre-emptive upload", WAIT, () -> TestStorages.files(storage).size() == 2);
+        List<String> preemptive = new java.util.ArrayList<>(TestStorages.files(storage));
+        preemptive.remove(cp1File);
+
+        try (Hang hung = FS.hang(FsOp.CREATE, DSTL_FILES)) {
+            writer.append(3, bytes("c")); // sqn 2, its upload hangs
+            SequenceNumber lastUploadedTo = writer.nextSequenceNumber();
+            CompletableFuture<SnapshotResult<ChangelogStateHandleStreamImpl>> cp2 =
+                    writer.persist(SequenceNumber.of(0), 2);
+            Waits.until("cp2 upload hangs", WAIT, () -> hung.blockedCalls() == 1);
+
+            // the task fails: Flink truncates the tail after the last persist and closes
+            writer.truncateAndClose(lastUploadedTo);
+            assertThat(cp2).isCompletedExceptionally();
+        }
+        Waits.until(
+                "only the file handed out for checkpoint 1 remains, not " + preemptive,
+                WAIT,
+                () -> TestStorages.files(storage).equals(List.of(cp1File)));
+    }
+
+    @Test
+    void resetWithPendingPersist_thenTruncate_deletesTheNeverHandedOutFile() throws Exception {
+        Configuration config = config();
+        config.set(DfsChangelogOptions.UPLOAD_TIMEOUT, Duration.ofHours(1));
+        DfsChangelogWriter writer = open(config);
+        CompletableFuture<SnapshotResult<ChangelogStateHandleStreamImpl>> cp1;
+        SequenceNumber to;
+        try (Hang slow = FS.hang(FsOp.CREATE, DSTL_FILES)) {
+            writer.append(1, bytes("a"));
+            to = writer.nextSequenceNumber();
+            cp1 = writer.persist(SequenceNumber.of(0), 1);
+            Waits.until("upload hangs", WAIT, () -> slow.blockedCalls() == 1);
+            writer.reset(SequenceNumber.of(0), to, 1); // checkpoint 1 aborted, persist pending
+        }
+        Waits.until(
+                "upload finished",
+                WAIT,
+                () -> TestStorages.files(storage).size() == 1 && cp1.isDone());
+        assertThat(cp1).isCompletedExceptionally(); // its result must not be handed out
+        writer.checkInvariants();
+
+        writer.truncate(to); // materialized: no checkpoint ever received the file
+        Waits.until(
+                "never handed-out file deleted", WAIT, () -> TestStorages.files(storage).isEmpty());
     }
 }

@@ -6,8 +6,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.flinkstate.changelog.DfsBatchedChangelogStorage;
 import io.github.flinkstate.changelog.DfsChangelogOptions;
 import io.github.flinkstate.changelog.testutils.Changes;
-import io.github.flinkstate.changelog.testutils.FaultInjectingFileSystem;
 import io.github.flinkstate.changelog.testutils.TestStorages;
+import io.github.flinkstate.testing.fs.FsOp;
+import io.github.flinkstate.testing.fs.InjectingFileSystem;
 import java.io.File;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -48,6 +49,8 @@ import org.slf4j.LoggerFactory;
  */
 class WriterProtocolModelTest {
 
+    private static final InjectingFileSystem FS = InjectingFileSystem.shared();
+
     private static final Logger LOG = LoggerFactory.getLogger(WriterProtocolModelTest.class);
     private static final KeyGroupRange RANGE = KeyGroupRange.of(0, 7);
 
@@ -57,7 +60,7 @@ class WriterProtocolModelTest {
 
     @BeforeEach
     void reset() {
-        FaultInjectingFileSystem.reset();
+        FS.reset();
     }
 
     @AfterEach
@@ -65,7 +68,7 @@ class WriterProtocolModelTest {
         if (storage != null) {
             storage.close();
         }
-        FaultInjectingFileSystem.reset();
+        FS.reset();
     }
 
     /** One checkpoint as seen by the backend and the JobManager. */
@@ -107,8 +110,7 @@ class WriterProtocolModelTest {
     void randomProtocol_neitherDeletesEarlyNorLeaks(long seed) throws Exception {
         LOG.info("WriterProtocolModelTest seed {}", seed);
         Random random = new Random(seed);
-        Configuration config =
-                TestStorages.config(FaultInjectingFileSystem.path(new File(tmp, "dfs")));
+        Configuration config = TestStorages.config(FS.path(new File(tmp, "dfs")));
         if (random.nextBoolean()) {
             config.set(DfsChangelogOptions.PREEMPTIVE_PERSIST_THRESHOLD, MemorySize.parse("24b"));
         }
@@ -228,9 +230,14 @@ class WriterProtocolModelTest {
         storage.close();
         storage = null;
         File dir = new File(tmp, "dfs");
-        List<String> left = new ArrayList<>();
-        collectFiles(dir, left);
-        assertThat(left).as("leaked DSTL files (seed %s)", seed).isEmpty();
+        // close() does not wait for scheduled deletions
+        TestStorages.waitUntil(
+                () -> {
+                    List<String> left = new ArrayList<>();
+                    collectFiles(dir, left);
+                    return left.isEmpty();
+                },
+                "no leaked DSTL file (seed " + seed + ")");
     }
 
     private static void seal(
@@ -268,7 +275,7 @@ class WriterProtocolModelTest {
             return;
         }
         for (String file : files(retained.handle)) {
-            assertThat(FaultInjectingFileSystem.deletedPaths())
+            assertThat(FS.counters().paths(FsOp.DELETE))
                     .as("file of retained checkpoint %s deleted", retained.id)
                     .doesNotContain(file);
         }

@@ -1,0 +1,425 @@
+package io.github.flinkstate.changelog.upload;
+
+import static io.github.flinkstate.changelog.testutils.Changes.bytes;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.flinkstate.changelog.DfsBatchedChangelogStorage;
+import io.github.flinkstate.changelog.DfsChangelogOptions;
+import io.github.flinkstate.changelog.testutils.Changes;
+import io.github.flinkstate.changelog.testutils.TestStorages;
+import io.github.flinkstate.testing.fs.FsOp;
+import io.github.flinkstate.testing.fs.InjectingFileSystem;
+import java.io.File;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.LongStream;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.SnapshotResult;
+import org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl;
+import org.apache.flink.runtime.state.changelog.SequenceNumber;
+import org.apache.flink.runtime.state.filesystem.FileStateHandle;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The writer protocol model of {@link WriterProtocolModelTest}, for a whole job on one TaskManager:
+ * several subtasks whose writers share one storage (so batches put several writers' change sets
+ * into one file), job-wide checkpoints, aborts with and without the JobManager having seen the
+ * persist results (including resets while persists are still uploading), and failovers that close
+ * writers mid-protocol and open new ones. Checked against a JobManager model:
+ *
+ * <ul>
+ *   <li>no premature delete: the TaskManager never deletes a file of the retained checkpoint, and
+ *       the retained checkpoint reads back exactly what each subtask appended in its range;
+ *   <li>no leak: once everything is materialized and subsumed, and the JobManager deleted what it
+ *       registered, no DSTL file is left.
+ * </ul>
+ */
+class MultiWriterProtocolModelTest {
+
+    private static final InjectingFileSystem FS = InjectingFileSystem.shared();
+
+    private static final Logger LOG = LoggerFactory.getLogger(MultiWriterProtocolModelTest.class);
+    private static final int SUBTASKS = 3;
+
+    @TempDir File tmp;
+
+    private DfsBatchedChangelogStorage storage;
+
+    @BeforeEach
+    void resetFaults() {
+        FS.reset();
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        if (storage != null) {
+            storage.close();
+        }
+        FS.reset();
+    }
+
+    /** Backend-side state of one subtask (ChangelogKeyedStateBackend + its truncate helper). */
+    private final class Subtask {
+        final KeyGroupRange range;
+        DfsChangelogWriter writer;
+        final Map<Long, List<String>> valuesBySqn = new HashMap<>();
+        final List<String> active = new ArrayList<>();
+        final TreeMap<Long, SequenceNumber> checkpointedUpTo = new TreeMap<>();
+        SequenceNumber materializedTo;
+        SequenceNumber subsumedUpTo;
+        SequenceNumber materializedUpTo;
+        SequenceNumber lastUploadedTo;
+        long lastCheckpointId = -1;
+        int generation;
+
+        Subtask(int index) {
+            this.range = KeyGroupRange.of(index * 4, index * 4 + 3);
+        }
+
+        /** A new writer after a (re)start; the restored state is not this writer's. */
+        void start() {
+            generation++;
+            writer = storage.createWriter("op-" + range.getStartKeyGroup(), range, null);
+            valuesBySqn.clear();
+            active.clear();
+            checkpointedUpTo.clear();
+            materializedTo = writer.initialSequenceNumber();
+            lastUploadedTo = writer.initialSequenceNumber();
+            subsumedUpTo = null;
+            materializedUpTo = null;
+            lastCheckpointId = -1;
+        }
+
+        void truncate() {
+            if (subsumedUpTo != null && materializedUpTo != null) {
+                writer.truncate(
+                        subsumedUpTo.compareTo(materializedUpTo) < 0
+                                ? subsumedUpTo
+                                : materializedUpTo);
+            }
+        }
+
+        SequenceNumber seal() {
+            SequenceNumber next = writer.nextSequenceNumber();
+            if (!active.isEmpty()) {
+                long sqn = number(next) - 1;
+                valuesBySqn.computeIfAbsent(sqn, k -> new ArrayList<>()).addAll(active);
+                active.clear();
+            }
+            return next;
+        }
+
+        List<String> expected(SequenceNumber from, SequenceNumber to) {
+            List<String> result = new ArrayList<>();
+            for (long s = number(from); s < number(to); s++) {
+                result.addAll(valuesBySqn.getOrDefault(s, List.of()));
+            }
+            return result;
+        }
+    }
+
+    /** One subtask's share of a checkpoint. */
+    private static final class Part {
+        final Subtask subtask;
+        final int generation;
+        final SequenceNumber from;
+        final SequenceNumber to;
+        final List<String> expected;
+        final CompletableFuture<SnapshotResult<ChangelogStateHandleStreamImpl>> future;
+        ChangelogStateHandleStreamImpl handle;
+
+        Part(
+                Subtask subtask,
+                SequenceNumber from,
+                SequenceNumber to,
+                CompletableFuture<SnapshotResult<ChangelogStateHandleStreamImpl>> future) {
+            this.subtask = subtask;
+            this.generation = subtask.generation;
+            this.from = from;
+            this.to = to;
+            this.expected = subtask.expected(from, to);
+            this.future = future;
+        }
+    }
+
+    /** A checkpoint as the JobManager sees it. */
+    private static final class Checkpoint {
+        final long id;
+        final List<Part> parts = new ArrayList<>();
+
+        Checkpoint(long id) {
+            this.id = id;
+        }
+
+        /** Waits for every part; false if one failed (the checkpoint is then declined). */
+        boolean acknowledge(Map<String, Long> registered) throws Exception {
+            for (Part part : parts) {
+                try {
+                    part.handle = part.future.get(1, TimeUnit.MINUTES).getJobManagerOwnedSnapshot();
+                } catch (java.util.concurrent.ExecutionException e) {
+                    return false;
+                }
+            }
+            for (Part part : parts) {
+                for (String file : files(part.handle)) {
+                    registered.merge(file, id, Math::max);
+                }
+            }
+            return true;
+        }
+    }
+
+    static LongStream seeds() {
+        return LongStream.rangeClosed(1, 30);
+    }
+
+    @ParameterizedTest(name = "seed={0}")
+    @MethodSource("seeds")
+    void randomJobProtocol_neitherDeletesEarlyNorLeaks(long seed) throws Exception {
+        LOG.info("MultiWriterProtocolModelTest seed {}", seed);
+        Random random = new Random(seed);
+        File dfs = new File(tmp, "dfs");
+        Configuration config = TestStorages.config(FS.path(dfs));
+        // a delay lets the persists of several writers share one batch, i.e. one file
+        config.set(DfsChangelogOptions.PERSIST_DELAY, Duration.ofMillis(random.nextInt(4)));
+        if (random.nextBoolean()) {
+            config.set(DfsChangelogOptions.PREEMPTIVE_PERSIST_THRESHOLD, MemorySize.parse("24b"));
+        }
+        config.set(DfsChangelogOptions.RETRY_DELAY, Duration.ZERO);
+        storage = TestStorages.storage(config, new File(tmp, "local"));
+
+        List<Subtask> subtasks = new ArrayList<>();
+        for (int i = 0; i < SUBTASKS; i++) {
+            Subtask subtask = new Subtask(i);
+            subtask.start();
+            subtasks.add(subtask);
+        }
+        TreeMap<Long, Checkpoint> pending = new TreeMap<>();
+        Checkpoint retained = null;
+        Map<String, Long> registered = new HashMap<>();
+        long nextCheckpointId = 1;
+        int value = 0;
+
+        for (int step = 0; step < 250; step++) {
+            int op = random.nextInt(20);
+            if (op < 8) { // append
+                Subtask subtask = subtasks.get(random.nextInt(SUBTASKS));
+                int n = 1 + random.nextInt(3);
+                for (int i = 0; i < n; i++) {
+                    int kg = subtask.range.getStartKeyGroup() + random.nextInt(4);
+                    String v = "v" + value++;
+                    subtask.writer.append(kg, bytes(v));
+                    subtask.active.add(kg + ":" + v);
+                }
+            } else if (op < 10 && pending.size() < 2) { // trigger a job-wide checkpoint
+                Checkpoint cp = new Checkpoint(nextCheckpointId++);
+                for (Subtask subtask : subtasks) {
+                    SequenceNumber to = subtask.seal();
+                    subtask.lastCheckpointId = cp.id;
+                    subtask.lastUploadedTo = to;
+                    subtask.checkpointedUpTo.put(cp.id, to);
+                    cp.parts.add(
+                            new Part(
+                                    subtask,
+                                    subtask.materializedTo,
+                                    to,
+                                    subtask.writer.persist(subtask.materializedTo, cp.id)));
+                }
+                pending.put(cp.id, cp);
+            } else if (op < 12 && !pending.isEmpty()) { // complete one pending checkpoint
+                List<Long> ids = new ArrayList<>(pending.keySet());
+                Checkpoint cp = pending.remove(ids.get(random.nextInt(ids.size())));
+                if (!cp.acknowledge(registered)) {
+                    abort(cp, subtasks);
+                    continue;
+                }
+                for (Long older : new ArrayList<>(pending.headMap(cp.id).keySet())) {
+                    Checkpoint aborted = pending.remove(older);
+                    if (random.nextBoolean()) {
+                        aborted.acknowledge(registered); // acks arrived before the abort
+                    }
+                    abort(aborted, subtasks);
+                }
+                Checkpoint previous = retained;
+                retained = cp;
+                for (Subtask subtask : subtasks) {
+                    if (subtask.lastCheckpointId == cp.id) {
+                        Part part = partOf(cp, subtask);
+                        subtask.writer.confirm(part.from, part.to, cp.id);
+                    }
+                }
+                jmDeleteUnused(registered, retained);
+                if (previous != null) { // notifyCheckpointSubsumed
+                    for (Subtask subtask : subtasks) {
+                        SequenceNumber sqn = subtask.checkpointedUpTo.get(previous.id);
+                        if (sqn != null) {
+                            subtask.subsumedUpTo = sqn;
+                            subtask.checkpointedUpTo.headMap(previous.id, true).clear();
+                            subtask.truncate();
+                        }
+                    }
+                }
+            } else if (op < 14 && !pending.isEmpty()) { // abort the newest pending checkpoint
+                Checkpoint aborted = pending.remove(pending.lastKey());
+                if (random.nextBoolean()) {
+                    aborted.acknowledge(registered);
+                } // else: declined, its persists may still be uploading at the reset
+                abort(aborted, subtasks);
+            } else if (op < 17) { // materialization of one subtask
+                Subtask subtask = subtasks.get(random.nextInt(SUBTASKS));
+                SequenceNumber upTo = subtask.seal();
+                subtask.materializedTo = upTo;
+                subtask.materializedUpTo = upTo;
+                subtask.truncate();
+            } else if (op == 17) { // failover: tasks fail, pending checkpoints are discarded
+                pending.clear();
+                for (Subtask subtask : subtasks) {
+                    if (random.nextBoolean() || subtask == subtasks.get(0)) {
+                        subtask.writer.truncateAndClose(subtask.lastUploadedTo);
+                        subtask.start();
+                    }
+                }
+            }
+            for (Subtask subtask : subtasks) {
+                subtask.writer.checkInvariants();
+            }
+            storage.getRegistry().checkInvariants();
+            checkRetained(retained, seed);
+        }
+
+        // drain: abort pending, materialize everything, complete an empty checkpoint
+        for (Checkpoint aborted : pending.values()) {
+            abort(aborted, subtasks);
+        }
+        Checkpoint last = new Checkpoint(nextCheckpointId);
+        for (Subtask subtask : subtasks) {
+            SequenceNumber end = subtask.seal();
+            subtask.materializedTo = end;
+            subtask.materializedUpTo = end;
+            subtask.lastCheckpointId = last.id;
+            last.parts.add(new Part(subtask, end, end, subtask.writer.persist(end, last.id)));
+        }
+        assertThat(last.acknowledge(registered)).isTrue();
+        retained = last;
+        for (Subtask subtask : subtasks) {
+            Part part = partOf(last, subtask);
+            subtask.writer.confirm(part.from, part.to, last.id);
+            subtask.writer.truncate(part.to);
+            subtask.writer.checkInvariants();
+        }
+        checkRetained(retained, seed);
+        jmDeleteUnused(registered, retained);
+        assertThat(storage.getRegistry().referencesInDoubt()).isZero();
+        for (Subtask subtask : subtasks) {
+            subtask.writer.close();
+        }
+        storage.close();
+        storage = null;
+        TestStorages.waitUntil(
+                () -> collectFiles(dfs).isEmpty(),
+                "no DSTL file left (seed " + seed + "): " + collectFiles(dfs));
+    }
+
+    private static void abort(Checkpoint aborted, List<Subtask> subtasks) {
+        for (Part part : aborted.parts) {
+            Subtask subtask = part.subtask;
+            if (part.generation == subtask.generation && subtask.lastCheckpointId == aborted.id) {
+                subtask.writer.reset(part.from, part.to, aborted.id);
+            }
+        }
+    }
+
+    private static Part partOf(Checkpoint cp, Subtask subtask) {
+        for (Part part : cp.parts) {
+            if (part.subtask == subtask) {
+                return part;
+            }
+        }
+        throw new IllegalStateException("no part of " + subtask.range + " in " + cp.id);
+    }
+
+    private void checkRetained(Checkpoint retained, long seed) throws Exception {
+        if (retained == null) {
+            return;
+        }
+        for (Part part : retained.parts) {
+            if (part.handle == null) { // an empty persist result
+                assertThat(part.expected).isEmpty();
+                continue;
+            }
+            for (String file : files(part.handle)) {
+                assertThat(FS.counters().paths(FsOp.DELETE))
+                        .as("file of retained checkpoint %s deleted (seed %s)", retained.id, seed)
+                        .doesNotContain(file);
+            }
+            assertThat(Changes.read(storage.createReader(), part.handle))
+                    .as(
+                            "retained checkpoint %s, %s (seed %s)",
+                            retained.id, part.subtask.range, seed)
+                    .containsExactlyElementsOf(part.expected);
+        }
+    }
+
+    private static void jmDeleteUnused(Map<String, Long> registered, Checkpoint retained) {
+        Set<String> used = new HashSet<>();
+        for (Part part : retained.parts) {
+            used.addAll(files(part.handle));
+        }
+        registered
+                .entrySet()
+                .removeIf(
+                        e -> {
+                            if (!used.contains(e.getKey()) && e.getValue() < retained.id) {
+                                new File(e.getKey()).delete(); // the JM, not logged
+                                return true;
+                            }
+                            return false;
+                        });
+    }
+
+    private static Set<String> files(ChangelogStateHandleStreamImpl handle) {
+        Set<String> result = new HashSet<>();
+        if (handle != null) {
+            for (var t : handle.getHandlesAndOffsets()) {
+                result.add(((FileStateHandle) t.f0).getFilePath().toUri().getPath());
+            }
+        }
+        return result;
+    }
+
+    private static List<String> collectFiles(File dir) {
+        List<String> out = new ArrayList<>();
+        File[] children = dir.listFiles();
+        if (children != null) {
+            for (File child : children) {
+                if (child.isDirectory()) {
+                    out.addAll(collectFiles(child));
+                } else {
+                    out.add(child.getPath());
+                }
+            }
+        }
+        return out;
+    }
+
+    private static long number(SequenceNumber sqn) {
+        return ((SequenceNumber.GenericSequenceNumber) sqn).number;
+    }
+}
