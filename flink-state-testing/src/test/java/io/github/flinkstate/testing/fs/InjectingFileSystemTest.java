@@ -52,6 +52,19 @@ class InjectingFileSystemTest {
         }
     }
 
+    /** Writes on the executor thread, so that the test thread can watch a hang. */
+    private CompletableFuture<Void> writeAsync(Path p, String content) {
+        return CompletableFuture.runAsync(
+                () -> {
+                    try {
+                        write(fs, p, content);
+                    } catch (IOException e) {
+                        throw new RuntimeException(e);
+                    }
+                },
+                executor);
+    }
+
     private static String read(FileSystem fs, Path p) throws IOException {
         try (FSDataInputStream in = fs.open(p)) {
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
@@ -186,16 +199,7 @@ class InjectingFileSystemTest {
     void hang_blocksUntilReleased() throws Exception {
         Hang hang = fs.hang(FsOp.CREATE, ".*/slow");
         write(fs, file("fast"), "x"); // not matching
-        CompletableFuture<Void> blocked =
-                CompletableFuture.runAsync(
-                        () -> {
-                            try {
-                                write(fs, file("slow"), "x");
-                            } catch (IOException e) {
-                                throw new RuntimeException(e);
-                            }
-                        },
-                        executor);
+        CompletableFuture<Void> blocked = writeAsync(file("slow"), "x");
         Waits.until("the create hangs", Duration.ofSeconds(30), () -> hang.blockedCalls() == 1);
         assertThat(blocked).isNotDone();
         hang.release();
@@ -207,16 +211,7 @@ class InjectingFileSystemTest {
     @Test
     void hangNext_blocksOnlyTheNextMatchingCall() throws Exception {
         Hang hang = fs.hangNext(FsOp.CREATE, ".*");
-        CompletableFuture<Void> first =
-                CompletableFuture.runAsync(
-                        () -> {
-                            try {
-                                write(fs, file("first"), "1");
-                            } catch (IOException e) {
-                                throw new RuntimeException(e);
-                            }
-                        },
-                        executor);
+        CompletableFuture<Void> first = writeAsync(file("first"), "1");
         Waits.until(
                 "the first create hangs", Duration.ofSeconds(30), () -> hang.blockedCalls() == 1);
         write(fs, file("second"), "2"); // passes while the first still hangs
@@ -238,16 +233,7 @@ class InjectingFileSystemTest {
     @Test
     void hang_onCloseBlocksTheUpload_andHealReleases() throws Exception {
         Hang hang = fs.hang(FsOp.CLOSE, ".*");
-        CompletableFuture<Void> upload =
-                CompletableFuture.runAsync(
-                        () -> {
-                            try {
-                                write(fs, file("upload"), "data");
-                            } catch (IOException e) {
-                                throw new RuntimeException(e);
-                            }
-                        },
-                        executor);
+        CompletableFuture<Void> upload = writeAsync(file("upload"), "data");
         Waits.until("the close hangs", Duration.ofSeconds(30), () -> hang.blockedCalls() == 1);
         fs.heal();
         upload.get(30, TimeUnit.SECONDS);
