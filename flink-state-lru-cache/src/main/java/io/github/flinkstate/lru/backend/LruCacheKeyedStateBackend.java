@@ -248,8 +248,12 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
         if (cache == null) {
             return (IS) delegateState;
         }
+        // The delegate's state holds the serializers that are valid after a restore: when the
+        // restored snapshot required reconfiguration, those are the reconfigured instances and the
+        // ones passed in must not be used any more (not for the cache stream either).
+        TypeSerializer<N> registeredNamespaceSerializer = delegateState.getNamespaceSerializer();
         if (existing != null) {
-            existing.rebind(delegateState, namespaceSerializer, stateDesc);
+            existing.rebind(delegateState, registeredNamespaceSerializer, stateDesc);
             existing.setSnapshotTransformFactory(snapshotTransformFactory);
             return (IS) existing;
         }
@@ -261,7 +265,7 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
                                 this,
                                 (ValueStateDescriptor) stateDesc,
                                 (InternalValueState) delegateState,
-                                namespaceSerializer);
+                                registeredNamespaceSerializer);
                 break;
             case LIST:
                 state =
@@ -269,7 +273,7 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
                                 this,
                                 stateDesc.getName(),
                                 (InternalListState) delegateState,
-                                namespaceSerializer);
+                                registeredNamespaceSerializer);
                 break;
             case MAP:
                 state =
@@ -277,7 +281,7 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
                                 this,
                                 stateDesc.getName(),
                                 (InternalMapState) delegateState,
-                                namespaceSerializer);
+                                registeredNamespaceSerializer);
                 break;
             case REDUCING:
                 state =
@@ -285,7 +289,7 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
                                 this,
                                 (ReducingStateDescriptor) stateDesc,
                                 (InternalReducingState) delegateState,
-                                namespaceSerializer);
+                                registeredNamespaceSerializer);
                 break;
             case AGGREGATING:
                 state =
@@ -293,7 +297,7 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
                                 this,
                                 (AggregatingStateDescriptor) stateDesc,
                                 (InternalAggregatingState) delegateState,
-                                namespaceSerializer);
+                                registeredNamespaceSerializer);
                 break;
             default:
                 throw new UnsupportedOperationException(

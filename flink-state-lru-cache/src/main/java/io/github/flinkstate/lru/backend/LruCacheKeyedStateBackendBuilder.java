@@ -135,7 +135,8 @@ public final class LruCacheKeyedStateBackendBuilder<K> {
                         maxEntries,
                         statistics,
                         parameters.getKvStateRegistry(),
-                        parameters.getKeySerializer(),
+                        // the delegate's: reconfigured by its restore when the snapshot required it
+                        delegate.getKeySerializer(),
                         parameters.getEnv().getUserCodeClassLoader().asClassLoader(),
                         parameters.getEnv().getExecutionConfig(),
                         parameters.getTtlTimeProvider(),
