@@ -4,6 +4,7 @@ import io.github.flinkstate.lru.cow.CacheEntry;
 import io.github.flinkstate.lru.cow.CowLruMap;
 import io.github.flinkstate.lru.cow.CowSnapshot;
 import io.github.flinkstate.lru.metrics.CacheStatistics;
+import io.github.flinkstate.lru.snapshot.CachePinningSavepointResources;
 import io.github.flinkstate.lru.snapshot.CacheSnapshotCallable;
 import io.github.flinkstate.lru.snapshot.SnapshotStates;
 import io.github.flinkstate.lru.state.AbstractCachedState;
@@ -455,7 +456,22 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
         checkNotDisposed();
         // canonical savepoints are the delegate's: give it everything first
         flushAll();
-        return delegate.savepoint();
+        if (cache == null) {
+            return delegate.savepoint();
+        }
+        // then pin the cache until the savepoint is written: a delegate that keeps objects now
+        // shares ours, and the pin makes the cache copy a value before it may be mutated
+        CowSnapshot pin = cache.snapshot();
+        try {
+            SavepointResources<K> resources = delegate.savepoint();
+            return new SavepointResources<>(
+                    new CachePinningSavepointResources<>(
+                            resources.getSnapshotResources(), cache, pin.version()),
+                    resources.getPreferredSnapshotExecutionType());
+        } catch (Exception | Error e) {
+            cache.release(pin.version());
+            throw e;
+        }
     }
 
     @Override
