@@ -93,6 +93,7 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
 
     private final CacheStatistics statistics;
     private final boolean copyOnLoad;
+    private final boolean copyValuesOnWrite;
     private final Map<String, AbstractCachedState<K, ?, ?, ?>> cachedStates = new LinkedHashMap<>();
     private boolean delegateKeyInSync;
     private boolean disposed;
@@ -100,6 +101,7 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
     public LruCacheKeyedStateBackend(
             AbstractKeyedStateBackend<K> delegate,
             int maxEntries,
+            boolean copyValuesOnWrite,
             CacheStatistics statistics,
             TaskKvStateRegistry kvStateRegistry,
             TypeSerializer<K> keySerializer,
@@ -126,6 +128,7 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
         this.statistics = statistics;
         // the heap backend keeps the objects we read and write: copy what we load from it
         this.copyOnLoad = delegate instanceof HeapKeyedStateBackend;
+        this.copyValuesOnWrite = copyValuesOnWrite;
         this.delegateKeyInSync = false;
     }
 
@@ -207,6 +210,11 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
     @Override
     public boolean copyOnLoad() {
         return copyOnLoad;
+    }
+
+    @Override
+    public boolean copyValuesOnWrite() {
+        return copyValuesOnWrite;
     }
 
     // ------------------------------------------------------------------------------------------
