@@ -12,8 +12,9 @@ import org.apache.flink.runtime.state.internal.InternalListState;
 import org.apache.flink.util.Preconditions;
 
 /**
- * Cached {@link InternalListState}. A cache entry holds the complete list; {@code add} on a miss
- * loads the list first, so the entry can replace the delegate's list on write-back.
+ * Cached {@link InternalListState}. A cache entry holds the complete list, so it can replace the
+ * delegate's list on write-back. {@code add/addAll} on a list that is not cached append straight to
+ * the delegate without reading it (and cache nothing); reads load and cache the whole list.
  *
  * <p>Thread safety: task thread only.
  */
@@ -134,9 +135,18 @@ public final class CachedListState<K, N, V>
         return out.getCopyOfBuffer();
     }
 
+    /**
+     * Appends to the cached list, or, when this key's list is not cached, straight to the delegate
+     * without reading it (RocksDB appends with its merge operator): an append needs no read, and a
+     * cache that misses must cost little. The delegate is then the whole truth for that list.
+     */
     @SuppressWarnings("unchecked")
     private void appendAll(List<V> values) throws Exception {
-        CacheEntry e = entry();
+        CacheEntry e = lookupForWrite(null);
+        if (e == null) {
+            delegateForCurrentKey().addAll(values);
+            return;
+        }
         if (e.isAbsent()) {
             cache.setValue(e, new ArrayList<>(values), true);
             return;
