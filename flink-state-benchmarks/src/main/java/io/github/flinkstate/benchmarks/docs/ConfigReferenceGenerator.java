@@ -28,7 +28,10 @@ public final class ConfigReferenceGenerator {
         Map<String, List<ConfigOption<?>>> byModule = new LinkedHashMap<>();
         byModule.put(
                 "flink-state-lru-cache (`LruCacheOptions`)",
-                List.of(LruCacheOptions.MAX_ENTRIES_NUM, LruCacheOptions.DELEGATE));
+                List.of(
+                        LruCacheOptions.MAX_ENTRIES_NUM,
+                        LruCacheOptions.COPY_VALUES_ON_WRITE,
+                        LruCacheOptions.DELEGATE));
         return byModule;
     }
 
