@@ -20,6 +20,23 @@ public final class LruCacheOptions {
                                     + " written to the delegate backend. 0 disables the cache and every"
                                     + " access goes straight to the delegate. Must not be negative.");
 
+    public static final ConfigOption<Boolean> COPY_VALUES_ON_WRITE =
+            ConfigOptions.key("state.backend.cache.copy-values-on-write")
+                    .booleanType()
+                    .defaultValue(false)
+                    .withDescription(
+                            "Whether the cache stores a copy (made with the state's serializer) of"
+                                    + " every value a job writes (ValueState#update, ListState#add,"
+                                    + " #addAll and #update, MapState#put and #putAll, and their user"
+                                    + " keys, ReducingState#add) instead of the object itself. Off: the"
+                                    + " object is stored by reference, exactly as with the HashMap"
+                                    + " backend, so a job must not change or reuse an object after"
+                                    + " writing it to state (RocksDB serializes it at once, so jobs"
+                                    + " written for RocksDB sometimes do). On: such jobs are safe; each"
+                                    + " write costs one copy of a mutable value (immutable types such"
+                                    + " as String and Long are never copied). Reads return the cached"
+                                    + " object in both modes.");
+
     public static final ConfigOption<String> DELEGATE =
             ConfigOptions.key("state.backend.cache.delegate")
                     .stringType()

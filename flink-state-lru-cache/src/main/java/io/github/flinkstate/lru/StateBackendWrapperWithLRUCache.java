@@ -30,12 +30,24 @@ public class StateBackendWrapperWithLRUCache extends AbstractStateBackend
 
     private final StateBackend delegate;
     private final int maxEntries;
+    private final boolean copyValuesOnWrite;
 
     /**
      * @param delegate the backend behind the cache
      * @param maxEntries maximum cached entries per keyed backend; 0 disables the cache
      */
     public StateBackendWrapperWithLRUCache(StateBackend delegate, int maxEntries) {
+        this(delegate, maxEntries, LruCacheOptions.COPY_VALUES_ON_WRITE.defaultValue());
+    }
+
+    /**
+     * @param delegate the backend behind the cache
+     * @param maxEntries maximum cached entries per keyed backend; 0 disables the cache
+     * @param copyValuesOnWrite whether written values are copied before they are cached (see {@link
+     *     LruCacheOptions#COPY_VALUES_ON_WRITE})
+     */
+    public StateBackendWrapperWithLRUCache(
+            StateBackend delegate, int maxEntries, boolean copyValuesOnWrite) {
         if (maxEntries < 0) {
             throw new IllegalConfigurationException(
                     "'"
@@ -57,13 +69,18 @@ public class StateBackendWrapperWithLRUCache extends AbstractStateBackend
         }
         this.delegate = delegate;
         this.maxEntries = maxEntries;
+        this.copyValuesOnWrite = copyValuesOnWrite;
     }
 
     private StateBackendWrapperWithLRUCache(
             StateBackendWrapperWithLRUCache original,
             ReadableConfig config,
             ClassLoader classLoader) {
-        this(configureDelegate(original.delegate, config, classLoader), original.maxEntries);
+        this(
+                configureDelegate(original.delegate, config, classLoader),
+                original.maxEntries,
+                config.getOptional(LruCacheOptions.COPY_VALUES_ON_WRITE)
+                        .orElse(original.copyValuesOnWrite));
         this.latencyTrackingConfigBuilder = original.latencyTrackingConfigBuilder.configure(config);
         this.sizeTrackingConfigBuilder = original.sizeTrackingConfigBuilder.configure(config);
     }
@@ -88,7 +105,9 @@ public class StateBackendWrapperWithLRUCache extends AbstractStateBackend
         }
         StateBackendWrapperWithLRUCache backend =
                 new StateBackendWrapperWithLRUCache(
-                        DelegateBackendLoader.load(config, classLoader), maxEntries);
+                        DelegateBackendLoader.load(config, classLoader),
+                        maxEntries,
+                        config.get(LruCacheOptions.COPY_VALUES_ON_WRITE));
         backend.latencyTrackingConfigBuilder =
                 backend.latencyTrackingConfigBuilder.configure(config);
         backend.sizeTrackingConfigBuilder = backend.sizeTrackingConfigBuilder.configure(config);
@@ -109,6 +128,10 @@ public class StateBackendWrapperWithLRUCache extends AbstractStateBackend
         return maxEntries;
     }
 
+    public boolean isCopyValuesOnWrite() {
+        return copyValuesOnWrite;
+    }
+
     @Override
     public String getName() {
         return "LRU cache over " + delegate.getName();
@@ -120,6 +143,7 @@ public class StateBackendWrapperWithLRUCache extends AbstractStateBackend
         return new LruCacheKeyedStateBackendBuilder<>(
                         delegate,
                         maxEntries,
+                        copyValuesOnWrite,
                         parameters,
                         latencyTrackingConfigBuilder
                                 .setMetricGroup(parameters.getMetricGroup())
@@ -155,6 +179,8 @@ public class StateBackendWrapperWithLRUCache extends AbstractStateBackend
     public String toString() {
         return "StateBackendWrapperWithLRUCache{maxEntries="
                 + maxEntries
+                + ", copyValuesOnWrite="
+                + copyValuesOnWrite
                 + ", delegate="
                 + delegate
                 + '}';

@@ -4,6 +4,7 @@ import io.github.flinkstate.lru.cow.CacheEntry;
 import io.github.flinkstate.lru.cow.CowLruMap;
 import io.github.flinkstate.lru.cow.CowSnapshot;
 import io.github.flinkstate.lru.metrics.CacheStatistics;
+import io.github.flinkstate.lru.snapshot.CachePinningSavepointResources;
 import io.github.flinkstate.lru.snapshot.CacheSnapshotCallable;
 import io.github.flinkstate.lru.snapshot.SnapshotStates;
 import io.github.flinkstate.lru.state.AbstractCachedState;
@@ -92,6 +93,7 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
 
     private final CacheStatistics statistics;
     private final boolean copyOnLoad;
+    private final boolean copyValuesOnWrite;
     private final Map<String, AbstractCachedState<K, ?, ?, ?>> cachedStates = new LinkedHashMap<>();
     private boolean delegateKeyInSync;
     private boolean disposed;
@@ -99,6 +101,7 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
     public LruCacheKeyedStateBackend(
             AbstractKeyedStateBackend<K> delegate,
             int maxEntries,
+            boolean copyValuesOnWrite,
             CacheStatistics statistics,
             TaskKvStateRegistry kvStateRegistry,
             TypeSerializer<K> keySerializer,
@@ -125,6 +128,7 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
         this.statistics = statistics;
         // the heap backend keeps the objects we read and write: copy what we load from it
         this.copyOnLoad = delegate instanceof HeapKeyedStateBackend;
+        this.copyValuesOnWrite = copyValuesOnWrite;
         this.delegateKeyInSync = false;
     }
 
@@ -208,6 +212,11 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
         return copyOnLoad;
     }
 
+    @Override
+    public boolean copyValuesOnWrite() {
+        return copyValuesOnWrite;
+    }
+
     // ------------------------------------------------------------------------------------------
     // state creation
     // ------------------------------------------------------------------------------------------
@@ -248,8 +257,12 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
         if (cache == null) {
             return (IS) delegateState;
         }
+        // The delegate's state holds the serializers that are valid after a restore: when the
+        // restored snapshot required reconfiguration, those are the reconfigured instances and the
+        // ones passed in must not be used any more (not for the cache stream either).
+        TypeSerializer<N> registeredNamespaceSerializer = delegateState.getNamespaceSerializer();
         if (existing != null) {
-            existing.rebind(delegateState, namespaceSerializer, stateDesc);
+            existing.rebind(delegateState, registeredNamespaceSerializer, stateDesc);
             existing.setSnapshotTransformFactory(snapshotTransformFactory);
             return (IS) existing;
         }
@@ -261,7 +274,7 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
                                 this,
                                 (ValueStateDescriptor) stateDesc,
                                 (InternalValueState) delegateState,
-                                namespaceSerializer);
+                                registeredNamespaceSerializer);
                 break;
             case LIST:
                 state =
@@ -269,7 +282,7 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
                                 this,
                                 stateDesc.getName(),
                                 (InternalListState) delegateState,
-                                namespaceSerializer);
+                                registeredNamespaceSerializer);
                 break;
             case MAP:
                 state =
@@ -277,7 +290,7 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
                                 this,
                                 stateDesc.getName(),
                                 (InternalMapState) delegateState,
-                                namespaceSerializer);
+                                registeredNamespaceSerializer);
                 break;
             case REDUCING:
                 state =
@@ -285,7 +298,7 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
                                 this,
                                 (ReducingStateDescriptor) stateDesc,
                                 (InternalReducingState) delegateState,
-                                namespaceSerializer);
+                                registeredNamespaceSerializer);
                 break;
             case AGGREGATING:
                 state =
@@ -293,7 +306,7 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
                                 this,
                                 (AggregatingStateDescriptor) stateDesc,
                                 (InternalAggregatingState) delegateState,
-                                namespaceSerializer);
+                                registeredNamespaceSerializer);
                 break;
             default:
                 throw new UnsupportedOperationException(
@@ -451,7 +464,22 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
         checkNotDisposed();
         // canonical savepoints are the delegate's: give it everything first
         flushAll();
-        return delegate.savepoint();
+        if (cache == null) {
+            return delegate.savepoint();
+        }
+        // then pin the cache until the savepoint is written: a delegate that keeps objects now
+        // shares ours, and the pin makes the cache copy a value before it may be mutated
+        CowSnapshot pin = cache.snapshot();
+        try {
+            SavepointResources<K> resources = delegate.savepoint();
+            return new SavepointResources<>(
+                    new CachePinningSavepointResources<>(
+                            resources.getSnapshotResources(), cache, pin.version()),
+                    resources.getPreferredSnapshotExecutionType());
+        } catch (Exception | Error e) {
+            cache.release(pin.version());
+            throw e;
+        }
     }
 
     @Override

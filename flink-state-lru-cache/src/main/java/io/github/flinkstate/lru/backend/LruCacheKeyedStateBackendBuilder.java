@@ -41,6 +41,7 @@ public final class LruCacheKeyedStateBackendBuilder<K> {
 
     private final StateBackend delegateBackend;
     private final int maxEntries;
+    private final boolean copyValuesOnWrite;
     private final StateBackend.KeyedStateBackendParameters<K> parameters;
     private final LatencyTrackingStateConfig latencyTrackingStateConfig;
     private final SizeTrackingStateConfig sizeTrackingStateConfig;
@@ -48,11 +49,13 @@ public final class LruCacheKeyedStateBackendBuilder<K> {
     public LruCacheKeyedStateBackendBuilder(
             StateBackend delegateBackend,
             int maxEntries,
+            boolean copyValuesOnWrite,
             StateBackend.KeyedStateBackendParameters<K> parameters,
             LatencyTrackingStateConfig latencyTrackingStateConfig,
             SizeTrackingStateConfig sizeTrackingStateConfig) {
         this.delegateBackend = delegateBackend;
         this.maxEntries = maxEntries;
+        this.copyValuesOnWrite = copyValuesOnWrite;
         this.parameters = parameters;
         this.latencyTrackingStateConfig = latencyTrackingStateConfig;
         this.sizeTrackingStateConfig = sizeTrackingStateConfig;
@@ -133,9 +136,11 @@ public final class LruCacheKeyedStateBackendBuilder<K> {
                 new LruCacheKeyedStateBackend<>(
                         delegate,
                         maxEntries,
+                        copyValuesOnWrite,
                         statistics,
                         parameters.getKvStateRegistry(),
-                        parameters.getKeySerializer(),
+                        // the delegate's: reconfigured by its restore when the snapshot required it
+                        delegate.getKeySerializer(),
                         parameters.getEnv().getUserCodeClassLoader().asClassLoader(),
                         parameters.getEnv().getExecutionConfig(),
                         parameters.getTtlTimeProvider(),

@@ -99,6 +99,24 @@ public final class CowLruMap {
     }
 
     /**
+     * Like {@link #peek}, for a thread other than the writer (queryable state): reads the bucket
+     * array once, changes nothing. Not synchronized with the writer, so an entry being inserted,
+     * copied or moved by a resize at that moment may be missed (the caller then asks the delegate,
+     * which has every clean value); never loops, never throws because of a concurrent write.
+     */
+    public CacheEntry peekFromOtherThread(
+            CacheOwner owner, Object key, Object namespace, Object userKey) {
+        int h = hash(owner, key, namespace, userKey);
+        CacheEntry[] buckets = table;
+        for (CacheEntry e = buckets[h & (buckets.length - 1)]; e != null; e = e.next) {
+            if (e.matches(owner, key, namespace, userKey, h)) {
+                return e;
+            }
+        }
+        return null;
+    }
+
+    /**
      * Returns the live entry with the identity of {@code maybeStale}, which may have been copied.
      */
     public CacheEntry findLive(CacheEntry maybeStale) {

@@ -43,8 +43,11 @@ public final class CacheSnapshotFormat {
     /** Private-state name of the delegate's key-groups stream inside the envelope handle. */
     public static final String DELEGATE_STREAM_NAME = "flinkstate-lru-delegate-keygroups.bin";
 
-    /** Content of the small meta handle of envelopes that have no delegate meta handle. */
-    public static final byte[] ENVELOPE_META = {'L', 'R', 'U', 'C', VERSION};
+    /**
+     * Private-state name under which an envelope keeps the delegate's own meta stream (envelope
+     * layout 2); the envelope's meta stream is then {@link PlainRestoreGuard}'s.
+     */
+    public static final String DELEGATE_META_NAME = "flinkstate-lru-delegate-meta.bin";
 
     private CacheSnapshotFormat() {}
 }

@@ -19,17 +19,23 @@ import org.apache.flink.runtime.state.memory.ByteStreamStateHandle;
  * else, and unpacks it again on restore.
  *
  * <ul>
- *   <li>Delegate handle is an {@code IncrementalRemoteKeyedStateHandle} (RocksDB incremental or
- *       native savepoint): the same handle, same id and shared files, with the cache stream added
- *       to its private files under {@link CacheSnapshotFormat#CACHE_STREAM_NAME}.
- *   <li>Delegate handle is a {@code KeyGroupsStateHandle} (HashMap, RocksDB full): a new handle
- *       whose private files are the delegate's stream ({@link
- *       CacheSnapshotFormat#DELEGATE_STREAM_NAME}) and the cache stream; the delegate's key-group
- *       offsets are in the cache stream's header.
+ *   <li>Delegate handle is an {@code IncrementalRemoteKeyedStateHandle} (RocksDB checkpoints, full
+ *       or incremental, and native savepoints): the same handle, same id and shared files, with the
+ *       delegate's meta stream moved to its private files under {@link
+ *       CacheSnapshotFormat#DELEGATE_META_NAME} and the cache stream added under {@link
+ *       CacheSnapshotFormat#CACHE_STREAM_NAME}.
+ *   <li>Delegate handle is a {@code KeyGroupsStateHandle} (HashMap): a new handle whose private
+ *       files are the delegate's stream ({@link CacheSnapshotFormat#DELEGATE_STREAM_NAME}) and the
+ *       cache stream; the delegate's key-group offsets are in the cache stream's header.
  *   <li>No delegate handle: a new handle with the cache stream only.
  * </ul>
  *
- * When no entry is dirty, the delegate's handle is returned unchanged. Stateless.
+ * <p>In every layout the envelope's meta stream is {@link PlainRestoreGuard}'s, so that a backend
+ * other than the cache fails to restore it with a message saying what to do, instead of silently
+ * restoring only the delegate's part. When no entry is dirty, the delegate's handle is returned
+ * unchanged: the delegate then has the complete state and any backend that reads the delegate's
+ * format may restore it. Envelopes of layout 1 (delegate meta stream in place, or the 5-byte meta
+ * {@code LRUC\x01}) are still read. Stateless.
  */
 public final class SnapshotEnvelope {
 
@@ -66,9 +72,20 @@ public final class SnapshotEnvelope {
         if (delegate instanceof IncrementalRemoteKeyedStateHandle) {
             IncrementalRemoteKeyedStateHandle inc = (IncrementalRemoteKeyedStateHandle) delegate;
             List<HandleAndLocalPath> privateState = new ArrayList<>(inc.getPrivateState());
+            privateState.add(
+                    HandleAndLocalPath.of(
+                            inc.getMetaDataStateHandle(), CacheSnapshotFormat.DELEGATE_META_NAME));
             privateState.add(cacheEntry);
-            return withPrivateState(
-                    inc, privateState, inc.getCheckpointedSize() + cacheStream.getStateSize());
+            StreamStateHandle guard = guardMeta();
+            return IncrementalRemoteKeyedStateHandle.restore(
+                    inc.getBackendIdentifier(),
+                    inc.getKeyGroupRange(),
+                    inc.getCheckpointId(),
+                    inc.getSharedState(),
+                    privateState,
+                    guard,
+                    inc.getCheckpointedSize() + cacheStream.getStateSize() + guard.getStateSize(),
+                    inc.getStateHandleId());
         }
         List<HandleAndLocalPath> privateState = new ArrayList<>(2);
         long size = cacheStream.getStateSize();
@@ -79,10 +96,7 @@ public final class SnapshotEnvelope {
             size += stream.getStateSize();
         }
         privateState.add(cacheEntry);
-        StreamStateHandle meta =
-                new ByteStreamStateHandle(
-                        "flinkstate-lru-envelope-" + UUID.randomUUID(),
-                        CacheSnapshotFormat.ENVELOPE_META);
+        StreamStateHandle meta = guardMeta();
         return new IncrementalRemoteKeyedStateHandle(
                 UUID.randomUUID(),
                 keyGroupRange,
@@ -91,6 +105,12 @@ public final class SnapshotEnvelope {
                 privateState,
                 meta,
                 size + meta.getStateSize());
+    }
+
+    /** A fresh handle (own id) holding {@link PlainRestoreGuard}'s meta bytes, kept inline. */
+    private static StreamStateHandle guardMeta() {
+        return new ByteStreamStateHandle(
+                "flinkstate-lru-envelope-" + UUID.randomUUID(), PlainRestoreGuard.metaBytes());
     }
 
     /** The cache stream of an envelope, or null if the handle is not one of ours. */
@@ -114,8 +134,26 @@ public final class SnapshotEnvelope {
             case CacheSnapshotFormat.DELEGATE_INCREMENTAL:
                 List<HandleAndLocalPath> privateState = new ArrayList<>(inc.getPrivateState());
                 privateState.removeIf(
-                        p -> CacheSnapshotFormat.CACHE_STREAM_NAME.equals(p.getLocalPath()));
-                return withPrivateState(inc, privateState, inc.getCheckpointedSize());
+                        p ->
+                                CacheSnapshotFormat.CACHE_STREAM_NAME.equals(p.getLocalPath())
+                                        || CacheSnapshotFormat.DELEGATE_META_NAME.equals(
+                                                p.getLocalPath()));
+                HandleAndLocalPath delegateMeta =
+                        privateEntry(envelope, CacheSnapshotFormat.DELEGATE_META_NAME);
+                // layout 1 envelopes kept the delegate's meta stream in place
+                StreamStateHandle meta =
+                        delegateMeta == null
+                                ? inc.getMetaDataStateHandle()
+                                : delegateMeta.getHandle();
+                return IncrementalRemoteKeyedStateHandle.restore(
+                        inc.getBackendIdentifier(),
+                        inc.getKeyGroupRange(),
+                        inc.getCheckpointId(),
+                        inc.getSharedState(),
+                        privateState,
+                        meta,
+                        inc.getCheckpointedSize(),
+                        inc.getStateHandleId());
             case CacheSnapshotFormat.DELEGATE_KEY_GROUPS:
                 HandleAndLocalPath stream =
                         privateEntry(envelope, CacheSnapshotFormat.DELEGATE_STREAM_NAME);
@@ -131,22 +169,6 @@ public final class SnapshotEnvelope {
             default:
                 throw new IllegalStateException("Unknown delegate kind " + header.delegateKind());
         }
-    }
-
-    /** The same handle (same id, shared files, meta) with other private files. */
-    private static IncrementalRemoteKeyedStateHandle withPrivateState(
-            IncrementalRemoteKeyedStateHandle handle,
-            List<HandleAndLocalPath> privateState,
-            long checkpointedSize) {
-        return IncrementalRemoteKeyedStateHandle.restore(
-                handle.getBackendIdentifier(),
-                handle.getKeyGroupRange(),
-                handle.getCheckpointId(),
-                handle.getSharedState(),
-                privateState,
-                handle.getMetaDataStateHandle(),
-                checkpointedSize,
-                handle.getStateHandleId());
     }
 
     private static HandleAndLocalPath privateEntry(KeyedStateHandle handle, String name) {

@@ -5,6 +5,8 @@ import io.github.flinkstate.lru.cow.CacheOwner;
 import io.github.flinkstate.lru.cow.CowLruMap;
 import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.api.java.tuple.Tuple2;
+import org.apache.flink.queryablestate.client.state.serialization.KvStateSerializer;
 import org.apache.flink.runtime.state.RegisteredKeyValueStateBackendMetaInfo;
 import org.apache.flink.runtime.state.StateSnapshotTransformer;
 import org.apache.flink.runtime.state.StateSnapshotTransformer.StateSnapshotTransformFactory;
@@ -148,6 +150,14 @@ public abstract class AbstractCachedState<K, N, SV, D extends InternalKvState<K,
                         + "use cleanup in full snapshot or compaction filter of the delegate.");
     }
 
+    /**
+     * Answers a queryable-state request, which Flink makes on a thread other than the task's: the
+     * cached entry of the key and namespace if there is one, else the delegate's answer. Writes
+     * nothing back and never moves the delegate's current key, so the task's state is untouched;
+     * O(1) (for maps: O(size of that map)). Like the HashMap backend's, the read is not
+     * synchronized with the task thread: a value being changed at that moment may be seen before or
+     * after the change.
+     */
     @Override
     public byte[] getSerializedValue(
             byte[] serializedKeyAndNamespace,
@@ -155,13 +165,29 @@ public abstract class AbstractCachedState<K, N, SV, D extends InternalKvState<K,
             TypeSerializer<N> safeNamespaceSerializer,
             TypeSerializer<SV> safeValueSerializer)
             throws Exception {
-        // Make the delegate exact for everything this state caches, then let it answer.
-        flushDirtyEntries();
+        Tuple2<K, N> keyAndNamespace =
+                KvStateSerializer.deserializeKeyAndNamespace(
+                        serializedKeyAndNamespace, safeKeySerializer, safeNamespaceSerializer);
+        CacheEntry cached =
+                cache.peekFromOtherThread(this, keyAndNamespace.f0, keyAndNamespace.f1, null);
+        if (cached != null) {
+            Object value = cached.value();
+            return value == CacheEntry.ABSENT
+                    ? null
+                    : serializeForQuery(value, safeValueSerializer);
+        }
         return delegate.getSerializedValue(
                 serializedKeyAndNamespace,
                 safeKeySerializer,
                 safeNamespaceSerializer,
                 (TypeSerializer) safeValueSerializer);
+    }
+
+    /** Serializes a cached value the way the delegate's {@code getSerializedValue} would. */
+    @SuppressWarnings("unchecked")
+    protected byte[] serializeForQuery(Object value, TypeSerializer<SV> safeValueSerializer)
+            throws Exception {
+        return KvStateSerializer.serializeValue((SV) value, safeValueSerializer);
     }
 
     // ------------------------------------------------------------------------------------------
@@ -239,6 +265,16 @@ public abstract class AbstractCachedState<K, N, SV, D extends InternalKvState<K,
     protected final Object copyLoaded(Object value, TypeSerializer<?> serializer) {
         return value != null && context.copyOnLoad()
                 ? ((TypeSerializer<Object>) serializer).copy(value)
+                : value;
+    }
+
+    /**
+     * The object to cache for a value the job writes: a copy when {@code
+     * state.backend.cache.copy-values-on-write} is on and the type is mutable, else the object.
+     */
+    protected final <T> T copyForWrite(T value, TypeSerializer<T> serializer) {
+        return value != null && context.copyValuesOnWrite() && !serializer.isImmutableType()
+                ? serializer.copy(value)
                 : value;
     }
 

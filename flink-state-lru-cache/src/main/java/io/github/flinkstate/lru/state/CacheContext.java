@@ -27,4 +27,7 @@ public interface CacheContext<K> {
 
     /** Whether values loaded from the delegate are shared with it and must be copied. */
     boolean copyOnLoad();
+
+    /** Whether values written by the job are copied before they are cached. */
+    boolean copyValuesOnWrite();
 }

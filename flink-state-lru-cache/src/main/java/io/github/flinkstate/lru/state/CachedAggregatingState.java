@@ -67,7 +67,7 @@ public final class CachedAggregatingState<K, N, IN, ACC, OUT>
 
     @Override
     public void updateInternal(ACC valueToStore) throws Exception {
-        putCachedValue(valueToStore);
+        putCachedValue(copyForWrite(valueToStore, valueSerializer));
     }
 
     @Override

@@ -1,39 +1,54 @@
 package io.github.flinkstate.lru.state;
 
 import io.github.flinkstate.lru.cow.CacheEntry;
+import java.util.AbstractMap;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.Iterator;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
+import java.util.NoSuchElementException;
+import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.base.MapSerializer;
+import org.apache.flink.api.java.tuple.Tuple2;
+import org.apache.flink.queryablestate.client.state.serialization.KvStateSerializer;
 import org.apache.flink.runtime.state.internal.InternalMapState;
 
 /**
  * Cached {@link InternalMapState}: one cache entry per user key (value, {@code null} value, or
- * {@link CacheEntry#ABSENT}). Point operations use the cache; operations over the whole map of a
- * key and namespace ({@code entries/keys/values/iterator}, and {@code isEmpty} unless a cached user
- * key is present) first write that row's dirty entries to the delegate and then read the delegate,
- * so cached, dirty, deleted and uncached entries all appear exactly once. Changes made through an
- * iterator go to the delegate and drop the affected cache entry.
+ * {@link CacheEntry#ABSENT}). Point operations use the cache. Whole-map reads ({@code
+ * entries/keys/values/iterator}, and {@code isEmpty} unless a cached user key is present) merge the
+ * cached entries of that key and namespace over the delegate's iterator (cached values replace the
+ * delegate's, cached deletions hide them); nothing is written back for a read. The returned
+ * iterables belong to the key and namespace current when they were obtained, and each iteration
+ * shows the map as it is when the iteration starts. Iteration order: the delegate's order for the
+ * user keys the delegate has, then cached user keys it lacks (Flink leaves map order unspecified).
  *
  * <p>Thread safety: task thread only.
  *
  * <p>Invariants: {@link #rows} holds, per (key, namespace), exactly the user keys this state has
  * live cache entries for and how many of those entries are dirty; a row without cached user keys
- * and without dirty entries is absent. A row with no dirty entry needs no write-back before
- * iterating, which keeps whole-map reads of fully cached maps cheap.
+ * and without dirty entries is absent.
  */
 public final class CachedMapState<K, N, UK, UV>
         extends AbstractCachedState<K, N, Map<UK, UV>, InternalMapState<K, N, UK, UV>>
         implements InternalMapState<K, N, UK, UV> {
 
-    private final Map<RowKey, Row> rows = new HashMap<>();
+    /** Marks an iteration element whose value is still the delegate entry's (read lazily). */
+    private static final Object DELEGATE_VALUE = new Object();
+
+    /** Concurrent only so that queryable-state reads on other threads see a consistent set. */
+    private final Map<RowKey, Row> rows = new ConcurrentHashMap<>();
+
     private TypeSerializer<UV> userValueSerializer;
+    private TypeSerializer<UK> userKeySerializer;
 
     public CachedMapState(
             CacheContext<K> context,
@@ -48,11 +63,19 @@ public final class CachedMapState<K, N, UK, UV>
                 namespaceSerializer,
                 delegate.getValueSerializer());
         this.userValueSerializer = userValueSerializerOf(valueSerializer);
+        this.userKeySerializer = userKeySerializerOf(valueSerializer);
     }
 
     @Override
     protected void onRebind(StateDescriptor<?, ?> newDescriptor) {
         this.userValueSerializer = userValueSerializerOf(valueSerializer);
+        this.userKeySerializer = userKeySerializerOf(valueSerializer);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <UK, UV> TypeSerializer<UK> userKeySerializerOf(
+            TypeSerializer<Map<UK, UV>> serializer) {
+        return ((MapSerializer<UK, UV>) serializer).getKeySerializer();
     }
 
     @SuppressWarnings("unchecked")
@@ -80,11 +103,12 @@ public final class CachedMapState<K, N, UK, UV>
 
     @Override
     public void put(UK key, UV value) throws Exception {
+        UV stored = copyForWrite(value, userValueSerializer);
         CacheEntry e = lookupForWrite(key);
         if (e != null) {
-            cache.setValue(e, value, true);
+            cache.setValue(e, stored, true);
         } else {
-            insertUserKey(key, value, true);
+            insertUserKey(copyForWrite(key, userKeySerializer), stored, true);
         }
     }
 
@@ -119,18 +143,21 @@ public final class CachedMapState<K, N, UK, UV>
 
     @Override
     public boolean isEmpty() throws Exception {
-        // a cached present user key answers without touching the delegate
         Row row = rows.get(currentRow());
-        if (row != null) {
-            for (Object userKey : row.userKeys) {
-                CacheEntry e = cache.peek(this, context.currentKey(), currentNamespace, userKey);
-                if (e != null && !e.isAbsent()) {
-                    return false;
-                }
+        if (row == null || row.userKeys.isEmpty()) {
+            return delegateForCurrentKey().isEmpty();
+        }
+        // a cached present user key answers without touching the delegate
+        for (Object userKey : row.userKeys) {
+            CacheEntry e = cache.peek(this, context.currentKey(), currentNamespace, userKey);
+            if (e != null && !e.isAbsent()) {
+                return false;
             }
         }
-        flushRow();
-        return delegateForCurrentKey().isEmpty();
+        // only cached deletions: the delegate's entries minus those
+        return !new RowView(context.currentKey(), currentNamespace, context.currentKeyGroup())
+                .iterator()
+                .hasNext();
     }
 
     @Override
@@ -155,45 +182,91 @@ public final class CachedMapState<K, N, UK, UV>
     }
 
     @Override
-    public Iterable<Map.Entry<UK, UV>> entries() throws Exception {
-        flushRow();
-        Iterable<Map.Entry<UK, UV>> entries = delegateForCurrentKey().entries();
-        RowOwner owner = rowOwner();
-        return wrap(
-                entries, owner, Map.Entry::getKey, entry -> new InvalidatingEntry(entry, owner));
+    public Iterable<Map.Entry<UK, UV>> entries() {
+        return new RowView(context.currentKey(), currentNamespace, context.currentKeyGroup());
     }
 
     @Override
-    public Iterable<UK> keys() throws Exception {
-        flushRow();
-        return wrap(delegateForCurrentKey().keys(), rowOwner(), k -> k, Function.identity());
+    public Iterable<UK> keys() {
+        RowView row = entries0();
+        return () -> new MappingIterator<>(row.iterator(), Map.Entry::getKey);
     }
 
     @Override
-    public Iterable<UV> values() throws Exception {
-        flushRow();
-        // values() cannot tell which user key an iterator.remove() hits: drop the whole row's cache
-        RowOwner owner = rowOwner();
-        Iterable<UV> values = delegateForCurrentKey().values();
-        return () -> new InvalidatingIterator<>(values.iterator(), owner, v -> null, v -> v);
+    public Iterable<UV> values() {
+        RowView row = entries0();
+        return () -> new MappingIterator<>(row.iterator(), Map.Entry::getValue);
     }
 
     @Override
-    public Iterator<Map.Entry<UK, UV>> iterator() throws Exception {
+    public Iterator<Map.Entry<UK, UV>> iterator() {
         return entries().iterator();
     }
 
-    private <T> Iterable<T> wrap(
-            Iterable<T> delegateIterable,
-            RowOwner owner,
-            Function<T, Object> userKeyOf,
-            Function<T, T> elementWrapper) {
-        if (delegateIterable == null) {
-            return null;
+    private RowView entries0() {
+        return new RowView(context.currentKey(), currentNamespace, context.currentKeyGroup());
+    }
+
+    /**
+     * Queryable state for a whole map, on a thread other than the task's: the delegate's map of
+     * that key and namespace with this state's cached entries of it laid over, serialized as the
+     * delegate does. Writes nothing back and does not move the delegate's key; see {@link
+     * AbstractCachedState#getSerializedValue}.
+     */
+    @Override
+    @SuppressWarnings("unchecked")
+    public byte[] getSerializedValue(
+            byte[] serializedKeyAndNamespace,
+            TypeSerializer<K> safeKeySerializer,
+            TypeSerializer<N> safeNamespaceSerializer,
+            TypeSerializer<Map<UK, UV>> safeValueSerializer)
+            throws Exception {
+        Tuple2<K, N> keyAndNamespace =
+                KvStateSerializer.deserializeKeyAndNamespace(
+                        serializedKeyAndNamespace, safeKeySerializer, safeNamespaceSerializer);
+        MapSerializer<UK, UV> mapSerializer = (MapSerializer<UK, UV>) safeValueSerializer;
+        byte[] fromDelegate =
+                delegate.getSerializedValue(
+                        serializedKeyAndNamespace,
+                        safeKeySerializer,
+                        safeNamespaceSerializer,
+                        safeValueSerializer);
+        Row row = rows.get(new RowKey(keyAndNamespace.f0, keyAndNamespace.f1));
+        Object[] cachedUserKeys = row == null ? new Object[0] : row.userKeys.toArray();
+        if (cachedUserKeys.length == 0) {
+            return fromDelegate;
         }
-        return () ->
-                new InvalidatingIterator<>(
-                        delegateIterable.iterator(), owner, userKeyOf, elementWrapper);
+        Map<UK, UV> merged = new HashMap<>();
+        if (fromDelegate != null) {
+            Map<UK, UV> delegateMap =
+                    KvStateSerializer.deserializeMap(
+                            fromDelegate,
+                            mapSerializer.getKeySerializer(),
+                            mapSerializer.getValueSerializer());
+            if (delegateMap != null) {
+                merged.putAll(delegateMap);
+            }
+        }
+        for (Object userKey : cachedUserKeys) {
+            CacheEntry e =
+                    cache.peekFromOtherThread(
+                            this, keyAndNamespace.f0, keyAndNamespace.f1, userKey);
+            if (e == null) {
+                continue;
+            }
+            Object value = e.value();
+            if (value == CacheEntry.ABSENT) {
+                merged.remove((UK) userKey);
+            } else {
+                merged.put((UK) userKey, (UV) value);
+            }
+        }
+        return merged.isEmpty()
+                ? null
+                : KvStateSerializer.serializeMap(
+                        merged.entrySet(),
+                        mapSerializer.getKeySerializer(),
+                        mapSerializer.getValueSerializer());
     }
 
     // ------------------------------------------------------------------------------------------
@@ -245,28 +318,8 @@ public final class CachedMapState<K, N, UK, UV>
         row.dirty += dirty ? 1 : -1;
     }
 
-    /** Writes the dirty entries of the current key and namespace to the delegate. */
-    private void flushRow() throws Exception {
-        Row row = rows.get(currentRow());
-        if (row == null || row.dirty == 0) {
-            return;
-        }
-        // write-back and markClean never add or remove cache entries, so no copy of the set
-        for (Object userKey : row.userKeys) {
-            CacheEntry e = cache.peek(this, context.currentKey(), currentNamespace, userKey);
-            if (e != null && e.isDirty()) {
-                writeBack(e);
-                cache.markClean(e);
-            }
-        }
-    }
-
     private RowKey currentRow() {
         return new RowKey(context.currentKey(), currentNamespace);
-    }
-
-    private RowOwner rowOwner() {
-        return new RowOwner(context.currentKey(), currentNamespace);
     }
 
     /** Identifies the map of one key and namespace. */
@@ -274,119 +327,297 @@ public final class CachedMapState<K, N, UK, UV>
 
     /** The cached user keys of one key and namespace, and how many of their entries are dirty. */
     private static final class Row {
-        final Set<Object> userKeys = new HashSet<>();
+        final Set<Object> userKeys = ConcurrentHashMap.newKeySet();
         int dirty;
     }
 
-    /** The row an iterator was created for; drops cache entries the iterator changed. */
-    private final class RowOwner {
+    /**
+     * The map of one key and namespace, fixed when a whole-map read was called. Each {@link
+     * #iterator()} shows the map as it is then: the delegate's entries with the cached entries laid
+     * over them (cached values replace the delegate's, cached deletions hide them, cached user keys
+     * the delegate lacks follow at the end). Nothing is written back for a read.
+     */
+    private final class RowView implements Iterable<Map.Entry<UK, UV>> {
         private final Object key;
-        private final Object namespace;
+        private final N namespace;
+        private final int keyGroup;
 
-        RowOwner(Object key, Object namespace) {
+        RowView(Object key, N namespace, int keyGroup) {
             this.key = key;
             this.namespace = namespace;
+            this.keyGroup = keyGroup;
         }
 
-        void invalidate(Object userKey) {
-            if (userKey == null) {
-                Row row = rows.get(new RowKey(key, namespace));
-                if (row != null) {
-                    for (Object uk : new ArrayList<>(row.userKeys)) {
-                        invalidate(uk);
-                    }
+        @Override
+        public Iterator<Map.Entry<UK, UV>> iterator() {
+            Row row = rows.get(new RowKey(key, namespace));
+            Set<Object> cachedUserKeys =
+                    row == null || row.userKeys.isEmpty()
+                            ? Set.of()
+                            : new LinkedHashSet<>(row.userKeys);
+            context.setDelegateKey(key, keyGroup);
+            delegate.setCurrentNamespace(namespace);
+            Iterable<Map.Entry<UK, UV>> fromDelegate;
+            try {
+                fromDelegate = delegate.entries();
+            } catch (Exception e) {
+                throw new RuntimeException("Error while iterating map state " + name, e);
+            }
+            if (fromDelegate == null) {
+                return new OverlayIterator(
+                        this, Collections.emptyIterator(), cachedUserKeys, false);
+            }
+            if (context.copyOnLoad()) {
+                // the delegate's map is a live heap object that evictions during the iteration
+                // may change: iterate a copy of its entries, and record changes in the cache
+                List<Map.Entry<UK, UV>> copy = new ArrayList<>();
+                for (Map.Entry<UK, UV> e : fromDelegate) {
+                    copy.add(new AbstractMap.SimpleEntry<>(e.getKey(), e.getValue()));
                 }
+                return new OverlayIterator(this, copy.iterator(), cachedUserKeys, false);
+            }
+            return new OverlayIterator(this, fromDelegate.iterator(), cachedUserKeys, true);
+        }
+
+        CacheEntry cached(Object userKey) {
+            return cache.peek(CachedMapState.this, key, namespace, userKey);
+        }
+
+        /** Point read of one user key from the delegate; {@link CacheEntry#ABSENT} if absent. */
+        Object readDelegate(Object userKey) {
+            context.setDelegateKey(key, keyGroup);
+            delegate.setCurrentNamespace(namespace);
+            try {
+                @SuppressWarnings("unchecked")
+                UK uk = (UK) userKey;
+                UV value = delegate.get(uk);
+                if (value != null) {
+                    return copyLoaded(value, userValueSerializer);
+                }
+                return delegate.contains(uk) ? null : CacheEntry.ABSENT;
+            } catch (Exception e) {
+                throw new RuntimeException("Error while reading map state " + name, e);
+            }
+        }
+
+        /** Records a change of one user key of this row in the cache (write-back). */
+        void write(Object userKey, Object value) {
+            CacheEntry e = cached(userKey);
+            if (e != null) {
+                cache.setValue(e, value, true);
                 return;
             }
-            CacheEntry e = cache.peek(CachedMapState.this, key, namespace, userKey);
-            if (e != null) {
-                // clean (the row was flushed before iterating) unless changed meanwhile
-                if (e.isDirty()) {
-                    throw new IllegalStateException(
-                            "Map state " + name + " was modified while being iterated");
-                }
-                cache.remove(e);
+            try {
+                cache.insert(CachedMapState.this, key, namespace, userKey, keyGroup, value, true);
+            } catch (Exception ex) {
+                throw new RuntimeException("Error while writing map state " + name, ex);
             }
+            rows.computeIfAbsent(new RowKey(key, namespace), r -> new Row()).userKeys.add(userKey);
         }
     }
 
-    /** Passes through a delegate iterator; a remove() also drops the cached entry. */
-    private final class InvalidatingIterator<T> implements Iterator<T> {
-        private final Iterator<T> delegate;
-        private final RowOwner owner;
-        private final Function<T, Object> userKeyOf;
-        private final Function<T, T> elementWrapper;
-        private T last;
+    /**
+     * Iterates a {@link RowView}: first the delegate's entries (replaced or hidden by cached ones),
+     * then the cached user keys the delegate did not return.
+     *
+     * <p>{@code remove()} and {@code setValue} act on the row the iterator belongs to: a change of
+     * an entry that came from the delegate goes through the delegate's own iterator or entry while
+     * that is still positioned on it, every other change is recorded in the cache.
+     */
+    private final class OverlayIterator implements Iterator<Map.Entry<UK, UV>> {
+        private final RowView row;
+        private final Iterator<Map.Entry<UK, UV>> delegateIterator;
+        private final Set<Object> cachedOnly;
 
-        InvalidatingIterator(
-                Iterator<T> delegate,
-                RowOwner owner,
-                Function<T, Object> userKeyOf,
-                Function<T, T> elementWrapper) {
-            this.delegate = delegate;
-            this.owner = owner;
-            this.userKeyOf = userKeyOf;
-            this.elementWrapper = elementWrapper;
+        /** Whether changes of delegate elements may go through the delegate's iterator/entry. */
+        private final boolean changeThroughDelegate;
+
+        private Iterator<Object> cachedOnlyIterator;
+
+        private OverlayEntry next;
+        private OverlayEntry last;
+
+        /** True while the delegate iterator's last returned element is {@link #last}'s source. */
+        private boolean delegatePositionedOnLast;
+
+        OverlayIterator(
+                RowView row,
+                Iterator<Map.Entry<UK, UV>> delegateIterator,
+                Set<Object> cached,
+                boolean changeThroughDelegate) {
+            this.row = row;
+            this.changeThroughDelegate = changeThroughDelegate;
+            this.delegateIterator = delegateIterator;
+            this.cachedOnly = cached.isEmpty() ? cached : new LinkedHashSet<>(cached);
         }
 
         @Override
         public boolean hasNext() {
-            return delegate.hasNext();
+            if (next == null) {
+                next = advance();
+            }
+            return next != null;
         }
 
         @Override
-        public T next() {
-            last = delegate.next();
-            return elementWrapper.apply(last);
+        public Map.Entry<UK, UV> next() {
+            if (!hasNext()) {
+                throw new NoSuchElementException();
+            }
+            last = next;
+            next = null;
+            delegatePositionedOnLast = last.fromDelegate != null;
+            return last;
         }
 
         @Override
         public void remove() {
-            delegate.remove();
-            owner.invalidate(userKeyOf.apply(last));
+            if (last == null) {
+                throw new IllegalStateException("next() has not been called");
+            }
+            if (changeThroughDelegate
+                    && last.fromDelegate != null
+                    && delegatePositionedOnLast
+                    && row.cached(last.userKey) == null) {
+                delegateIterator.remove();
+            } else {
+                row.write(last.userKey, CacheEntry.ABSENT);
+            }
+            last = null;
+        }
+
+        private OverlayEntry advance() {
+            // the delegate's entries, with the cache laid over them
+            while (delegateIterator.hasNext()) {
+                Map.Entry<UK, UV> d = delegateIterator.next();
+                delegatePositionedOnLast = false;
+                if (!cachedOnly.isEmpty() && cachedOnly.remove(d.getKey())) {
+                    Object value = currentValue(d.getKey());
+                    if (value == CacheEntry.ABSENT) {
+                        continue;
+                    }
+                    return new OverlayEntry(d.getKey(), value, d);
+                }
+                return new OverlayEntry(d.getKey(), DELEGATE_VALUE, d);
+            }
+            // then cached user keys the delegate does not have
+            if (cachedOnlyIterator == null) {
+                cachedOnlyIterator = cachedOnly.iterator();
+            }
+            while (cachedOnlyIterator.hasNext()) {
+                Object userKey = cachedOnlyIterator.next();
+                Object value = currentValue(userKey);
+                if (value != CacheEntry.ABSENT) {
+                    return new OverlayEntry(userKey, value, null);
+                }
+            }
+            return null;
+        }
+
+        /**
+         * The value of a user key that was cached when the iteration started: the cached value, or,
+         * if the entry was evicted since (and so written back), the delegate's current value.
+         */
+        private Object currentValue(Object userKey) {
+            CacheEntry e = row.cached(userKey);
+            if (e != null) {
+                return e.isAbsent() ? CacheEntry.ABSENT : readable(e);
+            }
+            return row.readDelegate(userKey);
+        }
+
+        /** The cached value, made private first if a running snapshot may read it. */
+        @SuppressWarnings("unchecked")
+        private Object readable(CacheEntry e) {
+            if (!userValueSerializer.isImmutableType()) {
+                e = cache.privateValue(e, (TypeSerializer<Object>) userValueSerializer);
+            }
+            return e.value();
+        }
+
+        /** One element of the iteration; setValue writes through to the row. */
+        private final class OverlayEntry implements Map.Entry<UK, UV> {
+            private final Object userKey;
+            private Object value;
+            private final Map.Entry<UK, UV> fromDelegate;
+
+            OverlayEntry(Object userKey, Object value, Map.Entry<UK, UV> fromDelegate) {
+                this.userKey = userKey;
+                this.value = value;
+                this.fromDelegate = fromDelegate;
+            }
+
+            @Override
+            @SuppressWarnings("unchecked")
+            public UK getKey() {
+                return (UK) userKey;
+            }
+
+            @Override
+            @SuppressWarnings("unchecked")
+            public UV getValue() {
+                // the delegate's value is read only when asked for (keys() never deserializes it)
+                return value == DELEGATE_VALUE ? fromDelegate.getValue() : (UV) value;
+            }
+
+            @Override
+            @SuppressWarnings("unchecked")
+            public UV setValue(UV newValue) {
+                UV old = getValue();
+                if (changeThroughDelegate && fromDelegate != null && row.cached(userKey) == null) {
+                    fromDelegate.setValue(newValue);
+                } else {
+                    row.write(userKey, copyForWrite(newValue, userValueSerializer));
+                }
+                value = newValue;
+                return old;
+            }
+
+            @Override
+            public boolean equals(Object o) {
+                if (!(o instanceof Map.Entry)) {
+                    return false;
+                }
+                Map.Entry<?, ?> other = (Map.Entry<?, ?>) o;
+                return Objects.equals(userKey, other.getKey())
+                        && Objects.equals(getValue(), other.getValue());
+            }
+
+            @Override
+            public int hashCode() {
+                return Objects.hashCode(userKey) ^ Objects.hashCode(getValue());
+            }
+
+            @Override
+            public String toString() {
+                return userKey + "=" + getValue();
+            }
         }
     }
 
-    /** A delegate map entry whose setValue also drops the cached entry. */
-    private final class InvalidatingEntry implements Map.Entry<UK, UV> {
-        private final Map.Entry<UK, UV> delegate;
-        private final RowOwner owner;
+    /** An iterator that maps each element and passes {@code remove()} through. */
+    private static final class MappingIterator<F, T> implements Iterator<T> {
+        private final Iterator<F> source;
+        private final Function<F, T> mapping;
 
-        InvalidatingEntry(Map.Entry<UK, UV> delegate, RowOwner owner) {
-            this.delegate = delegate;
-            this.owner = owner;
+        MappingIterator(Iterator<F> source, Function<F, T> mapping) {
+            this.source = source;
+            this.mapping = mapping;
         }
 
         @Override
-        public UK getKey() {
-            return delegate.getKey();
+        public boolean hasNext() {
+            return source.hasNext();
         }
 
         @Override
-        public UV getValue() {
-            return delegate.getValue();
+        public T next() {
+            return mapping.apply(source.next());
         }
 
         @Override
-        public UV setValue(UV value) {
-            UV old = delegate.setValue(value);
-            owner.invalidate(delegate.getKey());
-            return old;
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            return delegate.equals(o);
-        }
-
-        @Override
-        public int hashCode() {
-            return delegate.hashCode();
-        }
-
-        @Override
-        public String toString() {
-            return delegate.toString();
+        public void remove() {
+            source.remove();
         }
     }
 }

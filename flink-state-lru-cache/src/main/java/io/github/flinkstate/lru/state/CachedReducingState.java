@@ -55,7 +55,9 @@ public final class CachedReducingState<K, N, V>
             return;
         }
         V current = getCachedValue();
-        putCachedValue(current == null ? value : reduceFunction.reduce(current, value));
+        // the reduce function may return its argument: copy it first when asked to
+        V input = copyForWrite(value, valueSerializer);
+        putCachedValue(current == null ? input : reduceFunction.reduce(current, input));
     }
 
     @Override
@@ -65,7 +67,7 @@ public final class CachedReducingState<K, N, V>
 
     @Override
     public void updateInternal(V valueToStore) throws Exception {
-        putCachedValue(valueToStore);
+        putCachedValue(copyForWrite(valueToStore, valueSerializer));
     }
 
     @Override

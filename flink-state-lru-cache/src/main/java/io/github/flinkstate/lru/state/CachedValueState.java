@@ -64,7 +64,7 @@ public final class CachedValueState<K, N, V>
             return;
         }
         try {
-            putCachedValue(value);
+            putCachedValue(copyForWrite(value, valueSerializer));
         } catch (IOException | RuntimeException e) {
             throw e;
         } catch (Exception e) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.flinkstate.lru.StateBackendWrapperWithLRUCache;
+import io.github.flinkstate.lru.restore.CacheSnapshotRestorer;
 import java.io.File;
 import java.io.RandomAccessFile;
 import java.util.ArrayList;
@@ -35,7 +36,6 @@ import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
 import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
-import org.apache.flink.runtime.state.KeyGroupsStateHandle;
 import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
 import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.SnapshotResult;
@@ -261,8 +261,24 @@ class LruCacheSnapshotHandleTest {
         KeyedStateHandle handle = snapshot(original, 1L);
 
         assertThat(handle).isNotNull();
-        assertThat(handle.getClass())
-                .isIn(IncrementalRemoteKeyedStateHandle.class, KeyGroupsStateHandle.class);
+        // every envelope is an IncrementalRemoteKeyedStateHandle; in Flink 2.x so is the
+        // delegate's own handle of a full (non-incremental) RocksDB checkpoint
+        assertThat(handle.getClass()).isEqualTo(IncrementalRemoteKeyedStateHandle.class);
+        // its meta stream is the guard that makes plain backends refuse it (finding 1)
+        assertThat(
+                        ((IncrementalRemoteKeyedStateHandle) handle)
+                                .getMetaDataStateHandle()
+                                .asBytesIfInMemory()
+                                .orElseThrow())
+                .isEqualTo(PlainRestoreGuard.metaBytes());
+        CacheStreamHeader header =
+                CacheSnapshotRestorer.readHeader(
+                        SnapshotEnvelope.cacheStreamOf(handle), new CloseableRegistry());
+        assertThat(header.delegateKind())
+                .isEqualTo(
+                        kind.startsWith("rocksdb")
+                                ? CacheSnapshotFormat.DELEGATE_INCREMENTAL
+                                : CacheSnapshotFormat.DELEGATE_KEY_GROUPS);
         assertThat(SnapshotEnvelope.cacheStreamOf(handle))
                 .isNotNull(); // dirty entries were written
 

@@ -58,7 +58,8 @@ class CachedMapStateModelTest {
         "rocksdb,100000"
     })
     void matchesTheModel(String delegate, int cacheEntries) throws Exception {
-        long seed = new SplittableRandom().nextLong();
+        // -Dmodel.seed=... replays a failing run (the seed is in every assertion message)
+        long seed = Long.getLong("model.seed", new SplittableRandom().nextLong());
         SplittableRandom rnd = new SplittableRandom(seed);
         String where = "seed " + seed + ", delegate " + delegate + ", cache " + cacheEntries;
         StateBackend inner =
@@ -88,6 +89,10 @@ class CachedMapStateModelTest {
                 int uk = rnd.nextInt(USER_KEYS);
                 String at = where + ", step " + step + ", key " + key + ", ns " + ns;
                 int op = rnd.nextInt(100);
+                if (Boolean.getBoolean("model.trace") && key == 5 && ns.equals("b")) {
+                    System.err.println(
+                            "TRACE step " + step + " op " + op + " uk " + uk + " model " + row);
+                }
                 if (op < 25) {
                     String v = rnd.nextInt(10) == 0 ? null : "v" + step;
                     state.put(uk, v);

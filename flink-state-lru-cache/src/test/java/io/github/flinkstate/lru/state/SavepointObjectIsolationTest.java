@@ -1,0 +1,152 @@
+package io.github.flinkstate.lru.state;
+
+import static io.github.flinkstate.lru.support.KeyedBackendHarness.state;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.flinkstate.lru.StateBackendWrapperWithLRUCache;
+import io.github.flinkstate.lru.support.KeyedBackendHarness;
+import java.io.File;
+import java.util.List;
+import java.util.concurrent.RunnableFuture;
+import org.apache.flink.api.common.functions.AggregateFunction;
+import org.apache.flink.api.common.serialization.SerializerConfigImpl;
+import org.apache.flink.api.common.state.AggregatingStateDescriptor;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.core.execution.SavepointFormatType;
+import org.apache.flink.runtime.checkpoint.CheckpointOptions;
+import org.apache.flink.runtime.checkpoint.SavepointType;
+import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
+import org.apache.flink.runtime.state.CheckpointStorageLocationReference;
+import org.apache.flink.runtime.state.KeyedStateHandle;
+import org.apache.flink.runtime.state.SnapshotResult;
+import org.apache.flink.runtime.state.StateBackend;
+import org.apache.flink.runtime.state.VoidNamespace;
+import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
+import org.apache.flink.runtime.state.internal.InternalAggregatingState;
+import org.apache.flink.runtime.state.internal.InternalValueState;
+import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+
+/**
+ * A canonical savepoint holds the state as of its synchronous part, even when records processed
+ * after it mutate cached objects in place (issue 12, finding 2): a POJO held in a value state and a
+ * POJO accumulator of an aggregating state.
+ */
+@Timeout(60)
+class SavepointObjectIsolationTest {
+
+    /** A mutable POJO, serialized by Flink's PojoSerializer (not immutable). */
+    public static class Counter {
+        public long count;
+
+        public Counter() {}
+
+        public Counter(long count) {
+            this.count = count;
+        }
+    }
+
+    private static final TypeSerializer<Counter> COUNTER =
+            TypeInformation.of(Counter.class).createSerializer(new SerializerConfigImpl());
+    private static final ValueStateDescriptor<Counter> VALUE =
+            new ValueStateDescriptor<>("value", COUNTER);
+    private static final AggregatingStateDescriptor<Long, Counter, Long> SUM =
+            new AggregatingStateDescriptor<>("sum", new SumInPlace(), COUNTER);
+
+    @TempDir File tmp;
+
+    @ParameterizedTest(name = "delegate {0}, cache {1}")
+    @org.junit.jupiter.params.provider.CsvSource({
+        "hashmap, 1000000",
+        "hashmap, 1",
+        "rocksdb, 1000000",
+        "rocksdb, 1"
+    })
+    void mutationAfterSavepointSyncPartDoesNotChangeTheSavepoint(String delegate, int cacheSize)
+            throws Exception {
+        try (KeyedBackendHarness h = new KeyedBackendHarness(tmp)) {
+            AbstractKeyedStateBackend<Integer> b =
+                    h.create(
+                            new StateBackendWrapperWithLRUCache(delegate(delegate), cacheSize),
+                            List.of());
+            InternalValueState<Integer, VoidNamespace, Counter> value = state(b, VALUE);
+            InternalAggregatingState<Integer, VoidNamespace, Long, Counter, Long> sum =
+                    state(b, SUM);
+            b.setCurrentKey(7);
+            value.update(new Counter(1));
+            sum.add(1L);
+
+            RunnableFuture<SnapshotResult<KeyedStateHandle>> savepoint =
+                    h.startCanonicalSavepoint(
+                            b,
+                            new CheckpointOptions(
+                                    SavepointType.savepoint(SavepointFormatType.CANONICAL),
+                                    CheckpointStorageLocationReference.getDefault()));
+
+            // a record after the barrier: read-modify-write in place
+            b.setCurrentKey(7);
+            Counter c = value.value();
+            c.count = 99;
+            value.update(c);
+            sum.add(98L);
+            assertThat(value.value().count).isEqualTo(99);
+            assertThat(sum.get()).isEqualTo(99);
+
+            savepoint.run();
+            KeyedStateHandle handle = h.finish(savepoint.get(), 100L);
+
+            // the savepoint is canonical: plain HashMap restores it
+            AbstractKeyedStateBackend<Integer> restored =
+                    h.create(new HashMapStateBackend(), List.of(handle));
+            restored.setCurrentKey(7);
+            InternalValueState<Integer, VoidNamespace, Counter> rv = state(restored, VALUE);
+            InternalAggregatingState<Integer, VoidNamespace, Long, Counter, Long> rs =
+                    state(restored, SUM);
+            assertThat(rv.value().count).as("value state in the savepoint").isEqualTo(1);
+            assertThat(rs.get()).as("accumulator in the savepoint").isEqualTo(1);
+
+            // the running backend still has the new values
+            b.setCurrentKey(7);
+            assertThat(value.value().count).isEqualTo(99);
+            assertThat(sum.get()).isEqualTo(99);
+        }
+    }
+
+    private StateBackend delegate(String kind) {
+        if (kind.equals("hashmap")) {
+            return new HashMapStateBackend();
+        }
+        EmbeddedRocksDBStateBackend rocks = new EmbeddedRocksDBStateBackend(true);
+        rocks.setDbStoragePath(new File(tmp, "rocks").getAbsolutePath());
+        return rocks;
+    }
+
+    /** Adds into the accumulator object in place (a common and legal AggregateFunction). */
+    private static final class SumInPlace implements AggregateFunction<Long, Counter, Long> {
+        @Override
+        public Counter createAccumulator() {
+            return new Counter(0);
+        }
+
+        @Override
+        public Counter add(Long value, Counter acc) {
+            acc.count += value;
+            return acc;
+        }
+
+        @Override
+        public Long getResult(Counter acc) {
+            return acc.count;
+        }
+
+        @Override
+        public Counter merge(Counter a, Counter b) {
+            a.count += b.count;
+            return a;
+        }
+    }
+}
