@@ -113,8 +113,10 @@ public final class ChangelogScenario {
         System.out.println("JSON written to " + json.getAbsolutePath());
         // Exit explicitly: Flink's own 'filesystem' DSTL (FsStateChangelogStorage, via
         // TaskChangelogRegistry.defaultChangelogRegistry) discards files on an
-        // Executors.newFixedThreadPool with the JDK's non-daemon 'pool-N-thread-1' threads and never
-        // shuts it down, so once it deleted a file this JVM would stay alive after the work is done.
+        // Executors.newFixedThreadPool with the JDK's non-daemon 'pool-N-thread-1' threads and
+        // never
+        // shuts it down, so once it deleted a file this JVM would stay alive after the work is
+        // done.
         System.exit(0);
     }
 }
