@@ -22,6 +22,7 @@ import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.changelog.StateChangelogStorage;
 import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
 import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
+import org.apache.flink.util.concurrent.ExecutorThreadFactory;
 
 /**
  * The state backends the JMH state benchmarks compare, selected by the {@code backend}
@@ -67,12 +68,7 @@ public enum BenchmarkBackend {
      * Runs the discards of Flink's changelog registry on a daemon thread, so forks exit promptly.
      */
     private static final Executor DISCARD_EXECUTOR =
-            Executors.newSingleThreadExecutor(
-                    r -> {
-                        Thread t = new Thread(r, "jmh-changelog-discard");
-                        t.setDaemon(true);
-                        return t;
-                    });
+            Executors.newSingleThreadExecutor(new ExecutorThreadFactory("jmh-changelog-discard"));
 
     /**
      * A new, unconfigured backend instance.
