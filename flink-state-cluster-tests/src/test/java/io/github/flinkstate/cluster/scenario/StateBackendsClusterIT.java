@@ -1,0 +1,320 @@
+package io.github.flinkstate.cluster.scenario;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.github.flinkstate.cluster.harness.FlinkCluster;
+import io.github.flinkstate.cluster.harness.FlinkDistribution;
+import io.github.flinkstate.cluster.harness.JobSubmitter;
+import io.github.flinkstate.cluster.harness.LeftoverFiles;
+import io.github.flinkstate.cluster.harness.RestApi.CheckpointCounts;
+import io.github.flinkstate.cluster.job.JobInput;
+import io.github.flinkstate.cluster.report.ClusterReport;
+import io.github.flinkstate.cluster.report.ScenarioReport;
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.core.execution.SavepointFormatType;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.hdfs.MiniDFSCluster;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Our backends in a real Flink cluster: JobManager and two TaskManagers as separate JVMs whose
+ * {@code lib/} holds Flink's jars and our plugin jars as built by {@code package}, HDFS for
+ * checkpoints, savepoints and the DSTL, the job submitted as a user jar over REST. For every
+ * backend: {@code kill -9} of a TaskManager during a checkpoint, twice; resume from retained
+ * checkpoints at parallelism 2 -> 1 -> 3 in NO_CLAIM and CLAIM mode; canonical savepoints to stock
+ * RocksDB and back. Each scenario checks the results exactly-once from the input alone and lists
+ * the files left on HDFS that no retained checkpoint references. Report: {@code
+ * target/cluster-report.md}.
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+class StateBackendsClusterIT {
+
+    private static final int KEYS = 200;
+    private static final long BLOCK = 2_000;
+    private static final double RATE = 2_500; // records per second per source subtask
+
+    private static FlinkDistribution dist;
+    private static MiniDFSCluster hdfs;
+    private static String hdfsUri;
+    private static FileSystem fs;
+    private static FlinkCluster cluster;
+    private static JobSubmitter submitter;
+    private static ClusterReport report;
+
+    @BeforeAll
+    static void startCluster() throws Exception {
+        dist = FlinkDistribution.fromSystemProperties();
+        Path work = Path.of(System.getProperty("cluster.workDir"));
+        File hdfsDir = Files.createDirectories(work.resolve("hdfs")).toFile();
+        Configuration conf = new Configuration();
+        conf.set(MiniDFSCluster.HDFS_MINIDFS_BASEDIR, hdfsDir.getAbsolutePath());
+        hdfs = new MiniDFSCluster.Builder(conf).numDataNodes(1).format(true).build();
+        hdfs.waitActive();
+        hdfsUri = "hdfs://127.0.0.1:" + hdfs.getNameNodePort();
+        fs = hdfs.getFileSystem();
+        cluster = FlinkCluster.start(dist, work, hdfsUri, 2);
+        submitter = new JobSubmitter(dist, cluster);
+        report =
+                new ClusterReport(
+                        Path.of(System.getProperty("cluster.report")),
+                        "JobManager + 2 TaskManagers (separate JVMs, 2 slots each), HDFS"
+                                + " (MiniDFSCluster) at "
+                                + hdfsUri
+                                + ", plugin jars in lib/: "
+                                + dist.pluginJars()
+                                + ". Input: "
+                                + KEYS
+                                + " keys, sessions of "
+                                + BLOCK
+                                + " records, source paced at "
+                                + (long) RATE
+                                + " records/s per subtask, checkpoints every second.");
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        if (submitter != null) {
+            submitter.close();
+        }
+        if (cluster != null) {
+            cluster.close();
+        }
+        if (hdfs != null) {
+            hdfs.shutdown();
+        }
+    }
+
+    @BeforeEach
+    void twoTaskManagers() throws Exception {
+        cluster.topUp(2);
+    }
+
+    private static Scenario scenario(Backend backend, String name, String title) {
+        assumeTrue(
+                dist.libHasClass(backend.factoryClass()),
+                backend.description()
+                        + ": skipped, "
+                        + backend.factoryClass()
+                        + " is not in the cluster's lib/ (the backend has not landed)");
+        return new Scenario(
+                cluster,
+                submitter,
+                fs,
+                hdfsUri,
+                backend.name().toLowerCase() + "-" + name,
+                new ScenarioReport(backend.description(), title));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(mode = EnumSource.Mode.EXCLUDE, names = "ROCKSDB")
+    void killTaskManagerDuringCheckpointTwice(Backend backend) throws Exception {
+        JobInput input = new JobInput(80_000, KEYS, BLOCK);
+        try (Scenario s =
+                scenario(backend, "kill", "kill -9 of a TaskManager during a checkpoint, twice")) {
+            run(
+                    s,
+                    () -> {
+                        JobID job = s.submit(backend, 2, input, RATE, null, null);
+                        s.awaitRunning(job);
+                        for (int kill = 1; kill <= 2; kill++) {
+                            long restartsBefore = cluster.rest().restarts(job);
+                            CheckpointCounts before =
+                                    s.awaitCheckpoints(
+                                            job, cluster.rest().checkpoints(job).completed() + 1);
+                            boolean inFlight = awaitCheckpointInFlight(s, job);
+                            String tm = cluster.busyTaskManager().orElseThrow();
+                            long t0 = System.nanoTime();
+                            cluster.killTaskManager(tm);
+                            String replacement = cluster.startTaskManager();
+                            s.until(
+                                    "job " + job + " restarted and running",
+                                    () ->
+                                            cluster.rest().restarts(job) > restartsBefore
+                                                    && cluster.rest().allTasksRunning(job));
+                            double running = (System.nanoTime() - t0) / 1e9;
+                            s.awaitCheckpoints(
+                                    job, cluster.rest().checkpoints(job).completed() + 1);
+                            double checkpointed = (System.nanoTime() - t0) / 1e9;
+                            s.report()
+                                    .kill(
+                                            String.format(
+                                                    "%s %s (latest completed: chk-%d); %s started; running again after %.1f s, next checkpoint after %.1f s",
+                                                    tm,
+                                                    inFlight
+                                                            ? "during a checkpoint"
+                                                            : "(no checkpoint seen in flight)",
+                                                    before.latestId(),
+                                                    replacement,
+                                                    running,
+                                                    checkpointed));
+                        }
+                        s.awaitFinished(job);
+                        s.reportJob(job, "p=2, 2 TaskManagers killed");
+                        return List.of();
+                    },
+                    input);
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(mode = EnumSource.Mode.EXCLUDE, names = "ROCKSDB")
+    void resumeFromRetainedCheckpointsRescaling(Backend backend) throws Exception {
+        JobInput input = new JobInput(40_000, KEYS, BLOCK);
+        try (Scenario s = scenario(backend, "rescale", "retained checkpoints, p=2 -> 1 -> 3")) {
+            run(
+                    s,
+                    () -> {
+                        List<String> retained = new ArrayList<>();
+                        JobID first = s.submit(backend, 2, input, RATE, null, null);
+                        s.awaitRunning(first);
+                        s.awaitCheckpoints(first, 2);
+                        String cp1 = s.cancelRetaining(first);
+                        s.reportJob(first, "p=2");
+                        String mode1 = Scenario.NO_CLAIM;
+                        if (!backend.supportsNoClaimRestore()) {
+                            expectNoClaimRejected(s, backend, input, cp1);
+                            mode1 = Scenario.CLAIM;
+                        } else {
+                            retained.add(cp1);
+                        }
+                        JobID second = s.submit(backend, 1, input, RATE, cp1, mode1);
+                        s.awaitRunning(second);
+                        s.awaitCheckpoints(second, 2);
+                        String cp2 = s.cancelRetaining(second);
+                        s.reportJob(second, "p=1, " + mode1 + " from " + name(cp1));
+                        JobID third = s.submit(backend, 3, input, RATE, cp2, Scenario.CLAIM);
+                        s.awaitFinished(third);
+                        s.reportJob(third, "p=3, CLAIM from " + name(cp2));
+                        return retained;
+                    },
+                    input);
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(mode = EnumSource.Mode.EXCLUDE, names = "ROCKSDB")
+    void canonicalSavepointToRocksDbAndBack(Backend backend) throws Exception {
+        JobInput input = new JobInput(40_000, KEYS, BLOCK);
+        try (Scenario s =
+                scenario(backend, "savepoint", "canonical savepoint -> stock RocksDB -> back")) {
+            run(
+                    s,
+                    () -> {
+                        List<String> retained = new ArrayList<>();
+                        JobID first = s.submit(backend, 2, input, RATE, null, null);
+                        s.awaitRunning(first);
+                        s.awaitCheckpoints(first, 2);
+                        String sp1 =
+                                s.submitter()
+                                        .stopWithSavepoint(
+                                                first, null, SavepointFormatType.CANONICAL);
+                        s.reportJob(first, "p=2, stop-with-savepoint (canonical) " + name(sp1));
+                        JobID second =
+                                s.submit(Backend.ROCKSDB, 2, input, RATE, sp1, Scenario.NO_CLAIM);
+                        retained.add(sp1);
+                        s.awaitRunning(second);
+                        s.awaitCheckpoints(second, 2);
+                        String sp2 =
+                                s.submitter()
+                                        .stopWithSavepoint(
+                                                second, null, SavepointFormatType.CANONICAL);
+                        s.reportJob(
+                                second,
+                                "stock RocksDB, p=2, NO_CLAIM from "
+                                        + name(sp1)
+                                        + ", stop-with-savepoint "
+                                        + name(sp2));
+                        String mode =
+                                backend.supportsNoClaimRestore()
+                                        ? Scenario.NO_CLAIM
+                                        : Scenario.CLAIM;
+                        if (mode.equals(Scenario.NO_CLAIM)) {
+                            retained.add(sp2);
+                        }
+                        JobID third = s.submit(backend, 2, input, RATE, sp2, mode);
+                        s.awaitFinished(third);
+                        s.reportJob(third, "p=2, " + mode + " from " + name(sp2));
+                        return retained;
+                    },
+                    input);
+        }
+    }
+
+    /** The body of a scenario; returns the checkpoint/savepoint directories meant to stay. */
+    private interface Body {
+        List<String> run() throws Exception;
+    }
+
+    private static void run(Scenario s, Body body, JobInput input) throws Exception {
+        String outcome = "FAILED";
+        try {
+            List<String> retained = body.run();
+            s.report().throughput(input.records() / s.elapsedSecondsExact());
+            ResultCheck.Verdict verdict = s.verdict(input);
+            LeftoverFiles.Result leftovers = s.leftovers(retained);
+            assertThat(verdict.problems()).as(verdict.summary()).isEmpty();
+            assertThat(leftovers.leftovers())
+                    .as("files no retained checkpoint references")
+                    .isEmpty();
+            outcome = "passed";
+        } catch (Throwable t) {
+            s.report().note("failure: " + t);
+            throw t;
+        } finally {
+            s.report().finish(outcome, s.elapsedSeconds());
+            report.add(s.report());
+        }
+    }
+
+    /** Polls until a checkpoint is in flight; false if none was seen within 10 s. */
+    private static boolean awaitCheckpointInFlight(Scenario s, JobID job) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() < deadline) {
+            if (cluster.rest().checkpoints(job).inProgress() > 0) {
+                return true;
+            }
+            Thread.sleep(5);
+        }
+        return false;
+    }
+
+    /**
+     * Flink's changelog backend cannot resume in NO_CLAIM mode (FLINK-38307); our factory must say
+     * so clearly instead of letting the job fail its checkpoints forever.
+     */
+    private static void expectNoClaimRejected(
+            Scenario s, Backend backend, JobInput input, String cp) throws Exception {
+        String message;
+        try {
+            JobID job = s.submit(backend, 1, input, RATE, cp, Scenario.NO_CLAIM);
+            String status = s.submitter().awaitTermination(job, Scenario.PROGRESS_TIMEOUT);
+            message = status + ": " + String.join("\n", cluster.rest().exceptions(job));
+        } catch (Exception e) {
+            message = org.apache.flink.util.ExceptionUtils.stringifyException(e);
+        }
+        assertThat(message)
+                .contains("NO_CLAIM")
+                .contains("execution.state-recovery.claim-mode: CLAIM");
+        s.report()
+                .note(
+                        "NO_CLAIM restore of the changelog backend rejected with the factory's advice"
+                                + " (FLINK-38307), resumed in CLAIM mode instead");
+    }
+
+    private static String name(String path) {
+        return path.substring(path.lastIndexOf('/') + 1);
+    }
+}
