@@ -1,0 +1,116 @@
+package io.github.flinkstate.testing.job;
+
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * What the operators of one {@link ExactlyOnceJob} report while it runs on a MiniCluster in this
+ * JVM: records emitted by the throttle and processed by the keyed function, distinct completed
+ * checkpoints, whether the injected failure happened, the throttle switch, and the final {@link
+ * KeySummary} per key (reported by the end-of-input timer). Operators find it by the run's id in a
+ * JVM-wide registry, so a job may be resubmitted (restored from a savepoint) and keep reporting
+ * into the same run.
+ *
+ * <p>Thread safety: thread-safe (concurrent counters and maps).
+ */
+public final class JobRun {
+
+    private static final Map<String, JobRun> RUNS = new ConcurrentHashMap<>();
+
+    private final String id;
+    private final AtomicLong emitted = new AtomicLong();
+    private final AtomicLong processed = new AtomicLong();
+    private final Set<Long> checkpoints = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean failed = new AtomicBoolean();
+    private volatile boolean throttled;
+    private final Map<Long, Set<KeySummary>> finals = new ConcurrentHashMap<>();
+
+    private JobRun(String id) {
+        this.id = id;
+    }
+
+    static JobRun create(String id) {
+        JobRun run = new JobRun(id);
+        RUNS.put(id, run);
+        return run;
+    }
+
+    /** The run with this id; fails if it was closed (operators of a stale job). */
+    static JobRun get(String id) {
+        JobRun run = RUNS.get(id);
+        if (run == null) {
+            throw new IllegalStateException("no ExactlyOnceJob run " + id + " in this JVM");
+        }
+        return run;
+    }
+
+    static void remove(String id) {
+        RUNS.remove(id);
+    }
+
+    public String id() {
+        return id;
+    }
+
+    /** Records that passed the throttle, replays included. */
+    public long emitted() {
+        return emitted.get();
+    }
+
+    /** Records processed by the keyed function, replays included. */
+    public long processed() {
+        return processed.get();
+    }
+
+    /** Distinct checkpoints (and savepoints) reported complete to the keyed function. */
+    public int completedCheckpoints() {
+        return checkpoints.size();
+    }
+
+    /** Forgets the completed checkpoints, e.g. before resuming from a savepoint. */
+    public void resetCheckpoints() {
+        checkpoints.clear();
+    }
+
+    /** Whether the injected failure was thrown. */
+    public boolean failed() {
+        return failed.get();
+    }
+
+    /** Switches the throttle of {@link Throttle#whileThrottled()} on or off. */
+    public void throttled(boolean on) {
+        throttled = on;
+    }
+
+    public boolean throttled() {
+        return throttled;
+    }
+
+    /** The final summaries reported per key (more than one only if the state diverged). */
+    public Map<Long, Set<KeySummary>> finals() {
+        return finals;
+    }
+
+    long recordEmitted() {
+        return emitted.incrementAndGet();
+    }
+
+    long recordProcessed() {
+        return processed.incrementAndGet();
+    }
+
+    void checkpointComplete(long checkpointId) {
+        checkpoints.add(checkpointId);
+    }
+
+    boolean failOnce() {
+        return failed.compareAndSet(false, true);
+    }
+
+    void report(KeySummary summary) {
+        finals.computeIfAbsent(summary.key(), k -> ConcurrentHashMap.newKeySet()).add(summary);
+    }
+}
