@@ -1,5 +1,7 @@
 package io.github.flinkstate.cluster.job;
 
+import io.github.flinkstate.testing.job.KeyFunction;
+
 /**
  * The deterministic input of {@link ClusterStateJob}: records {@code 0..N-1}, their keys and their
  * event times. Everything the results are checked against is computed from these functions and the
@@ -48,6 +50,11 @@ public final class JobInput implements java.io.Serializable {
 
     public long block() {
         return block;
+    }
+
+    /** The key of a record: {@code KeyFunction.modulo(keys)} of the job kit. */
+    public KeyFunction keyFunction() {
+        return KeyFunction.modulo(keys);
     }
 
     public long key(long record) {

@@ -33,7 +33,8 @@ public final class ClusterConfig {
         put("taskmanager.host", "127.0.0.1");
         put("taskmanager.bind-host", "127.0.0.1");
         put("taskmanager.numberOfTaskSlots", 2);
-        put("cluster.evenly-spread-out-slots", true);
+        // spread a job's slots over all TaskManagers, so that a kill hits part of the job
+        put("taskmanager.load-balance.mode", "slots");
 
         put("jobmanager.memory.process.size", "640m");
         put("jobmanager.memory.jvm-metaspace.size", "160m");
@@ -49,7 +50,7 @@ public final class ClusterConfig {
 
         // a killed TaskManager is noticed within seconds (connection loss usually sooner)
         put("heartbeat.interval", "1000");
-        put("heartbeat.timeout", "6000");
+        put("heartbeat.timeout", "4000");
         put("restart-strategy.type", "fixed-delay");
         put("restart-strategy.fixed-delay.attempts", 10);
         put("restart-strategy.fixed-delay.delay", "1s");

@@ -1,5 +1,6 @@
 package io.github.flinkstate.cluster.harness;
 
+import io.github.flinkstate.testing.wait.Waits;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Path;
@@ -179,7 +180,7 @@ public final class FlinkCluster implements AutoCloseable {
 
     /** Waits until exactly the harness's running TaskManagers are registered at the JobManager. */
     public void awaitTaskManagers(int count) throws Exception {
-        Waits.until(
+        Waits.untilChecked(
                 count + " TaskManagers registered",
                 START_TIMEOUT,
                 () -> {

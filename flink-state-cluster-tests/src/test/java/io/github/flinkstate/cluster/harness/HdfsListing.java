@@ -27,6 +27,22 @@ public final class HdfsListing {
         return out;
     }
 
+    /** Every file under {@code root} with its modification time (ms since the epoch). */
+    public static java.util.Map<String, Long> filesWithTimes(FileSystem fs, String root)
+            throws IOException {
+        Path p = new Path(root);
+        java.util.Map<String, Long> out = new java.util.TreeMap<>();
+        if (!fs.exists(p)) {
+            return out;
+        }
+        RemoteIterator<LocatedFileStatus> it = fs.listFiles(p, true);
+        while (it.hasNext()) {
+            LocatedFileStatus f = it.next();
+            out.put(f.getPath().toUri().getPath(), f.getModificationTime());
+        }
+        return out;
+    }
+
     /** The directories {@code chk-N} under {@code root} that hold a {@code _metadata} file. */
     public static List<String> completedCheckpointDirs(FileSystem fs, String root)
             throws IOException {

@@ -5,7 +5,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import org.apache.hadoop.fs.FileSystem;
 
 /**
@@ -31,12 +33,12 @@ public final class LeftoverFiles {
         for (String dir : retained) {
             referenced.addAll(CheckpointReferences.of(fs, dir));
         }
-        List<String> all = new ArrayList<>();
+        Map<String, Long> all = new TreeMap<>();
         for (String root : roots) {
-            all.addAll(HdfsListing.files(fs, root));
+            all.putAll(HdfsListing.filesWithTimes(fs, root));
         }
-        List<String> leftovers =
-                all.stream().filter(f -> !referenced.contains(f)).sorted().toList();
+        Map<String, Long> leftovers = new TreeMap<>(all);
+        leftovers.keySet().removeAll(referenced);
         return new Result(all.size(), referenced.size(), leftovers);
     }
 
@@ -57,7 +59,13 @@ public final class LeftoverFiles {
     /**
      * @param files files found under the roots
      * @param referenced files referenced by the retained checkpoints (with their metadata)
-     * @param leftovers files found but not referenced
+     * @param leftovers files found but not referenced, with their modification times
      */
-    public record Result(int files, int referenced, List<String> leftovers) {}
+    public record Result(int files, int referenced, Map<String, Long> leftovers) {
+
+        /** Leftover paths, sorted. */
+        public List<String> paths() {
+            return new ArrayList<>(leftovers.keySet());
+        }
+    }
 }

@@ -4,9 +4,9 @@ import io.github.flinkstate.cluster.harness.FlinkCluster;
 import io.github.flinkstate.cluster.harness.JobSubmitter;
 import io.github.flinkstate.cluster.harness.LeftoverFiles;
 import io.github.flinkstate.cluster.harness.RestApi.CheckpointCounts;
-import io.github.flinkstate.cluster.harness.Waits;
 import io.github.flinkstate.cluster.job.JobInput;
 import io.github.flinkstate.cluster.report.ScenarioReport;
+import io.github.flinkstate.testing.wait.Waits;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -64,14 +64,15 @@ final class Scenario implements AutoCloseable {
     }
 
     /**
-     * Submits the job on {@code backend} at {@code parallelism}; restores from {@code restorePath}
-     * (a checkpoint or savepoint) in {@code claimMode} if given.
+     * Submits the job on {@code backend} at {@code parallelism}, its source throttled by 1 ms every
+     * {@code throttleEvery} records per subtask; restores from {@code restorePath} (a checkpoint or
+     * savepoint) in {@code claimMode} if given.
      */
     JobID submit(
             Backend backend,
             int parallelism,
             JobInput input,
-            double ratePerSubtask,
+            int throttleEvery,
             String restorePath,
             String claimMode)
             throws Exception {
@@ -92,7 +93,7 @@ final class Scenario implements AutoCloseable {
                         "--records", Long.toString(input.records()),
                         "--keys", Integer.toString(input.keys()),
                         "--block", Long.toString(input.block()),
-                        "--rate", Double.toString(ratePerSubtask),
+                        "--throttle-every", Integer.toString(throttleEvery),
                         "--results", dirUri + "/results",
                         "--name", dirPath.substring(dirPath.lastIndexOf('/') + 1));
         JobID job = submitter.submit(conf, parallelism, args);
@@ -164,8 +165,8 @@ final class Scenario implements AutoCloseable {
         }
     }
 
-    ResultCheck.Verdict verdict(JobInput input) throws Exception {
-        ResultCheck.Verdict v = ResultCheck.check(fs, dirPath + "/results", input);
+    ClusterResults.Verdict verdict(JobInput input) throws Exception {
+        ClusterResults.Verdict v = ClusterResults.check(fs, dirPath + "/results", input);
         report.verdict(v.summary());
         return v;
     }
@@ -195,9 +196,7 @@ final class Scenario implements AutoCloseable {
                         + " files"
                         + (r.leftovers().isEmpty()
                                 ? ""
-                                : " "
-                                        + r.leftovers()
-                                                .subList(0, Math.min(5, r.leftovers().size()))));
+                                : " " + r.paths().subList(0, Math.min(5, r.paths().size()))));
         return r;
     }
 
@@ -210,7 +209,7 @@ final class Scenario implements AutoCloseable {
     }
 
     void until(String what, java.util.concurrent.Callable<Boolean> condition) throws Exception {
-        Waits.until(
+        Waits.untilChecked(
                 what,
                 PROGRESS_TIMEOUT,
                 () -> {

@@ -11,21 +11,21 @@ import io.github.flinkstate.cluster.harness.RestApi.CheckpointCounts;
 import io.github.flinkstate.cluster.job.JobInput;
 import io.github.flinkstate.cluster.report.ClusterReport;
 import io.github.flinkstate.cluster.report.ScenarioReport;
-import java.io.File;
-import java.nio.file.Files;
+import io.github.flinkstate.testing.hdfs.MiniDfsExtension;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.core.execution.SavepointFormatType;
-import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
-import org.apache.hadoop.hdfs.MiniDFSCluster;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -44,10 +44,16 @@ class StateBackendsClusterIT {
 
     private static final int KEYS = 200;
     private static final long BLOCK = 2_000;
-    private static final double RATE = 2_500; // records per second per source subtask
+
+    /** Source throttle: 1 ms sleep every this many records per subtask (about 2,500 records/s). */
+    private static final int THROTTLE_EVERY = 3;
+
+    /** A leftover file of a killed TaskManager must have been written this long before a kill. */
+    private static final long KILL_WINDOW_MILLIS = 10_000;
 
     private static FlinkDistribution dist;
-    private static MiniDFSCluster hdfs;
+    @RegisterExtension static final MiniDfsExtension HDFS = new MiniDfsExtension();
+
     private static String hdfsUri;
     private static FileSystem fs;
     private static FlinkCluster cluster;
@@ -58,13 +64,9 @@ class StateBackendsClusterIT {
     static void startCluster() throws Exception {
         dist = FlinkDistribution.fromSystemProperties();
         Path work = Path.of(System.getProperty("cluster.workDir"));
-        File hdfsDir = Files.createDirectories(work.resolve("hdfs")).toFile();
-        Configuration conf = new Configuration();
-        conf.set(MiniDFSCluster.HDFS_MINIDFS_BASEDIR, hdfsDir.getAbsolutePath());
-        hdfs = new MiniDFSCluster.Builder(conf).numDataNodes(1).format(true).build();
-        hdfs.waitActive();
-        hdfsUri = "hdfs://127.0.0.1:" + hdfs.getNameNodePort();
-        fs = hdfs.getFileSystem();
+        // the TaskManagers reach HDFS on loopback by address, as configured in their config.yaml
+        hdfsUri = "hdfs://127.0.0.1:" + HDFS.cluster().getNameNodePort();
+        fs = HDFS.hadoopFileSystem();
         cluster = FlinkCluster.start(dist, work, hdfsUri, 2);
         submitter = new JobSubmitter(dist, cluster);
         report =
@@ -79,9 +81,9 @@ class StateBackendsClusterIT {
                                 + KEYS
                                 + " keys, sessions of "
                                 + BLOCK
-                                + " records, source paced at "
-                                + (long) RATE
-                                + " records/s per subtask, checkpoints every second.");
+                                + " records, source throttled by 1 ms every "
+                                + THROTTLE_EVERY
+                                + " records per subtask, checkpoints every second.");
     }
 
     @AfterAll
@@ -91,9 +93,6 @@ class StateBackendsClusterIT {
         }
         if (cluster != null) {
             cluster.close();
-        }
-        if (hdfs != null) {
-            hdfs.shutdown();
         }
     }
 
@@ -121,52 +120,92 @@ class StateBackendsClusterIT {
     @ParameterizedTest(name = "{0}")
     @EnumSource(mode = EnumSource.Mode.EXCLUDE, names = "ROCKSDB")
     void killTaskManagerDuringCheckpointTwice(Backend backend) throws Exception {
-        JobInput input = new JobInput(80_000, KEYS, BLOCK);
+        JobInput input = new JobInput(100_000, KEYS, BLOCK);
+        List<Long> killTimes = new ArrayList<>();
         try (Scenario s =
                 scenario(backend, "kill", "kill -9 of a TaskManager during a checkpoint, twice")) {
             run(
                     s,
                     () -> {
-                        JobID job = s.submit(backend, 2, input, RATE, null, null);
+                        JobID job = s.submit(backend, 2, input, THROTTLE_EVERY, null, null);
                         s.awaitRunning(job);
                         for (int kill = 1; kill <= 2; kill++) {
-                            long restartsBefore = cluster.rest().restarts(job);
-                            CheckpointCounts before =
-                                    s.awaitCheckpoints(
-                                            job, cluster.rest().checkpoints(job).completed() + 1);
-                            boolean inFlight = awaitCheckpointInFlight(s, job);
-                            String tm = cluster.busyTaskManager().orElseThrow();
-                            long t0 = System.nanoTime();
-                            cluster.killTaskManager(tm);
-                            String replacement = cluster.startTaskManager();
-                            s.until(
-                                    "job " + job + " restarted and running",
-                                    () ->
-                                            cluster.rest().restarts(job) > restartsBefore
-                                                    && cluster.rest().allTasksRunning(job));
-                            double running = (System.nanoTime() - t0) / 1e9;
-                            s.awaitCheckpoints(
-                                    job, cluster.rest().checkpoints(job).completed() + 1);
-                            double checkpointed = (System.nanoTime() - t0) / 1e9;
-                            s.report()
-                                    .kill(
-                                            String.format(
-                                                    "%s %s (latest completed: chk-%d); %s started; running again after %.1f s, next checkpoint after %.1f s",
-                                                    tm,
-                                                    inFlight
-                                                            ? "during a checkpoint"
-                                                            : "(no checkpoint seen in flight)",
-                                                    before.latestId(),
-                                                    replacement,
-                                                    running,
-                                                    checkpointed));
+                            killDuringCheckpoint(s, job, killTimes);
                         }
                         s.awaitFinished(job);
                         s.reportJob(job, "p=2, 2 TaskManagers killed");
                         return List.of();
                     },
-                    input);
+                    input,
+                    leftovers -> {
+                        // A killed TaskManager cannot delete what it wrote for checkpoints that
+                        // never completed, and the JobManager never learns of those files: Flink
+                        // leaves them (RocksDB uploads, changelog materializations, DSTL files).
+                        // Everything else must be gone.
+                        for (Map.Entry<String, Long> f : leftovers.leftovers().entrySet()) {
+                            assertThat(
+                                            killTimes.stream()
+                                                    .anyMatch(
+                                                            k ->
+                                                                    f.getValue() <= k
+                                                                            && f.getValue()
+                                                                                    > k
+                                                                                            - KILL_WINDOW_MILLIS))
+                                    .as(
+                                            "leftover %s (written at %d) was not written by a"
+                                                    + " killed TaskManager shortly before a kill %s",
+                                            f.getKey(), f.getValue(), killTimes)
+                                    .isTrue();
+                        }
+                    });
         }
+    }
+
+    /**
+     * Waits for a completed checkpoint, then for the next one to be in flight, kills a TaskManager
+     * that runs tasks of the job with {@code kill -9}, starts a replacement and waits until the job
+     * runs again and completes a checkpoint.
+     */
+    private static void killDuringCheckpoint(Scenario s, JobID job, List<Long> killTimes)
+            throws Exception {
+        long restartsBefore = cluster.rest().restarts(job);
+        CheckpointCounts before =
+                s.awaitCheckpoints(job, cluster.rest().checkpoints(job).completed() + 1);
+        boolean inFlight = awaitCheckpointInFlight(job);
+        String tm = cluster.busyTaskManager().orElseThrow();
+        long t0 = System.nanoTime();
+        killTimes.add(System.currentTimeMillis());
+        cluster.killTaskManager(tm);
+        String replacement = cluster.startTaskManager();
+        s.until(
+                "job " + job + " restarted and running",
+                () ->
+                        cluster.rest().restarts(job) > restartsBefore
+                                && (cluster.rest().allTasksRunning(job)
+                                        || "FINISHED".equals(cluster.rest().jobStatus(job))));
+        double running = (System.nanoTime() - t0) / 1e9;
+        String next = "";
+        if (!"FINISHED".equals(cluster.rest().jobStatus(job))) {
+            long completed = cluster.rest().checkpoints(job).completed();
+            s.until(
+                    "a checkpoint after the restart of " + job,
+                    () ->
+                            cluster.rest().checkpoints(job).completed() > completed
+                                    || "FINISHED".equals(cluster.rest().jobStatus(job)));
+            next = String.format(", next checkpoint after %.1f s", (System.nanoTime() - t0) / 1e9);
+        }
+        s.report()
+                .kill(
+                        String.format(
+                                "%s %s (latest completed: chk-%d), %s started; running again after"
+                                        + " %.1f s%s",
+                                tm,
+                                inFlight ? "during a checkpoint" : "(no checkpoint seen in flight)",
+                                before.latestId(),
+                                replacement,
+                                running,
+                                next));
+        cluster.awaitTaskManagers(2);
     }
 
     @ParameterizedTest(name = "{0}")
@@ -178,7 +217,7 @@ class StateBackendsClusterIT {
                     s,
                     () -> {
                         List<String> retained = new ArrayList<>();
-                        JobID first = s.submit(backend, 2, input, RATE, null, null);
+                        JobID first = s.submit(backend, 2, input, THROTTLE_EVERY, null, null);
                         s.awaitRunning(first);
                         s.awaitCheckpoints(first, 2);
                         String cp1 = s.cancelRetaining(first);
@@ -190,12 +229,13 @@ class StateBackendsClusterIT {
                         } else {
                             retained.add(cp1);
                         }
-                        JobID second = s.submit(backend, 1, input, RATE, cp1, mode1);
+                        JobID second = s.submit(backend, 1, input, THROTTLE_EVERY, cp1, mode1);
                         s.awaitRunning(second);
                         s.awaitCheckpoints(second, 2);
                         String cp2 = s.cancelRetaining(second);
                         s.reportJob(second, "p=1, " + mode1 + " from " + name(cp1));
-                        JobID third = s.submit(backend, 3, input, RATE, cp2, Scenario.CLAIM);
+                        JobID third =
+                                s.submit(backend, 3, input, THROTTLE_EVERY, cp2, Scenario.CLAIM);
                         s.awaitFinished(third);
                         s.reportJob(third, "p=3, CLAIM from " + name(cp2));
                         return retained;
@@ -214,7 +254,7 @@ class StateBackendsClusterIT {
                     s,
                     () -> {
                         List<String> retained = new ArrayList<>();
-                        JobID first = s.submit(backend, 2, input, RATE, null, null);
+                        JobID first = s.submit(backend, 2, input, THROTTLE_EVERY, null, null);
                         s.awaitRunning(first);
                         s.awaitCheckpoints(first, 2);
                         String sp1 =
@@ -223,7 +263,13 @@ class StateBackendsClusterIT {
                                                 first, null, SavepointFormatType.CANONICAL);
                         s.reportJob(first, "p=2, stop-with-savepoint (canonical) " + name(sp1));
                         JobID second =
-                                s.submit(Backend.ROCKSDB, 2, input, RATE, sp1, Scenario.NO_CLAIM);
+                                s.submit(
+                                        Backend.ROCKSDB,
+                                        2,
+                                        input,
+                                        THROTTLE_EVERY,
+                                        sp1,
+                                        Scenario.NO_CLAIM);
                         retained.add(sp1);
                         s.awaitRunning(second);
                         s.awaitCheckpoints(second, 2);
@@ -244,7 +290,7 @@ class StateBackendsClusterIT {
                         if (mode.equals(Scenario.NO_CLAIM)) {
                             retained.add(sp2);
                         }
-                        JobID third = s.submit(backend, 2, input, RATE, sp2, mode);
+                        JobID third = s.submit(backend, 2, input, THROTTLE_EVERY, sp2, mode);
                         s.awaitFinished(third);
                         s.reportJob(third, "p=2, " + mode + " from " + name(sp2));
                         return retained;
@@ -259,16 +305,27 @@ class StateBackendsClusterIT {
     }
 
     private static void run(Scenario s, Body body, JobInput input) throws Exception {
+        run(
+                s,
+                body,
+                input,
+                leftovers ->
+                        assertThat(leftovers.paths())
+                                .as("files no retained checkpoint references")
+                                .isEmpty());
+    }
+
+    private static void run(
+            Scenario s, Body body, JobInput input, Consumer<LeftoverFiles.Result> leftoverPolicy)
+            throws Exception {
         String outcome = "FAILED";
         try {
             List<String> retained = body.run();
             s.report().throughput(input.records() / s.elapsedSecondsExact());
-            ResultCheck.Verdict verdict = s.verdict(input);
+            ClusterResults.Verdict verdict = s.verdict(input);
             LeftoverFiles.Result leftovers = s.leftovers(retained);
             assertThat(verdict.problems()).as(verdict.summary()).isEmpty();
-            assertThat(leftovers.leftovers())
-                    .as("files no retained checkpoint references")
-                    .isEmpty();
+            leftoverPolicy.accept(leftovers);
             outcome = "passed";
         } catch (Throwable t) {
             s.report().note("failure: " + t);
@@ -280,7 +337,7 @@ class StateBackendsClusterIT {
     }
 
     /** Polls until a checkpoint is in flight; false if none was seen within 10 s. */
-    private static boolean awaitCheckpointInFlight(Scenario s, JobID job) throws Exception {
+    private static boolean awaitCheckpointInFlight(JobID job) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (System.nanoTime() < deadline) {
             if (cluster.rest().checkpoints(job).inProgress() > 0) {
@@ -299,7 +356,7 @@ class StateBackendsClusterIT {
             Scenario s, Backend backend, JobInput input, String cp) throws Exception {
         String message;
         try {
-            JobID job = s.submit(backend, 1, input, RATE, cp, Scenario.NO_CLAIM);
+            JobID job = s.submit(backend, 1, input, THROTTLE_EVERY, cp, Scenario.NO_CLAIM);
             String status = s.submitter().awaitTermination(job, Scenario.PROGRESS_TIMEOUT);
             message = status + ": " + String.join("\n", cluster.rest().exceptions(job));
         } catch (Exception e) {

@@ -26,14 +26,16 @@ import org.apache.flink.util.Collector;
  * aggregating state (max), a list state (a deterministic sample of the records) and a map state
  * (records per {@code record % 4}), and one event-time timer at the end of time, registered with
  * the key's first record. The timer fires when the bounded input ends (the source's final
- * watermark) and reports the key's {@link KeySummary} to the {@link JobRun}; it emits nothing.
+ * watermark), reports the key's {@link KeySummary} to the {@link JobRun} and emits the summary's
+ * {@code toString()}, so that a job on a remote cluster (no {@link JobRun} in that JVM, see {@link
+ * #standalone()}) can write it out and be checked against {@link ExpectedResults} by text.
  *
  * <p>It may throw one injected failure, once the run processed {@code failAfterRecords} records
  * (replays included) and a checkpoint completed.
  *
  * <p>Thread safety: one instance per subtask; reports go to the thread-safe {@link JobRun}.
  */
-public final class StateKeepingFunction extends KeyedProcessFunction<Long, Long, Long>
+public final class StateKeepingFunction extends KeyedProcessFunction<Long, Long, String>
         implements CheckpointListener {
 
     private static final long serialVersionUID = 1L;
@@ -60,6 +62,14 @@ public final class StateKeepingFunction extends KeyedProcessFunction<Long, Long,
         this.failAfterRecords = failAfterRecords;
     }
 
+    /**
+     * The function without a {@link JobRun}: for a job that runs in other JVMs (a real cluster). It
+     * only emits each key's summary at the end of the input; it never fails on purpose.
+     */
+    public static StateKeepingFunction standalone() {
+        return new StateKeepingFunction(null, 0);
+    }
+
     /** Whether {@code record} goes into the list state: a hash picks about 1 in 32 records. */
     static boolean sampled(long record) {
         long h = record * 0x9E3779B97F4A7C15L;
@@ -69,7 +79,7 @@ public final class StateKeepingFunction extends KeyedProcessFunction<Long, Long,
 
     @Override
     public void open(OpenContext openContext) {
-        run = JobRun.get(runId);
+        run = runId == null ? null : JobRun.get(runId);
         count = getRuntimeContext().getState(new ValueStateDescriptor<>("count", Types.LONG));
         sum =
                 getRuntimeContext()
@@ -86,7 +96,7 @@ public final class StateKeepingFunction extends KeyedProcessFunction<Long, Long,
     }
 
     @Override
-    public void processElement(Long record, Context ctx, Collector<Long> out) throws Exception {
+    public void processElement(Long record, Context ctx, Collector<String> out) throws Exception {
         Long c = count.value();
         if (c == null) {
             ctx.timerService().registerEventTimeTimer(END_OF_TIME);
@@ -102,6 +112,9 @@ public final class StateKeepingFunction extends KeyedProcessFunction<Long, Long,
         Long r = residues.get(residue);
         residues.put(residue, r == null ? 1 : r + 1);
 
+        if (run == null) {
+            return;
+        }
         long processed = run.recordProcessed();
         if (failAfterRecords > 0
                 && processed >= failAfterRecords
@@ -113,7 +126,8 @@ public final class StateKeepingFunction extends KeyedProcessFunction<Long, Long,
     }
 
     @Override
-    public void onTimer(long timestamp, OnTimerContext ctx, Collector<Long> out) throws Exception {
+    public void onTimer(long timestamp, OnTimerContext ctx, Collector<String> out)
+            throws Exception {
         List<Long> sampledRecords = new ArrayList<>();
         Iterable<Long> listed = sample.get();
         if (listed != null) {
@@ -127,19 +141,25 @@ public final class StateKeepingFunction extends KeyedProcessFunction<Long, Long,
         Long c = count.value();
         Long s = sum.get();
         Long m = max.get();
-        run.report(
+        KeySummary summary =
                 new KeySummary(
                         ctx.getCurrentKey(),
                         c == null ? 0 : c,
                         s == null ? 0 : s,
                         m == null ? Long.MIN_VALUE : m,
                         List.copyOf(sampledRecords),
-                        residueCounts));
+                        residueCounts);
+        if (run != null) {
+            run.report(summary);
+        }
+        out.collect(summary.toString());
     }
 
     @Override
     public void notifyCheckpointComplete(long checkpointId) {
-        run.checkpointComplete(checkpointId);
+        if (run != null) {
+            run.checkpointComplete(checkpointId);
+        }
     }
 
     /** Largest record so far (accumulator Long.MIN_VALUE when empty). */

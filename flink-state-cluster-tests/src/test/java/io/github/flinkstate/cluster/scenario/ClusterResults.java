@@ -2,6 +2,8 @@ package io.github.flinkstate.cluster.scenario;
 
 import io.github.flinkstate.cluster.harness.HdfsListing;
 import io.github.flinkstate.cluster.job.JobInput;
+import io.github.flinkstate.testing.job.ExpectedResults;
+import io.github.flinkstate.testing.job.KeySummary;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -13,16 +15,18 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 
 /**
- * The exactly-once verdict: the result lines the job wrote to HDFS against the lines computed from
- * {@link JobInput} alone (one session per key per block with its start, count and sum; one TTL
- * count and sum per key). A record lost or applied twice changes a count or a sum; a line written
- * twice by a re-run sink attempt is accepted only if identical.
+ * The exactly-once verdict of a cluster run: the result lines the job wrote to HDFS against the
+ * lines computed from the input alone: the job kit's {@link KeySummary} per key ({@link
+ * ExpectedResults}, compared by its text because the job ran in other JVMs), one session per key
+ * per block with its start, count and sum, one TTL count and sum per key. A record lost or applied
+ * twice changes a count or a sum; a line written twice by a re-run sink attempt is accepted only if
+ * identical.
  *
  * <p>Stateless and thread-safe.
  */
-final class ResultCheck {
+final class ClusterResults {
 
-    private ResultCheck() {}
+    private ClusterResults() {}
 
     /** The lines a correct run writes, each exactly once. */
     static Map<String, Integer> expected(JobInput input) {
@@ -41,6 +45,10 @@ final class ResultCheck {
             ttl[key][1] += x;
         }
         Map<String, Integer> lines = new HashMap<>();
+        for (KeySummary summary :
+                ExpectedResults.compute(input.records(), input.keyFunction()).values()) {
+            lines.put(summary.toString(), 1);
+        }
         for (Map.Entry<String, long[]> e : sessions.entrySet()) {
             String key = e.getKey().substring(0, e.getKey().indexOf(','));
             long[] s = e.getValue();
