@@ -40,14 +40,19 @@ public final class CheckpointReferences {
 
     private CheckpointReferences() {}
 
-    /** The metadata file and every file its state handles reference, as path components. */
-    public static Set<String> of(FileSystem fs, String checkpointDir) throws IOException {
-        Path metadata = new Path(checkpointDir, "_metadata");
+    /**
+     * The metadata file and every file its state handles reference, as path components.
+     *
+     * @param checkpointUri the checkpoint's or savepoint's directory as Flink reported it ({@code
+     *     hdfs://host:port/...}); relative handles of savepoints are resolved against it
+     */
+    public static Set<String> of(FileSystem fs, String checkpointUri) throws IOException {
+        Path metadata = new Path(java.net.URI.create(checkpointUri).getPath(), "_metadata");
         CheckpointMetadata m;
         try (DataInputStream in = new DataInputStream(fs.open(metadata))) {
             m =
                     Checkpoints.loadCheckpointMetadata(
-                            in, CheckpointReferences.class.getClassLoader(), checkpointDir);
+                            in, CheckpointReferences.class.getClassLoader(), checkpointUri);
         }
         Set<String> files = new HashSet<>();
         files.add(metadata.toUri().getPath());

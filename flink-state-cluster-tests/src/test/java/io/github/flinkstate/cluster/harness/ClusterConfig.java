@@ -55,6 +55,11 @@ public final class ClusterConfig {
         put("restart-strategy.fixed-delay.attempts", 10);
         put("restart-strategy.fixed-delay.delay", "1s");
 
+        // the REST API answers from caches refreshed every 3 s by default; the harness polls it
+        put("web.refresh-interval", "100ms");
+        put("rest.cache.checkpoint-statistics.timeout", "50ms");
+        put("rest.cache.execution-graph.timeout", "50ms");
+
         // our DSTL: created per job per TaskManager from the TaskManager's configuration
         put("state.changelog.storage", "dfs-batched");
         put("state.changelog.dstl.dfs-batched.base-path", hdfsUri + "/dstl");

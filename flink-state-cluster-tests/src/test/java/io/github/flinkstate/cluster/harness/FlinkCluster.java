@@ -41,15 +41,18 @@ public final class FlinkCluster implements AutoCloseable {
 
     private final FlinkDistribution dist;
     private final Path workDir;
+    private final Path tmpRoot;
     private final ClusterConfig config;
     private final RestApi rest;
     private FlinkProcess jobManager;
     private final Map<String, FlinkProcess> taskManagers = new LinkedHashMap<>();
     private int nextTaskManager = 1;
 
-    private FlinkCluster(FlinkDistribution dist, Path workDir, ClusterConfig config) {
+    private FlinkCluster(FlinkDistribution dist, Path workDir, ClusterConfig config)
+            throws IOException {
         this.dist = dist;
         this.workDir = workDir;
+        this.tmpRoot = java.nio.file.Files.createTempDirectory("fc");
         this.config = config;
         this.rest = new RestApi("127.0.0.1", Integer.parseInt(config.get("rest.port")));
     }
@@ -96,7 +99,7 @@ public final class FlinkCluster implements AutoCloseable {
 
     private void startJobManager() throws IOException {
         Path dir = workDir.resolve("jobmanager");
-        ClusterConfig own = config.withProcess(null, dir);
+        ClusterConfig own = config.withProcess(null, tmpRoot.resolve("jm"));
         own.write(dir.resolve("conf"));
         JobManagerProcessSpec spec =
                 JobManagerProcessUtils.processSpecFromConfig(Configuration.fromMap(own.asMap()));
@@ -121,7 +124,7 @@ public final class FlinkCluster implements AutoCloseable {
     public String startTaskManager() throws IOException {
         String id = "taskmanager-" + nextTaskManager++;
         Path dir = workDir.resolve(id);
-        ClusterConfig own = config.withProcess(id, dir);
+        ClusterConfig own = config.withProcess(id, tmpRoot.resolve("tm" + (nextTaskManager - 1)));
         own.write(dir.resolve("conf"));
         TaskExecutorProcessSpec spec =
                 TaskExecutorProcessUtils.processSpecFromConfig(Configuration.fromMap(own.asMap()));
@@ -216,6 +219,11 @@ public final class FlinkCluster implements AutoCloseable {
         taskManagers.clear();
         if (jobManager != null) {
             jobManager.kill();
+        }
+        try (Stream<Path> files = java.nio.file.Files.walk(tmpRoot)) {
+            files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException e) {
+            // best effort: the temp directories of killed processes
         }
     }
 

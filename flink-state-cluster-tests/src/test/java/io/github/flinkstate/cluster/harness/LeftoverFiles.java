@@ -25,7 +25,7 @@ public final class LeftoverFiles {
 
     /**
      * @param roots directories to list (path components or URIs of the test JVM's HDFS)
-     * @param retained checkpoint/savepoint directories that are meant to stay
+     * @param retained checkpoint/savepoint directories (URIs as Flink reports them) meant to stay
      */
     public static Result list(FileSystem fs, List<String> roots, List<String> retained)
             throws IOException {

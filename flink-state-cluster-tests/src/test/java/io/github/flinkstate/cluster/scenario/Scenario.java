@@ -1,6 +1,7 @@
 package io.github.flinkstate.cluster.scenario;
 
 import io.github.flinkstate.cluster.harness.FlinkCluster;
+import io.github.flinkstate.cluster.harness.HdfsListing;
 import io.github.flinkstate.cluster.harness.JobSubmitter;
 import io.github.flinkstate.cluster.harness.LeftoverFiles;
 import io.github.flinkstate.cluster.harness.RestApi.CheckpointCounts;
@@ -38,6 +39,7 @@ final class Scenario implements AutoCloseable {
     private final String dirPath;
     private final ScenarioReport report;
     private final List<JobID> jobs = new ArrayList<>();
+    private final List<Long> killTimes = new ArrayList<>();
     private final long startNanos = System.nanoTime();
 
     Scenario(
@@ -105,6 +107,11 @@ final class Scenario implements AutoCloseable {
         return submitter;
     }
 
+    /** The scenario's directory as a path component ({@code /scenarios/<name>}). */
+    String dirPath() {
+        return dirPath;
+    }
+
     /** Waits until the job has at least {@code n} completed checkpoints of its own. */
     CheckpointCounts awaitCheckpoints(JobID job, long n) throws Exception {
         CheckpointCounts[] last = new CheckpointCounts[1];
@@ -129,9 +136,13 @@ final class Scenario implements AutoCloseable {
         if (!"CANCELED".equals(status)) {
             throw new IllegalStateException("job " + job + " ended " + status + ", not CANCELED");
         }
-        return cluster.rest()
-                .checkpoints(job)
-                .latestPath()
+        // the newest chk-N with metadata on HDFS: what the cancelled job retained
+        String jobDir = dirPath + "/checkpoints/" + job;
+        return HdfsListing.completedCheckpointDirs(fs, jobDir).stream()
+                .max(
+                        java.util.Comparator.comparingLong(
+                                d -> Long.parseLong(d.substring(d.lastIndexOf("chk-") + 4))))
+                .map(d -> dirUri.substring(0, dirUri.length() - dirPath.length()) + d)
                 .orElseThrow(() -> new IllegalStateException("no retained checkpoint of " + job));
     }
 
@@ -175,6 +186,32 @@ final class Scenario implements AutoCloseable {
      * Lists the scenario's checkpoint, savepoint, primary and DSTL directories and compares them
      * with {@code retained} (checkpoint/savepoint directories meant to stay).
      */
+    /** Records a {@code kill -9} now, for {@link LeftoverCauses}. */
+    void killed() {
+        killTimes.add(System.currentTimeMillis());
+    }
+
+    /**
+     * Lists leftovers (see {@link #leftovers}), reports them by {@link LeftoverCauses cause} and
+     * returns the unexplained ones.
+     */
+    List<String> unexplainedLeftovers(List<String> retained, boolean changelog) throws Exception {
+        LeftoverFiles.Result r = leftovers(retained);
+        Map<String, List<String>> byCause =
+                LeftoverCauses.classify(r.leftovers(), killTimes, changelog);
+        StringBuilder b = new StringBuilder();
+        b.append(r.leftovers().size()).append(" of ").append(r.files()).append(" files");
+        byCause.forEach(
+                (cause, files) -> b.append("; ").append(files.size()).append(' ').append(cause));
+        List<String> unexplained = byCause.getOrDefault(LeftoverCauses.UNEXPLAINED, List.of());
+        if (!unexplained.isEmpty()) {
+            b.append(": ").append(unexplained.subList(0, Math.min(5, unexplained.size())));
+        }
+        report.leftovers(b.toString());
+        byCause.forEach((cause, files) -> report.note("leftover (" + cause + "): " + files));
+        return unexplained;
+    }
+
     LeftoverFiles.Result leftovers(List<String> retained) throws Exception {
         List<String> roots =
                 new ArrayList<>(
@@ -185,10 +222,7 @@ final class Scenario implements AutoCloseable {
         for (JobID job : jobs) {
             roots.add("/dstl/" + job);
         }
-        List<String> retainedPaths =
-                retained.stream().map(p -> java.net.URI.create(p).getPath()).toList();
-        LeftoverFiles.Result r =
-                LeftoverFiles.await(fs, roots, retainedPaths, Duration.ofSeconds(20));
+        LeftoverFiles.Result r = LeftoverFiles.await(fs, roots, retained, Duration.ofSeconds(20));
         report.leftovers(
                 r.leftovers().size()
                         + " of "
