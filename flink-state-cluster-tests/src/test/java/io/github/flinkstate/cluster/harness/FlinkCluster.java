@@ -99,7 +99,9 @@ public final class FlinkCluster implements AutoCloseable {
 
     private void startJobManager() throws IOException {
         Path dir = workDir.resolve("jobmanager");
-        ClusterConfig own = config.withProcess(null, tmpRoot.resolve("jm"));
+        ClusterConfig own =
+                config.withProcess(
+                        null, java.nio.file.Files.createDirectories(tmpRoot.resolve("jm")));
         own.write(dir.resolve("conf"));
         JobManagerProcessSpec spec =
                 JobManagerProcessUtils.processSpecFromConfig(Configuration.fromMap(own.asMap()));
@@ -124,7 +126,11 @@ public final class FlinkCluster implements AutoCloseable {
     public String startTaskManager() throws IOException {
         String id = "taskmanager-" + nextTaskManager++;
         Path dir = workDir.resolve(id);
-        ClusterConfig own = config.withProcess(id, tmpRoot.resolve("tm" + (nextTaskManager - 1)));
+        ClusterConfig own =
+                config.withProcess(
+                        id,
+                        java.nio.file.Files.createDirectories(
+                                tmpRoot.resolve("tm" + (nextTaskManager - 1))));
         own.write(dir.resolve("conf"));
         TaskExecutorProcessSpec spec =
                 TaskExecutorProcessUtils.processSpecFromConfig(Configuration.fromMap(own.asMap()));

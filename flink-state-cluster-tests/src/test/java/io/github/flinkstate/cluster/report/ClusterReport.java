@@ -36,7 +36,7 @@ public final class ClusterReport {
         StringBuilder b =
                 new StringBuilder("# Cluster test report\n\n").append(header).append("\n\n");
         b.append(
-                "| backend | scenario | outcome | restarts | completed checkpoints | kills (recovery) | records/s | leftover files | exactly-once | seconds |\n");
+                "| backend | scenario | outcome | restarts | completed checkpoints | kills (recovery) | records/s (input / scenario time) | leftover files | exactly-once | seconds |\n");
         b.append("|---|---|---|---|---|---|---|---|---|---|\n");
         for (ScenarioReport s : scenarios) {
             b.append(s.tableRow()).append('\n');

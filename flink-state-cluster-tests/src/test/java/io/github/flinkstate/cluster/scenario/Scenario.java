@@ -119,7 +119,21 @@ final class Scenario implements AutoCloseable {
                 "job " + job + " completed " + n + " checkpoints",
                 () -> {
                     last[0] = cluster.rest().checkpoints(job);
-                    return last[0].completed() >= n;
+                    if (last[0].completed() >= n) {
+                        return true;
+                    }
+                    String status = cluster.rest().jobStatus(job);
+                    if (List.of("FINISHED", "CANCELED", "FAILED").contains(status)) {
+                        throw new IllegalStateException(
+                                "job "
+                                        + job
+                                        + " ended "
+                                        + status
+                                        + " before "
+                                        + n
+                                        + " completed checkpoints (input too small for the pace?)");
+                    }
+                    return false;
                 });
         return last[0];
     }
