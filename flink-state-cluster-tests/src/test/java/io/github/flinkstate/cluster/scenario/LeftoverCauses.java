@@ -28,6 +28,8 @@ final class LeftoverCauses {
     static final String KILLED = "written by a killed TaskManager just before its kill";
     static final String MATERIALIZATION =
             "Flink changelog materializations (taskowned/) no completed checkpoint used";
+    static final String CLAIMED_THEN_CANCELLED =
+            "left by Flink of a claimed checkpoint whose claiming job was cancelled";
     static final String UNEXPLAINED = "unexplained";
 
     /** A file of a killed TaskManager must have been written this long before the kill. */
@@ -39,10 +41,15 @@ final class LeftoverCauses {
      * @param leftovers leftover files with their modification times
      * @param killTimes when TaskManagers were killed (ms since the epoch, the HDFS clock)
      * @param changelog whether the scenario ran Flink's changelog backend
+     * @param claimedThenCancelled directories (path components) of checkpoints restored in CLAIM
+     *     mode by a job that was then cancelled
      * @return the files per cause, causes in a fixed order, empty causes omitted
      */
     static Map<String, List<String>> classify(
-            Map<String, Long> leftovers, List<Long> killTimes, boolean changelog) {
+            Map<String, Long> leftovers,
+            List<Long> killTimes,
+            boolean changelog,
+            List<String> claimedThenCancelled) {
         Map<String, List<String>> byCause = new LinkedHashMap<>();
         for (Map.Entry<String, Long> f : leftovers.entrySet()) {
             long written = f.getValue();
@@ -52,6 +59,9 @@ final class LeftoverCauses {
                 cause = KILLED;
             } else if (changelog && f.getKey().contains("/taskowned/")) {
                 cause = MATERIALIZATION;
+            } else if (claimedThenCancelled.stream()
+                    .anyMatch(d -> f.getKey().startsWith(d + "/"))) {
+                cause = CLAIMED_THEN_CANCELLED;
             } else {
                 cause = UNEXPLAINED;
             }

@@ -40,6 +40,8 @@ final class Scenario implements AutoCloseable {
     private final ScenarioReport report;
     private final List<JobID> jobs = new ArrayList<>();
     private final List<Long> killTimes = new ArrayList<>();
+    private final Map<JobID, String> claimedRestores = new java.util.HashMap<>();
+    private final List<String> claimedThenCancelled = new ArrayList<>();
     private final long startNanos = System.nanoTime();
 
     Scenario(
@@ -100,6 +102,9 @@ final class Scenario implements AutoCloseable {
                         "--name", dirPath.substring(dirPath.lastIndexOf('/') + 1));
         JobID job = submitter.submit(conf, parallelism, args);
         jobs.add(job);
+        if (restorePath != null && CLAIM.equals(claimMode)) {
+            claimedRestores.put(job, java.net.URI.create(restorePath).getPath());
+        }
         return job;
     }
 
@@ -149,6 +154,9 @@ final class Scenario implements AutoCloseable {
         String status = submitter.awaitTermination(job, PROGRESS_TIMEOUT);
         if (!"CANCELED".equals(status)) {
             throw new IllegalStateException("job " + job + " ended " + status + ", not CANCELED");
+        }
+        if (claimedRestores.containsKey(job)) {
+            claimedThenCancelled.add(claimedRestores.get(job));
         }
         // the newest chk-N with metadata on HDFS: what the cancelled job retained
         String jobDir = dirPath + "/checkpoints/" + job;
@@ -212,7 +220,7 @@ final class Scenario implements AutoCloseable {
     List<String> unexplainedLeftovers(List<String> retained, boolean changelog) throws Exception {
         LeftoverFiles.Result r = leftovers(retained);
         Map<String, List<String>> byCause =
-                LeftoverCauses.classify(r.leftovers(), killTimes, changelog);
+                LeftoverCauses.classify(r.leftovers(), killTimes, changelog, claimedThenCancelled);
         StringBuilder b = new StringBuilder();
         b.append(r.leftovers().size()).append(" of ").append(r.files()).append(" files");
         byCause.forEach(
