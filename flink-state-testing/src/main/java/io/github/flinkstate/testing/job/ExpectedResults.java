@@ -15,6 +15,20 @@ public final class ExpectedResults {
     private ExpectedResults() {}
 
     public static Map<Long, KeySummary> compute(long records, KeyFunction keys) {
+        return compute(records, keys, false);
+    }
+
+    /** As {@link #compute(long, KeyFunction)}; with {@code countOnly}, only the counts are set. */
+    public static Map<Long, KeySummary> compute(long records, KeyFunction keys, boolean countOnly) {
+        if (countOnly) {
+            Map<Long, Long> counts = new HashMap<>();
+            for (long x = 0; x < records; x++) {
+                counts.merge(keys.key(x), 1L, Long::sum);
+            }
+            Map<Long, KeySummary> expected = new HashMap<>();
+            counts.forEach((k, c) -> expected.put(k, KeySummary.countOnly(k, c)));
+            return expected;
+        }
         Map<Long, long[]> scalars = new HashMap<>(); // count, sum, max, residue counts 0..3
         Map<Long, List<Long>> samples = new HashMap<>();
         for (long x = 0; x < records; x++) {

@@ -2,6 +2,7 @@ package io.github.flinkstate.testing.job;
 
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -16,7 +17,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Thread safety: thread-safe (concurrent counters and maps).
  */
-public final class JobRun {
+public final class JobRun implements AutoCloseable {
 
     private static final Map<String, JobRun> RUNS = new ConcurrentHashMap<>();
 
@@ -32,9 +33,13 @@ public final class JobRun {
         this.id = id;
     }
 
-    static JobRun create(String id) {
-        JobRun run = new JobRun(id);
-        RUNS.put(id, run);
+    /**
+     * Registers a new run named {@code name} (plus a unique suffix), for jobs that use a {@link
+     * Throttle} without {@link ExactlyOnceJob}; {@link #close()} it when done.
+     */
+    public static JobRun start(String name) {
+        JobRun run = new JobRun(name + "-" + UUID.randomUUID());
+        RUNS.put(run.id, run);
         return run;
     }
 
@@ -47,7 +52,9 @@ public final class JobRun {
         return run;
     }
 
-    static void remove(String id) {
+    /** Removes the run from the JVM-wide registry. */
+    @Override
+    public void close() {
         RUNS.remove(id);
     }
 

@@ -3,6 +3,7 @@ package io.github.flinkstate.testing.job;
 import java.io.Serializable;
 import java.util.List;
 import java.util.SortedMap;
+import java.util.TreeMap;
 
 /**
  * What {@link StateKeepingFunction} holds for one key at the end of the input: one field per kind
@@ -24,4 +25,10 @@ public record KeySummary(
         long max,
         List<Long> sampled,
         SortedMap<Long, Long> residues)
-        implements Serializable {}
+        implements Serializable {
+
+    /** The summary of a count-only run: the other states are empty. */
+    public static KeySummary countOnly(long key, long count) {
+        return new KeySummary(key, count, 0, Long.MIN_VALUE, List.of(), new TreeMap<>());
+    }
+}

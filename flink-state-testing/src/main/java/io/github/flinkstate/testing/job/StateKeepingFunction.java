@@ -30,6 +30,9 @@ import org.apache.flink.util.Collector;
  * {@code toString()}, so that a job on a remote cluster (no {@link JobRun} in that JVM, see {@link
  * #standalone()}) can write it out and be checked against {@link ExpectedResults} by text.
  *
+ * <p>In count-only mode (the FLIP-325 benchmark's workload) it keeps the value state and the timer
+ * only.
+ *
  * <p>It may throw one injected failure, once the run processed {@code failAfterRecords} records
  * (replays included) and a checkpoint completed.
  *
@@ -45,6 +48,7 @@ public final class StateKeepingFunction extends KeyedProcessFunction<Long, Long,
 
     private final String runId;
     private final long failAfterRecords;
+    private final boolean countOnly;
 
     private transient JobRun run;
     private transient ValueState<Long> count;
@@ -56,18 +60,21 @@ public final class StateKeepingFunction extends KeyedProcessFunction<Long, Long,
     /**
      * @param failAfterRecords throw one failure after this many records of the run once a
      *     checkpoint completed; {@code <= 0}: never
+     * @param countOnly keep only the value state (count) and the timer
      */
-    StateKeepingFunction(String runId, long failAfterRecords) {
+    StateKeepingFunction(String runId, long failAfterRecords, boolean countOnly) {
         this.runId = runId;
         this.failAfterRecords = failAfterRecords;
+        this.countOnly = countOnly;
     }
 
     /**
      * The function without a {@link JobRun}: for a job that runs in other JVMs (a real cluster). It
-     * only emits each key's summary at the end of the input; it never fails on purpose.
+     * keeps all five states, only emits each key's summary at the end of the input and never fails
+     * on purpose.
      */
     public static StateKeepingFunction standalone() {
-        return new StateKeepingFunction(null, 0);
+        return new StateKeepingFunction(null, 0, false);
     }
 
     /** Whether {@code record} goes into the list state: a hash picks about 1 in 32 records. */
@@ -81,6 +88,9 @@ public final class StateKeepingFunction extends KeyedProcessFunction<Long, Long,
     public void open(OpenContext openContext) {
         run = runId == null ? null : JobRun.get(runId);
         count = getRuntimeContext().getState(new ValueStateDescriptor<>("count", Types.LONG));
+        if (countOnly) {
+            return;
+        }
         sum =
                 getRuntimeContext()
                         .getReducingState(
@@ -103,14 +113,9 @@ public final class StateKeepingFunction extends KeyedProcessFunction<Long, Long,
             c = 0L;
         }
         count.update(c + 1);
-        sum.add(record);
-        max.add(record);
-        if (sampled(record)) {
-            sample.add(record);
+        if (!countOnly) {
+            updateOtherStates(record);
         }
-        long residue = record % 4;
-        Long r = residues.get(residue);
-        residues.put(residue, r == null ? 1 : r + 1);
 
         if (run == null) {
             return;
@@ -125,9 +130,25 @@ public final class StateKeepingFunction extends KeyedProcessFunction<Long, Long,
         }
     }
 
+    private void updateOtherStates(long record) throws Exception {
+        sum.add(record);
+        max.add(record);
+        if (sampled(record)) {
+            sample.add(record);
+        }
+        long residue = record % 4;
+        Long r = residues.get(residue);
+        residues.put(residue, r == null ? 1 : r + 1);
+    }
+
     @Override
     public void onTimer(long timestamp, OnTimerContext ctx, Collector<String> out)
             throws Exception {
+        Long c = count.value();
+        if (countOnly) {
+            report(KeySummary.countOnly(ctx.getCurrentKey(), c == null ? 0 : c), out);
+            return;
+        }
         List<Long> sampledRecords = new ArrayList<>();
         Iterable<Long> listed = sample.get();
         if (listed != null) {
@@ -138,17 +159,20 @@ public final class StateKeepingFunction extends KeyedProcessFunction<Long, Long,
         for (Map.Entry<Long, Long> e : residues.entries()) {
             residueCounts.put(e.getKey(), e.getValue());
         }
-        Long c = count.value();
         Long s = sum.get();
         Long m = max.get();
-        KeySummary summary =
+        report(
                 new KeySummary(
                         ctx.getCurrentKey(),
                         c == null ? 0 : c,
                         s == null ? 0 : s,
                         m == null ? Long.MIN_VALUE : m,
                         List.copyOf(sampledRecords),
-                        residueCounts);
+                        residueCounts),
+                out);
+    }
+
+    private void report(KeySummary summary, Collector<String> out) {
         if (run != null) {
             run.report(summary);
         }

@@ -26,14 +26,7 @@ class ExactlyOnceJobITCase {
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"hashmap", "rocksdb"})
     void failureAfterCheckpoint_recoversExactly(String backend) throws Exception {
-        Configuration config = new Configuration();
-        config.set(StateBackendOptions.STATE_BACKEND, backend);
-        config.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, Duration.ofMillis(100));
-        config.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, tmp.toURI().toString());
-        config.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
-        config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 2);
-        config.set(
-                RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(50));
+        Configuration config = config(backend);
         try (ExactlyOnceJob job =
                 ExactlyOnceJob.builder(20_000)
                         .keys(KeyFunction.modulo(50))
@@ -53,5 +46,33 @@ class ExactlyOnceJobITCase {
             assertThat(job.run().emitted()).isGreaterThanOrEqualTo(20_000);
             job.check().assertExact();
         }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"hashmap"})
+    void countOnly_checksTheCountsOfTheFlip325Keys(String backend) throws Exception {
+        try (ExactlyOnceJob job =
+                ExactlyOnceJob.builder(10_000).keys(KeyFunction.flip325()).countOnly().build()) {
+            StreamExecutionEnvironment env =
+                    StreamExecutionEnvironment.getExecutionEnvironment(config(backend));
+            env.setParallelism(1);
+            job.addTo(env);
+            env.execute("kit count-only");
+            assertThat(job.run().finals()).hasSize(1000);
+            assertThat(job.expected().get(0L)).isEqualTo(KeySummary.countOnly(0, 10));
+            job.check().assertExact();
+        }
+    }
+
+    private Configuration config(String backend) {
+        Configuration config = new Configuration();
+        config.set(StateBackendOptions.STATE_BACKEND, backend);
+        config.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, Duration.ofMillis(100));
+        config.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, tmp.toURI().toString());
+        config.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
+        config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 2);
+        config.set(
+                RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(50));
+        return config;
     }
 }
