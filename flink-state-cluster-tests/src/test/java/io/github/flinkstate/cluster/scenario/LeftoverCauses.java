@@ -10,10 +10,11 @@ import java.util.Map;
  * causes lie outside what any backend can do, and are reported but accepted:
  *
  * <ol>
- *   <li>{@link #KILLED}: written by a TaskManager in the {@link #KILL_WINDOW_MILLIS} before it was
- *       killed with {@code kill -9}, for a checkpoint that never completed (RocksDB uploads, DSTL
- *       files, changelog materializations). The killed process cannot delete them and the
- *       JobManager never learns of them.
+ *   <li>{@link #KILLED}: written for a checkpoint that a {@code kill -9} aborted: by the killed
+ *       TaskManager in the {@link #KILL_WINDOW_MILLIS} before its kill, or by the surviving ones
+ *       until the job ran again (their in-flight uploads finish while their tasks are cancelled).
+ *       RocksDB uploads, DSTL files, changelog materializations: the killed process cannot delete
+ *       them, and no acknowledgement tells the JobManager about them.
  *   <li>{@link #MATERIALIZATION}: files under {@code taskowned/} of Flink's changelog backend:
  *       materializations of the delegate (written by Flink's {@code ChangelogKeyedStateBackend},
  *       not by our DSTL) that no completed checkpoint referenced when the job ended.
@@ -25,21 +26,22 @@ import java.util.Map;
  */
 final class LeftoverCauses {
 
-    static final String KILLED = "written by a killed TaskManager just before its kill";
+    static final String KILLED = "written for a checkpoint aborted by a kill -9";
     static final String MATERIALIZATION =
             "Flink changelog materializations (taskowned/) no completed checkpoint used";
     static final String CLAIMED_THEN_CANCELLED =
             "left by Flink of a claimed checkpoint whose claiming job was cancelled";
     static final String UNEXPLAINED = "unexplained";
 
-    /** A file of a killed TaskManager must have been written this long before the kill. */
+    /** A file of a killed TaskManager must have been written at most this long before the kill. */
     static final long KILL_WINDOW_MILLIS = 10_000;
 
     private LeftoverCauses() {}
 
     /**
      * @param leftovers leftover files with their modification times
-     * @param killTimes when TaskManagers were killed (ms since the epoch, the HDFS clock)
+     * @param kills per {@code kill -9}: {kill time, time the job ran again} (ms since the epoch,
+     *     the HDFS clock)
      * @param changelog whether the scenario ran Flink's changelog backend
      * @param claimedThenCancelled directories (path components) of checkpoints restored in CLAIM
      *     mode by a job that was then cancelled
@@ -47,15 +49,15 @@ final class LeftoverCauses {
      */
     static Map<String, List<String>> classify(
             Map<String, Long> leftovers,
-            List<Long> killTimes,
+            List<long[]> kills,
             boolean changelog,
             List<String> claimedThenCancelled) {
         Map<String, List<String>> byCause = new LinkedHashMap<>();
         for (Map.Entry<String, Long> f : leftovers.entrySet()) {
             long written = f.getValue();
             String cause;
-            if (killTimes.stream()
-                    .anyMatch(k -> written <= k && written > k - KILL_WINDOW_MILLIS)) {
+            if (kills.stream()
+                    .anyMatch(k -> written > k[0] - KILL_WINDOW_MILLIS && written <= k[1])) {
                 cause = KILLED;
             } else if (changelog && f.getKey().contains("/taskowned/")) {
                 cause = MATERIALIZATION;

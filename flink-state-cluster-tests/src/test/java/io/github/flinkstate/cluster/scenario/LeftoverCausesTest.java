@@ -11,22 +11,34 @@ import org.junit.jupiter.api.Test;
 class LeftoverCausesTest {
 
     private static final long KILL = 1_000_000;
+    private static final long RECOVERED = KILL + 7_000;
+
+    private static List<long[]> kill() {
+        return List.<long[]>of(new long[] {KILL, RECOVERED});
+    }
 
     @Test
     void fileWrittenShortlyBeforeAKill_isTheKilledTaskManagers() {
         Map<String, List<String>> c =
                 LeftoverCauses.classify(
-                        Map.of("/cp/job/shared/a", KILL - 1_000), List.of(KILL), false, List.of());
+                        Map.of("/cp/job/shared/a", KILL - 1_000), kill(), false, List.of());
         assertThat(c).containsOnlyKeys(LeftoverCauses.KILLED);
     }
 
     @Test
-    void fileWrittenAfterAKillOrLongBefore_isUnexplained() {
-        Map<String, Long> files = new TreeMap<>();
-        files.put("/cp/job/shared/after", KILL + 1);
-        files.put("/cp/job/shared/long-before", KILL - LeftoverCauses.KILL_WINDOW_MILLIS - 1);
+    void fileWrittenWhileTheJobRecovered_isOfTheAbortedCheckpoint() {
         Map<String, List<String>> c =
-                LeftoverCauses.classify(files, List.of(KILL), false, List.of());
+                LeftoverCauses.classify(
+                        Map.of("/cp/job/shared/a", RECOVERED), kill(), false, List.of());
+        assertThat(c).containsOnlyKeys(LeftoverCauses.KILLED);
+    }
+
+    @Test
+    void fileWrittenAfterRecoveryOrLongBeforeAKill_isUnexplained() {
+        Map<String, Long> files = new TreeMap<>();
+        files.put("/cp/job/shared/after", RECOVERED + 1);
+        files.put("/cp/job/shared/long-before", KILL - LeftoverCauses.KILL_WINDOW_MILLIS - 1);
+        Map<String, List<String>> c = LeftoverCauses.classify(files, kill(), false, List.of());
         assertThat(c).containsOnlyKeys(LeftoverCauses.UNEXPLAINED);
         assertThat(c.get(LeftoverCauses.UNEXPLAINED)).hasSize(2);
     }

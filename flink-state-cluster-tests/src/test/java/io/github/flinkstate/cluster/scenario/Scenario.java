@@ -39,7 +39,7 @@ final class Scenario implements AutoCloseable {
     private final String dirPath;
     private final ScenarioReport report;
     private final List<JobID> jobs = new ArrayList<>();
-    private final List<Long> killTimes = new ArrayList<>();
+    private final List<long[]> kills = new ArrayList<>();
     private final Map<JobID, String> claimedRestores = new java.util.HashMap<>();
     private final List<String> claimedThenCancelled = new ArrayList<>();
     private final long startNanos = System.nanoTime();
@@ -210,7 +210,13 @@ final class Scenario implements AutoCloseable {
      */
     /** Records a {@code kill -9} now, for {@link LeftoverCauses}. */
     void killed() {
-        killTimes.add(System.currentTimeMillis());
+        long now = System.currentTimeMillis();
+        kills.add(new long[] {now, now});
+    }
+
+    /** Records that the job runs again after the last {@link #killed()}. */
+    void recovered() {
+        kills.get(kills.size() - 1)[1] = System.currentTimeMillis();
     }
 
     /**
@@ -220,14 +226,19 @@ final class Scenario implements AutoCloseable {
     List<String> unexplainedLeftovers(List<String> retained, boolean changelog) throws Exception {
         LeftoverFiles.Result r = leftovers(retained);
         Map<String, List<String>> byCause =
-                LeftoverCauses.classify(r.leftovers(), killTimes, changelog, claimedThenCancelled);
+                LeftoverCauses.classify(r.leftovers(), kills, changelog, claimedThenCancelled);
         StringBuilder b = new StringBuilder();
         b.append(r.leftovers().size()).append(" of ").append(r.files()).append(" files");
         byCause.forEach(
                 (cause, files) -> b.append("; ").append(files.size()).append(' ').append(cause));
         List<String> unexplained = byCause.getOrDefault(LeftoverCauses.UNEXPLAINED, List.of());
         if (!unexplained.isEmpty()) {
-            b.append(": ").append(unexplained.subList(0, Math.min(5, unexplained.size())));
+            b.append(": ");
+            for (String f : unexplained.subList(0, Math.min(5, unexplained.size()))) {
+                b.append(f).append(" (written ").append(r.leftovers().get(f)).append(") ");
+            }
+            b.append("kills ");
+            kills.forEach(k -> b.append(java.util.Arrays.toString(k)));
         }
         report.leftovers(b.toString());
         byCause.forEach((cause, files) -> report.note("leftover (" + cause + "): " + files));

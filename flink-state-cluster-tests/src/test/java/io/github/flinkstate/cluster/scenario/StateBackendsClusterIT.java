@@ -160,6 +160,7 @@ class StateBackendsClusterIT {
                         cluster.rest().restarts(job) > restartsBefore
                                 && (cluster.rest().allTasksRunning(job)
                                         || "FINISHED".equals(cluster.rest().jobStatus(job))));
+        s.recovered();
         double running = (System.nanoTime() - t0) / 1e9;
         String next = "";
         if (!"FINISHED".equals(cluster.rest().jobStatus(job))) {
