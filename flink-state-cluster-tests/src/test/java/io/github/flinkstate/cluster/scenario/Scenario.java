@@ -148,8 +148,16 @@ final class Scenario implements AutoCloseable {
         until("all tasks of " + job + " running", () -> cluster.rest().allTasksRunning(job));
     }
 
-    /** Cancels the job and returns the path of its retained latest checkpoint. */
+    /**
+     * Cancels the job just after its next checkpoint completed and returns the path of its retained
+     * latest checkpoint.
+     */
     String cancelRetaining(JobID job) throws Exception {
+        // cancel right after a checkpoint completed, not while one is in flight: what a
+        // cancellation in the middle of an upload leaves behind is not what this scenario tests
+        // (the kill scenario covers aborted checkpoints)
+        long completed = cluster.rest().checkpoints(job).completed();
+        awaitCheckpoints(job, completed + 1);
         submitter.cancel(job);
         String status = submitter.awaitTermination(job, PROGRESS_TIMEOUT);
         if (!"CANCELED".equals(status)) {
