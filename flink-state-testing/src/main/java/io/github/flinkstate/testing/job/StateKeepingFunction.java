@@ -26,7 +26,9 @@ import org.apache.flink.util.Collector;
  * aggregating state (max), a list state (a deterministic sample of the records) and a map state
  * (records per {@code record % 4}), and one event-time timer at the end of time, registered with
  * the key's first record. The timer fires when the bounded input ends (the source's final
- * watermark) and reports the key's {@link KeySummary} to the {@link JobRun}; it emits nothing.
+ * watermark), reports the key's {@link KeySummary} to the {@link JobRun} and emits the summary's
+ * {@code toString()}, so that a job on a remote cluster (no {@link JobRun} in that JVM, see {@link
+ * #standalone()}) can write it out and be checked against {@link ExpectedResults} by text.
  *
  * <p>In count-only mode (the FLIP-325 benchmark's workload) it keeps the value state and the timer
  * only.
@@ -36,7 +38,7 @@ import org.apache.flink.util.Collector;
  *
  * <p>Thread safety: one instance per subtask; reports go to the thread-safe {@link JobRun}.
  */
-public final class StateKeepingFunction extends KeyedProcessFunction<Long, Long, Long>
+public final class StateKeepingFunction extends KeyedProcessFunction<Long, Long, String>
         implements CheckpointListener {
 
     private static final long serialVersionUID = 1L;
@@ -66,6 +68,15 @@ public final class StateKeepingFunction extends KeyedProcessFunction<Long, Long,
         this.countOnly = countOnly;
     }
 
+    /**
+     * The function without a {@link JobRun}: for a job that runs in other JVMs (a real cluster). It
+     * keeps all five states, only emits each key's summary at the end of the input and never fails
+     * on purpose.
+     */
+    public static StateKeepingFunction standalone() {
+        return new StateKeepingFunction(null, 0, false);
+    }
+
     /** Whether {@code record} goes into the list state: a hash picks about 1 in 32 records. */
     static boolean sampled(long record) {
         long h = record * 0x9E3779B97F4A7C15L;
@@ -75,7 +86,7 @@ public final class StateKeepingFunction extends KeyedProcessFunction<Long, Long,
 
     @Override
     public void open(OpenContext openContext) {
-        run = JobRun.get(runId);
+        run = runId == null ? null : JobRun.get(runId);
         count = getRuntimeContext().getState(new ValueStateDescriptor<>("count", Types.LONG));
         if (countOnly) {
             return;
@@ -95,7 +106,7 @@ public final class StateKeepingFunction extends KeyedProcessFunction<Long, Long,
     }
 
     @Override
-    public void processElement(Long record, Context ctx, Collector<Long> out) throws Exception {
+    public void processElement(Long record, Context ctx, Collector<String> out) throws Exception {
         Long c = count.value();
         if (c == null) {
             ctx.timerService().registerEventTimeTimer(END_OF_TIME);
@@ -106,6 +117,9 @@ public final class StateKeepingFunction extends KeyedProcessFunction<Long, Long,
             updateOtherStates(record);
         }
 
+        if (run == null) {
+            return;
+        }
         long processed = run.recordProcessed();
         if (failAfterRecords > 0
                 && processed >= failAfterRecords
@@ -128,10 +142,11 @@ public final class StateKeepingFunction extends KeyedProcessFunction<Long, Long,
     }
 
     @Override
-    public void onTimer(long timestamp, OnTimerContext ctx, Collector<Long> out) throws Exception {
+    public void onTimer(long timestamp, OnTimerContext ctx, Collector<String> out)
+            throws Exception {
         Long c = count.value();
         if (countOnly) {
-            run.report(KeySummary.countOnly(ctx.getCurrentKey(), c == null ? 0 : c));
+            report(KeySummary.countOnly(ctx.getCurrentKey(), c == null ? 0 : c), out);
             return;
         }
         List<Long> sampledRecords = new ArrayList<>();
@@ -146,19 +161,29 @@ public final class StateKeepingFunction extends KeyedProcessFunction<Long, Long,
         }
         Long s = sum.get();
         Long m = max.get();
-        run.report(
+        report(
                 new KeySummary(
                         ctx.getCurrentKey(),
                         c == null ? 0 : c,
                         s == null ? 0 : s,
                         m == null ? Long.MIN_VALUE : m,
                         List.copyOf(sampledRecords),
-                        residueCounts));
+                        residueCounts),
+                out);
+    }
+
+    private void report(KeySummary summary, Collector<String> out) {
+        if (run != null) {
+            run.report(summary);
+        }
+        out.collect(summary.toString());
     }
 
     @Override
     public void notifyCheckpointComplete(long checkpointId) {
-        run.checkpointComplete(checkpointId);
+        if (run != null) {
+            run.checkpointComplete(checkpointId);
+        }
     }
 
     /** Largest record so far (accumulator Long.MIN_VALUE when empty). */

@@ -9,6 +9,10 @@ import org.apache.flink.api.common.functions.MapFunction;
  * the run's switch ({@link #whileThrottled()}), fewer than {@code n} completed checkpoints ({@link
  * #untilCheckpoints(int)}), records from an index on ({@link #fromRecord(long)}).
  *
+ * <p>Without a run (not built by {@link ExactlyOnceJob}, e.g. in a job on a real cluster, where no
+ * {@link JobRun} exists in the TaskManager's JVM) it counts nothing and only the conditions that
+ * need no run apply.
+ *
  * <p>Immutable configuration; each {@code with*} method returns a copy. Thread safety: one instance
  * per subtask (Flink copies it).
  */
@@ -78,8 +82,10 @@ public final class Throttle implements MapFunction<Long, Long> {
 
     @Override
     public Long map(Long value) throws Exception {
-        JobRun run = JobRun.get(runId);
-        run.recordEmitted();
+        JobRun run = runId == null ? null : JobRun.get(runId);
+        if (run != null) {
+            run.recordEmitted();
+        }
         if (sleepMillis > 0 && value % every == 0 && active(run, value)) {
             Thread.sleep(sleepMillis);
         }
@@ -91,8 +97,10 @@ public final class Throttle implements MapFunction<Long, Long> {
         if (!conditional) {
             return true;
         }
-        return (whileThrottled && run.throttled())
-                || (untilCheckpoints > 0 && run.completedCheckpoints() < untilCheckpoints)
+        return (whileThrottled && run != null && run.throttled())
+                || (untilCheckpoints > 0
+                        && run != null
+                        && run.completedCheckpoints() < untilCheckpoints)
                 || (fromRecord >= 0 && value >= fromRecord);
     }
 }

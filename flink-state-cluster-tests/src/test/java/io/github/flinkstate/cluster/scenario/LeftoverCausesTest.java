@@ -1,0 +1,66 @@
+package io.github.flinkstate.cluster.scenario;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+
+/** Which leftover files {@link LeftoverCauses} accepts, and that it explains nothing else. */
+class LeftoverCausesTest {
+
+    private static final long KILL = 1_000_000;
+    private static final long RECOVERED = KILL + 7_000;
+
+    private static List<long[]> kill() {
+        return List.<long[]>of(new long[] {KILL, RECOVERED});
+    }
+
+    @Test
+    void fileWrittenShortlyBeforeAKill_isTheKilledTaskManagers() {
+        Map<String, List<String>> c =
+                LeftoverCauses.classify(
+                        Map.of("/cp/job/shared/a", KILL - 1_000), kill(), false, List.of());
+        assertThat(c).containsOnlyKeys(LeftoverCauses.KILLED);
+    }
+
+    @Test
+    void fileWrittenWhileTheJobRecovered_isOfTheAbortedCheckpoint() {
+        Map<String, List<String>> c =
+                LeftoverCauses.classify(
+                        Map.of("/cp/job/shared/a", RECOVERED), kill(), false, List.of());
+        assertThat(c).containsOnlyKeys(LeftoverCauses.KILLED);
+    }
+
+    @Test
+    void fileWrittenAfterRecoveryOrLongBeforeAKill_isUnexplained() {
+        Map<String, Long> files = new TreeMap<>();
+        files.put("/cp/job/shared/after", RECOVERED + 1);
+        files.put("/cp/job/shared/long-before", KILL - LeftoverCauses.KILL_WINDOW_MILLIS - 1);
+        Map<String, List<String>> c = LeftoverCauses.classify(files, kill(), false, List.of());
+        assertThat(c).containsOnlyKeys(LeftoverCauses.UNEXPLAINED);
+        assertThat(c.get(LeftoverCauses.UNEXPLAINED)).hasSize(2);
+    }
+
+    @Test
+    void taskOwnedFiles_areMaterializationsOnlyUnderTheChangelogBackend() {
+        Map<String, Long> files = Map.of("/cp/job/taskowned/m", 5L);
+        assertThat(LeftoverCauses.classify(files, List.of(), true, List.of()))
+                .containsOnlyKeys(LeftoverCauses.MATERIALIZATION);
+        assertThat(LeftoverCauses.classify(files, List.of(), false, List.of()))
+                .containsOnlyKeys(LeftoverCauses.UNEXPLAINED);
+    }
+
+    @Test
+    void filesOfAClaimedThenCancelledCheckpoint_areFlinks_butNotItsSiblings() {
+        Map<String, Long> files = new TreeMap<>();
+        files.put("/cp/job/chk-2/_metadata", 5L);
+        files.put("/cp/job/chk-20/_metadata", 5L);
+        Map<String, List<String>> c =
+                LeftoverCauses.classify(files, List.of(), true, List.of("/cp/job/chk-2"));
+        assertThat(c.get(LeftoverCauses.CLAIMED_THEN_CANCELLED))
+                .containsExactly("/cp/job/chk-2/_metadata");
+        assertThat(c.get(LeftoverCauses.UNEXPLAINED)).containsExactly("/cp/job/chk-20/_metadata");
+    }
+}
