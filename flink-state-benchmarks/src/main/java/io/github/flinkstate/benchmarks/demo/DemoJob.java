@@ -1,146 +1,175 @@
 package io.github.flinkstate.benchmarks.demo;
 
+import io.github.flinkstate.benchmarks.common.Args;
 import io.github.flinkstate.benchmarks.common.BackendSpec;
+import io.github.flinkstate.benchmarks.common.CountPerKeyRun;
 import io.github.flinkstate.benchmarks.common.JobStats;
 import io.github.flinkstate.benchmarks.common.MiniClusterJobRunner;
+import io.github.flinkstate.testing.job.ExactlyOnceJob;
+import io.github.flinkstate.testing.job.ExpectedResults;
+import io.github.flinkstate.testing.job.KeyFunction;
+import io.github.flinkstate.testing.job.KeySummary;
+import io.github.flinkstate.testing.job.ResultCheck;
+import io.github.flinkstate.testing.job.Throttle;
 import java.io.File;
 import java.nio.file.Files;
-import java.util.HashMap;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
+import org.apache.flink.runtime.minicluster.MiniCluster;
 
 /**
- * The project's demo: one real streaming job (count per key over a checkpointed sequence source) on
- * an embedded Flink MiniCluster, run once per state backend, with checkpoints to a local directory,
- * one injected failure and recovery, and an exact check of the per-key results. Prints one table.
+ * The project's demo: real streaming jobs on an embedded Flink MiniCluster, per state backend, with
+ * checkpoints every 200 ms to a local directory, built with the test kit's {@link ExactlyOnceJob}
+ * (a checkpointed sequence source, the FLIP-325 key pattern over 1000 keys, and an exact per-key
+ * check computed from the input alone). Per backend:
  *
- * <p>Usage: {@code DemoJob [--records N] [--parallelism P] [--backends
- * hashmap,rocksdb,lru:100000,lru:250,changelog:rocksdb,changelog:lru:100000]}
+ * <ol>
+ *   <li>a <b>recovery run</b>: value, list, map, reducing and aggregating state plus a timer per
+ *       key, throttled until the first checkpoint, one injected failure after a completed
+ *       checkpoint, a restart from it, and the exact check of every state of every key;
+ *   <li><b>throughput runs</b>: the FLIP-325 count-per-key job (value state), no failure, on one
+ *       warm cluster per backend: a calibration run of {@code --records} records, then {@code
+ *       --runs} runs, each long enough to process for at least {@code --run-seconds} at the
+ *       calibrated rate (so a fast backend gets more records per run, not a noisier figure); the
+ *       table shows their median records/s (processing time: first record to last end-of-input
+ *       timer) and its spread, and every run is checked exactly.
+ * </ol>
+ *
+ * The recovery run also warms the JVM up, so the first backend is not measured cold. Prints one
+ * table and what its figures are good for; exits with 1 if a check fails.
+ *
+ * <p>Usage: {@code DemoJob [--records N] [--parallelism P] [--backends list] [--runs R]
+ * [--run-seconds S]} ({@link #args()}).
  */
 public final class DemoJob {
 
+    static final String DEFAULT_BACKENDS =
+            "hashmap,rocksdb,lru:100000,lru:250,changelog:rocksdb,changelog:lru:100000";
+
+    /** Upper bound of the records of one throughput run. */
+    private static final long MAX_RUN_RECORDS = 50_000_000;
+
     private DemoJob() {}
 
-    public static void main(String[] args) throws Exception {
-        Map<String, String> flags = parseFlags(args);
-        long records = Long.parseLong(flags.getOrDefault("records", "2000000"));
-        int parallelism = Integer.parseInt(flags.getOrDefault("parallelism", "2"));
-        List<BackendSpec> backends =
-                BackendSpec.parseList(
-                        flags.getOrDefault(
-                                "backends",
-                                "hashmap,rocksdb,lru:100000,lru:250,changelog:rocksdb,changelog:lru:100000"));
+    /** The demo's flags. */
+    static Args args() {
+        return Args.of("DemoJob")
+                .flag("records", "2000000", "records per run")
+                .flag("parallelism", "2", "job parallelism and slots")
+                .flag("backends", DEFAULT_BACKENDS, "backends to run")
+                .flag("runs", "3", "measured throughput runs per backend")
+                .flag("run-seconds", "1", "processing time per throughput run, at least");
+    }
 
-        Map<Long, Long> expected = expectedCounts(records);
+    public static void main(String[] argv) throws Exception {
+        Args flags = args().parseOrExit(argv);
+        long records = flags.getLong("records");
+        int parallelism = flags.getInt("parallelism");
+        List<BackendSpec> backends = BackendSpec.parseList(flags.get("backends"));
+        int runs = flags.getInt("runs");
+        long runNanos = (long) (flags.getDouble("run-seconds") * 1e9);
+
         File checkpointRoot = Files.createTempDirectory("flinkstate-demo").toFile();
         System.out.printf(
-                "Counting %,d records over %d keys, parallelism %d, checkpoints every 200 ms to %s,"
-                        + " one injected failure per run%n%n",
-                records, expected.size(), parallelism, checkpointRoot);
+                Locale.ROOT,
+                "FLIP-325 key pattern (1000 keys), %,d records per run, parallelism %d,"
+                        + " checkpoints every 200 ms to %s%n%n",
+                records,
+                parallelism,
+                checkpointRoot);
+        Map<Long, KeySummary> expectedAll = ExpectedResults.compute(records, KeyFunction.flip325());
 
-        StringBuilder table = new StringBuilder();
-        table.append(
-                String.format(
-                        Locale.ROOT,
-                        "%-28s %12s %9s %6s %11s %11s %12s %10s %s%n",
-                        "backend",
-                        "records/s",
-                        "restarts",
-                        "cps",
-                        "cp avg ms",
-                        "cp max ms",
-                        "state bytes",
-                        "cache hit",
-                        "exact after recovery"));
+        List<DemoRow> rows = new ArrayList<>();
         boolean allExact = true;
         for (BackendSpec backend : backends) {
-            Configuration config = new Configuration();
-            backend.applyTo(config);
-            config.setString("execution.checkpointing.interval", "200 ms");
-            config.setString(
-                    "execution.checkpointing.dir",
-                    new File(checkpointRoot, backend.name().replaceAll("[^a-z0-9]", "_"))
-                            .toURI()
-                            .toString());
-            config.setString("restart-strategy.type", "fixed-delay");
-            config.setString("restart-strategy.fixed-delay.attempts", "3");
-            config.setString("restart-strategy.fixed-delay.delay", "100 ms");
-            config.setString("pipeline.object-reuse", "true");
-
-            CountPerKey.resetRun();
-            long failAfter = records / parallelism / 2;
-            JobStats stats =
-                    MiniClusterJobRunner.run(
-                            backend.name(),
-                            records,
-                            config,
-                            parallelism,
-                            env ->
-                                    env.fromSequence(0, records - 1)
-                                            .keyBy(CountPerKey::flip325Key, Types.LONG)
-                                            .process(new CountPerKey(failAfter))
-                                            .sinkTo(new DiscardingSink<>()));
-            boolean exact = CountPerKey.MAX_COUNT.equals(expected);
-            allExact &= exact;
-            table.append(
-                    String.format(
-                            Locale.ROOT,
-                            "%-28s %,12.0f %9d %6d %11d %11d %,12d %10s %s%n",
-                            stats.backend(),
-                            stats.recordsPerSecond(),
-                            stats.restarts(),
-                            stats.completedCheckpoints(),
-                            stats.checkpointAvgMillis(),
-                            stats.checkpointMaxMillis(),
-                            stats.latestCheckpointFullSize(),
-                            Double.isNaN(stats.cacheHitRatio())
-                                    ? "-"
-                                    : String.format(
-                                            Locale.ROOT, "%.1f%%", 100 * stats.cacheHitRatio()),
-                            exact ? "yes" : "NO (" + diff(expected, CountPerKey.MAX_COUNT) + ")"));
-            if (!CountPerKey.FAILED.get()) {
-                table.append(
-                        "  (no failure injected: the job ended before a checkpoint completed)\n");
+            File dir = new File(checkpointRoot, backend.name().replaceAll("[^a-z0-9]", "_"));
+            JobStats recovery;
+            ResultCheck recoveryCheck;
+            boolean failed;
+            try (ExactlyOnceJob job =
+                    ExactlyOnceJob.builder(records)
+                            .keys(KeyFunction.flip325())
+                            .throttle(Throttle.every(100).untilCheckpoints(1))
+                            .failOnceAfter(records / 2)
+                            .name(backend.name())
+                            .build()) {
+                recovery =
+                        MiniClusterJobRunner.run(
+                                backend.name(),
+                                records,
+                                config(backend, new File(dir, "recovery")),
+                                parallelism,
+                                job::addTo);
+                recoveryCheck = ResultCheck.compare(expectedAll, job.run().finals());
+                failed = job.run().failed();
             }
+            List<CountPerKeyRun> timed = new ArrayList<>();
+            CountPerKeyRun calibration;
+            try (MiniCluster cluster =
+                    MiniClusterJobRunner.startCluster(config(backend, dir), parallelism)) {
+                // one run of --records warms the cluster up and sizes the measured runs
+                calibration =
+                        CountPerKeyRun.run(
+                                cluster,
+                                backend.name(),
+                                records,
+                                config(backend, new File(dir, "calibration")),
+                                parallelism);
+                long runRecords = recordsPerRun(calibration, records, runNanos);
+                for (int i = 0; i < runs; i++) {
+                    timed.add(
+                            CountPerKeyRun.run(
+                                    cluster,
+                                    backend.name(),
+                                    runRecords,
+                                    config(backend, new File(dir, "run" + i)),
+                                    parallelism));
+                }
+            }
+            DemoRow row =
+                    new DemoRow(
+                            backend.name(), recovery, recoveryCheck, failed, calibration, timed);
+            allExact &= row.exact();
+            rows.add(row);
+            System.out.println(row.progressLine());
         }
-        System.out.println(table);
+        System.out.println();
+        System.out.print(DemoRow.table(rows));
+        System.out.println();
+        System.out.print(DemoRow.legend(runs));
+        System.out.println();
         System.out.println(
                 allExact
-                        ? "All backends recovered with exactly the expected count for every key."
-                        : "Some backend did NOT produce exact results after recovery.");
+                        ? "All backends recovered with exactly the expected state for every key."
+                        : "Some backend did NOT produce exact results (see the table).");
         if (!allExact) {
             System.exit(1);
         }
     }
 
-    static Map<Long, Long> expectedCounts(long records) {
-        Map<Long, Long> expected = new HashMap<>();
-        for (long x = 0; x < records; x++) {
-            expected.merge(CountPerKey.flip325Key(x), 1L, Long::sum);
-        }
-        return expected;
+    /**
+     * Records for a throughput run that processes for at least {@code runNanos} at the rate the
+     * calibration run showed (with 20% margin), at least {@code records}, in steps of 100,000.
+     */
+    static long recordsPerRun(CountPerKeyRun calibration, long records, long runNanos) {
+        double rate = calibration.processingRecordsPerSecond();
+        long needed = (long) Math.ceil(rate * runNanos / 1e9 * 1.2);
+        long rounded = (Math.max(records, needed) + 99_999) / 100_000 * 100_000;
+        return Math.min(rounded, MAX_RUN_RECORDS);
     }
 
-    private static String diff(Map<Long, Long> expected, Map<Long, Long> actual) {
-        long wrong =
-                expected.entrySet().stream()
-                        .filter(e -> !e.getValue().equals(actual.get(e.getKey())))
-                        .count();
-        return wrong + " of " + expected.size() + " keys differ";
-    }
-
-    static Map<String, String> parseFlags(String[] args) {
-        Map<String, String> flags = new HashMap<>();
-        for (int i = 0; i < args.length; i++) {
-            if (!args[i].startsWith("--") || i + 1 >= args.length) {
-                throw new IllegalArgumentException("Expected --name value pairs, got: " + args[i]);
-            }
-            flags.put(args[i].substring(2), args[++i]);
-        }
-        return flags;
+    private static Configuration config(BackendSpec backend, File checkpoints) {
+        Configuration config = new Configuration();
+        backend.applyTo(config);
+        config.setString("execution.checkpointing.interval", "200 ms");
+        config.setString("execution.checkpointing.dir", checkpoints.toURI().toString());
+        config.setString("restart-strategy.type", "fixed-delay");
+        config.setString("restart-strategy.fixed-delay.attempts", "3");
+        config.setString("restart-strategy.fixed-delay.delay", "100 ms");
+        config.setString("pipeline.object-reuse", "true");
+        return config;
     }
 }

@@ -1,5 +1,6 @@
 package io.github.flinkstate.benchmarks.report;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 /**
@@ -27,6 +28,13 @@ public record MachineInfo(int cores, String java, String os, String arch) {
         node.put("java", java);
         node.put("os", os);
         node.put("arch", arch);
+    }
+
+    /** {@link #writeTo} as a one-line JSON object, for the scenarios' hand-written files. */
+    public String toJson() {
+        ObjectNode node = new ObjectMapper().createObjectNode();
+        writeTo(node);
+        return node.toString();
     }
 
     /** This machine, but with the Java version a result file recorded (if known). */

@@ -1,9 +1,10 @@
 package io.github.flinkstate.benchmarks.scenario;
 
+import io.github.flinkstate.benchmarks.common.Args;
 import io.github.flinkstate.benchmarks.common.BackendSpec;
+import io.github.flinkstate.benchmarks.common.CountPerKeyRun;
 import io.github.flinkstate.benchmarks.common.JobStats;
-import io.github.flinkstate.benchmarks.common.MiniClusterJobRunner;
-import io.github.flinkstate.benchmarks.demo.CountPerKey;
+import io.github.flinkstate.benchmarks.report.MachineInfo;
 import java.io.File;
 import java.io.FileWriter;
 import java.io.IOException;
@@ -11,16 +12,14 @@ import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
-import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 
 /**
  * The FLIP-325 benchmark job as a scenario: a sequence of N longs, key = (x % 500) + 500 * ((x /
- * 1000) % 2), a count per key in ValueState, object reuse, parallelism 1, incremental checkpoints
- * every second to a local directory. Runs every backend in the same process, one after another, and
- * prints records/s as ratios to RocksDB and HashMap; writes JSON with the raw figures.
+ * 1000) % 2), a count per key in ValueState ({@link CountPerKeyRun}: the test kit's job in
+ * count-only mode, whose exact per-key check must pass), object reuse, parallelism 1, incremental
+ * checkpoints every second to a local directory. Runs every backend in the same process, one after
+ * another, and prints records/s as ratios to RocksDB and HashMap; writes JSON with the raw figures.
  *
  * <p>With cache sizes 250 / 500 / 1000 the cache hit ratio is 0% / 50% / 100% (FLIP-325).
  *
@@ -32,13 +31,17 @@ public final class Flip325Scenario {
     private Flip325Scenario() {}
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> flags = parseFlags(args);
-        long records = Long.parseLong(flags.getOrDefault("records", "5000000"));
-        int repeats = Integer.parseInt(flags.getOrDefault("repeats", "1"));
-        List<BackendSpec> backends =
-                BackendSpec.parseList(
-                        flags.getOrDefault("backends", "rocksdb,hashmap,lru:250,lru:500,lru:1000"));
-        File json = new File(flags.getOrDefault("json", "target/flip325-results.json"));
+        Args flags =
+                Args.of("Flip325Scenario")
+                        .flag("records", "5000000", "records per run")
+                        .flag("repeats", "1", "runs per backend (median reported)")
+                        .flag("backends", "rocksdb,hashmap,lru:250,lru:500,lru:1000", "backends")
+                        .flag("json", "target/flip325-results.json", "result file")
+                        .parseOrExit(args);
+        long records = flags.getLong("records");
+        int repeats = flags.getInt("repeats");
+        List<BackendSpec> backends = BackendSpec.parseList(flags.get("backends"));
+        File json = new File(flags.get("json"));
         File checkpointRoot = Files.createTempDirectory("flip325").toFile();
 
         List<JobStats> results = new ArrayList<>();
@@ -53,25 +56,11 @@ public final class Flip325Scenario {
                                 .toURI()
                                 .toString());
                 config.setString("pipeline.object-reuse", "true");
-                CountPerKey.resetRun();
-                JobStats stats =
-                        MiniClusterJobRunner.run(
-                                backend.name(),
-                                records,
-                                config,
-                                1,
-                                env ->
-                                        env.fromSequence(0, records - 1)
-                                                .keyBy(CountPerKey::flip325Key, Types.LONG)
-                                                .process(new CountPerKey(0))
-                                                .sinkTo(new DiscardingSink<>()));
-                if (CountPerKey.MAX_COUNT.size() != 1000) {
-                    throw new IllegalStateException(
-                            backend.name()
-                                    + " produced counts for "
-                                    + CountPerKey.MAX_COUNT.size()
-                                    + " keys, expected 1000");
+                CountPerKeyRun run = CountPerKeyRun.run(backend.name(), records, config, 1);
+                if (!run.check().isExact()) {
+                    throw new IllegalStateException(backend.name() + ": " + run.check());
                 }
+                JobStats stats = run.stats();
                 results.add(stats);
                 System.out.printf(
                         Locale.ROOT,
@@ -134,13 +123,7 @@ public final class Flip325Scenario {
         file.getAbsoluteFile().getParentFile().mkdirs();
         StringBuilder sb = new StringBuilder();
         sb.append("{\n  \"scenario\": \"flip325\",\n");
-        sb.append("  \"machine\": {\"cores\": ")
-                .append(Runtime.getRuntime().availableProcessors())
-                .append(", \"java\": \"")
-                .append(System.getProperty("java.version"))
-                .append("\", \"os\": \"")
-                .append(System.getProperty("os.name"))
-                .append("\"},\n");
+        sb.append("  \"machine\": ").append(MachineInfo.current().toJson()).append(",\n");
         sb.append("  \"records\": ").append(records).append(",\n  \"runs\": [\n");
         for (int i = 0; i < results.size(); i++) {
             JobStats s = results.get(i);
@@ -162,13 +145,5 @@ public final class Flip325Scenario {
         try (FileWriter w = new FileWriter(file)) {
             w.write(sb.toString());
         }
-    }
-
-    private static Map<String, String> parseFlags(String[] args) {
-        Map<String, String> flags = new java.util.HashMap<>();
-        for (int i = 0; i + 1 < args.length; i += 2) {
-            flags.put(args[i].replaceFirst("^--", ""), args[i + 1]);
-        }
-        return flags;
     }
 }

@@ -1,5 +1,6 @@
 package io.github.flinkstate.benchmarks.scenario;
 
+import io.github.flinkstate.benchmarks.common.Args;
 import io.github.flinkstate.benchmarks.common.BackendSpec;
 import io.github.flinkstate.benchmarks.report.MachineInfo;
 import io.github.flinkstate.benchmarks.scenario.rescale.RescaleCluster;
@@ -45,22 +46,17 @@ import org.apache.flink.util.FileUtils;
 public final class RescaleScenario {
 
     static final String DEFAULT_BACKENDS = "hashmap,rocksdb,rocksdb-ingest,lru:10000";
-    private static final Set<String> FLAGS =
-            Set.of("backends", "transitions", "state-mb", "value-bytes", "repeats", "json");
 
     private RescaleScenario() {}
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> flags = flags(args);
-        List<BackendSpec> backends =
-                BackendSpec.parseList(flags.getOrDefault("backends", DEFAULT_BACKENDS));
-        List<Transition> transitions =
-                Transition.parseList(flags.getOrDefault("transitions", Transition.FLIP_447_MATRIX));
-        long stateBytes =
-                (long) (Double.parseDouble(flags.getOrDefault("state-mb", "64")) * 1024 * 1024);
-        int valueBytes = Integer.parseInt(flags.getOrDefault("value-bytes", "256"));
-        int repeats = Integer.parseInt(flags.getOrDefault("repeats", "3"));
-        File json = new File(flags.getOrDefault("json", "target/rescale.json"));
+        Args flags = args().parseOrExit(args);
+        List<BackendSpec> backends = BackendSpec.parseList(flags.get("backends"));
+        List<Transition> transitions = Transition.parseList(flags.get("transitions"));
+        long stateBytes = (long) (flags.getDouble("state-mb") * 1024 * 1024);
+        int valueBytes = flags.getInt("value-bytes");
+        int repeats = flags.getInt("repeats");
+        File json = new File(flags.get("json"));
         long keys = Math.max(1, stateBytes / valueBytes);
 
         System.out.printf(
@@ -166,17 +162,14 @@ public final class RescaleScenario {
         }
     }
 
-    /** {@code --name value} pairs; unknown names and missing values are errors. */
-    private static Map<String, String> flags(String[] args) {
-        Map<String, String> flags = new HashMap<>();
-        for (int i = 0; i < args.length; i += 2) {
-            String name = args[i].replaceFirst("^--", "");
-            if (!FLAGS.contains(name) || i + 1 >= args.length) {
-                throw new IllegalArgumentException(
-                        "Bad argument '" + args[i] + "'; flags: --" + String.join(" --", FLAGS));
-            }
-            flags.put(name, args[i + 1]);
-        }
-        return flags;
+    /** The scenario's flags. */
+    static Args args() {
+        return Args.of("RescaleScenario")
+                .flag("backends", DEFAULT_BACKENDS, "backends to compare")
+                .flag("transitions", Transition.FLIP_447_MATRIX, "p1-p2 rescaling transitions")
+                .flag("state-mb", "64", "keyed state to write, MiB")
+                .flag("value-bytes", "256", "bytes per value")
+                .flag("repeats", "3", "restores per checkpoint and transition (median reported)")
+                .flag("json", "target/rescale.json", "result file");
     }
 }

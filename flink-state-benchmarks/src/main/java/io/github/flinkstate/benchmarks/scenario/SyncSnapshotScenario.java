@@ -1,5 +1,6 @@
 package io.github.flinkstate.benchmarks.scenario;
 
+import io.github.flinkstate.benchmarks.common.Args;
 import io.github.flinkstate.lru.cow.CacheEntry;
 import io.github.flinkstate.lru.cow.CacheOwner;
 import io.github.flinkstate.lru.cow.CowLruMap;
@@ -12,14 +13,18 @@ import java.util.Locale;
  * (version bump + shallow copy of the bucket array) with N cached entries, and the first-write
  * copy-on-write cost afterwards. Prints median and max over repeated snapshots.
  *
- * <p>Usage: {@code SyncSnapshotScenario [entries]} (default 1,000,000).
+ * <p>Usage: {@code SyncSnapshotScenario [--entries N]} (default 1,000,000).
  */
 public final class SyncSnapshotScenario {
 
     private SyncSnapshotScenario() {}
 
     public static void main(String[] args) throws Exception {
-        int entries = args.length > 0 ? Integer.parseInt(args[0]) : 1_000_000;
+        int entries =
+                Args.of("SyncSnapshotScenario")
+                        .flag("entries", "1000000", "cached entries")
+                        .parseOrExit(args)
+                        .getInt("entries");
         CacheOwner owner = entry -> {};
         CowLruMap map = new CowLruMap(entries);
         for (int i = 0; i < entries; i++) {

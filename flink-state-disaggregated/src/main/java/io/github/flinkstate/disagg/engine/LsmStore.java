@@ -1,7 +1,6 @@
 package io.github.flinkstate.disagg.engine;
 
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
-import io.github.flinkstate.disagg.engine.cache.ReaderCache;
 import io.github.flinkstate.disagg.engine.compaction.Compaction;
 import io.github.flinkstate.disagg.engine.compaction.CompactionJob;
 import io.github.flinkstate.disagg.engine.compaction.LeveledCompactionPicker;
@@ -12,6 +11,7 @@ import io.github.flinkstate.disagg.engine.key.EntryType;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.key.KeyRange;
 import io.github.flinkstate.disagg.engine.memtable.Memtable;
+import io.github.flinkstate.disagg.engine.sst.ReaderCache;
 import io.github.flinkstate.disagg.engine.version.FileMeta;
 import io.github.flinkstate.disagg.engine.version.ManifestCodec;
 import io.github.flinkstate.disagg.engine.version.RestorePlan;

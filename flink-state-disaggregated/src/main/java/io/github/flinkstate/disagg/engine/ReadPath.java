@@ -1,6 +1,5 @@
 package io.github.flinkstate.disagg.engine;
 
-import io.github.flinkstate.disagg.engine.cache.ReaderCache;
 import io.github.flinkstate.disagg.engine.iterator.BoundedIterator;
 import io.github.flinkstate.disagg.engine.iterator.InternalIterator;
 import io.github.flinkstate.disagg.engine.iterator.LevelIterator;
@@ -11,6 +10,7 @@ import io.github.flinkstate.disagg.engine.key.EntryType;
 import io.github.flinkstate.disagg.engine.key.KeyRange;
 import io.github.flinkstate.disagg.engine.key.Versioned;
 import io.github.flinkstate.disagg.engine.memtable.Memtable;
+import io.github.flinkstate.disagg.engine.sst.ReaderCache;
 import io.github.flinkstate.disagg.engine.version.FileMeta;
 import io.github.flinkstate.disagg.engine.version.Version;
 import java.io.IOException;

@@ -7,8 +7,8 @@ import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.fs.FileDeletionPolicy;
 import io.github.flinkstate.disagg.engine.iterator.LsmIterator;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
-import io.github.flinkstate.disagg.engine.testutil.FaultInjectingFileSystem;
 import io.github.flinkstate.disagg.engine.testutil.LsmModelRunner;
+import io.github.flinkstate.testing.fs.InjectingFileSystem;
 import java.io.File;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -21,9 +21,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Fault injection through {@link FaultInjectingFileSystem}: corrupted blocks, truncated and missing
- * files must fail reads with an {@link IOException} naming the file and the offset; a failing write
- * must fail the flush (or compaction) without touching the live version.
+ * Fault injection through {@link InjectingFileSystem} (the shared test kit's): corrupted blocks,
+ * truncated and missing files must fail reads with an {@link IOException} naming the file and the
+ * offset; a failing write must fail the flush (or compaction) without touching the live version.
  */
 class LsmStoreFaultTest {
 
@@ -31,8 +31,7 @@ class LsmStoreFaultTest {
 
     @TempDir File tmp;
 
-    private final FaultInjectingFileSystem fs =
-            new FaultInjectingFileSystem(FileSystem.getLocalFileSystem());
+    private final InjectingFileSystem fs = new InjectingFileSystem(FileSystem.getLocalFileSystem());
     private int dirs;
 
     private LsmOptions options() {
@@ -89,7 +88,7 @@ class LsmStoreFaultTest {
     void corruptedBlock_failsWithPathAndOffset() throws Exception {
         LsmSnapshot snap = oneFileSnapshot();
         String file = snap.files().get(0);
-        fs.corrupt(file, 10); // inside the first data block, which starts at offset 0
+        fs.flipByte(file, 10); // inside the first data block, which starts at offset 0
         try (LsmStore store = LsmStore.open(options(), List.of(snap.manifest()))) {
             byte[] firstKey = LsmModelRunner.key(0, 0, 0);
             assertThatThrownBy(() -> store.get(firstKey))
@@ -117,7 +116,7 @@ class LsmStoreFaultTest {
         LsmSnapshot snap = oneFileSnapshot();
         String file = snap.files().get(0);
         long size = fs.getFileStatus(new Path(file)).getLen();
-        fs.corrupt(file, size - 20); // inside the footer, just before the trailer
+        fs.flipByte(file, size - 20); // inside the footer, just before the trailer
         try (LsmStore store = LsmStore.open(options(), List.of(snap.manifest()))) {
             assertThatThrownBy(() -> store.get(LsmModelRunner.key(1, 0, 1)))
                     .isInstanceOf(IOException.class)
@@ -173,7 +172,7 @@ class LsmStoreFaultTest {
             store.deletePrefix(LsmModelRunner.key(3, 0, 1)); // namespace-ish prefix "03 00 31"
             model.keySet().removeIf(k -> k[1] == 3 && k[2] == 0 && k[3] == '1');
 
-            fs.failNextCreates(1);
+            fs.failNextWrites(1, 100);
             assertThatThrownBy(store::flush)
                     .isInstanceOf(IOException.class)
                     .hasMessageContaining("injected write failure");
@@ -203,7 +202,7 @@ class LsmStoreFaultTest {
                 store.flush();
             }
             List<String> before = store.liveFiles();
-            fs.failNextCreates(1);
+            fs.failNextWrites(1, 100);
             assertThatThrownBy(store::compactOnce).isInstanceOf(IOException.class);
             assertThat(store.liveFiles()).isEqualTo(before);
             assertContent(store, model);
@@ -217,7 +216,7 @@ class LsmStoreFaultTest {
     void backgroundFlushFailure_stallsWriters_thenRecovers() throws Exception {
         LsmOptions o = options().memtableBytes(4096).maxImmutableMemtables(1);
         try (LsmStore store = LsmStore.open(o)) {
-            fs.failNextCreates(Integer.MAX_VALUE);
+            fs.failNextWrites(Integer.MAX_VALUE, 100);
             NavigableMap<byte[], byte[]> model = LsmModelRunner.newModel();
             IOException stalled = null;
             for (int i = 0; i < 100_000 && stalled == null; i++) {

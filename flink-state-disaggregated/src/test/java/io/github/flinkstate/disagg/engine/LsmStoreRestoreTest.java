@@ -5,8 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.flinkstate.disagg.engine.iterator.LsmIterator;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
-import io.github.flinkstate.disagg.engine.testutil.FaultInjectingFileSystem;
 import io.github.flinkstate.disagg.engine.testutil.LsmModelRunner;
+import io.github.flinkstate.testing.fs.FsOp;
+import io.github.flinkstate.testing.fs.InjectingFileSystem;
 import java.io.File;
 import java.util.List;
 import org.apache.flink.core.fs.FileSystem;
@@ -19,8 +20,7 @@ class LsmStoreRestoreTest {
 
     @TempDir File tmp;
 
-    private final FaultInjectingFileSystem fs =
-            new FaultInjectingFileSystem(FileSystem.getLocalFileSystem());
+    private final InjectingFileSystem fs = new InjectingFileSystem(FileSystem.getLocalFileSystem());
 
     private LsmOptions options(String dir, int from, int to) {
         return new LsmOptions(fs, new Path(new Path(tmp.toURI()), dir), KeyGroupSpan.of(from, to))
@@ -49,9 +49,11 @@ class LsmStoreRestoreTest {
             }
             snap = source.snapshot();
         }
-        int opensBefore = fs.opens();
+        long opensBefore = fs.counters().calls(FsOp.OPEN);
         try (LsmStore half = LsmStore.open(options("half", 2, 5), List.of(snap.manifest()))) {
-            assertThat(fs.opens()).as("restore opens no data file").isEqualTo(opensBefore);
+            assertThat(fs.counters().calls(FsOp.OPEN))
+                    .as("restore opens no data file")
+                    .isEqualTo(opensBefore);
             assertThat(fs.listStatus(new Path(new Path(tmp.toURI()), "half"))).isEmpty();
             assertThat(count(half.scanAll())).isEqualTo(2000);
             assertThat(half.get(LsmModelRunner.key(2, 0, 2))).isEqualTo(new byte[] {2});

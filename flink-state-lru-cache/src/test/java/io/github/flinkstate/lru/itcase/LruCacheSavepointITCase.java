@@ -4,18 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.flinkstate.lru.LruCacheOptions;
 import io.github.flinkstate.lru.LruCacheStateBackendFactory;
+import io.github.flinkstate.testing.job.ExactlyOnceJob;
+import io.github.flinkstate.testing.job.KeyFunction;
+import io.github.flinkstate.testing.job.Throttle;
+import io.github.flinkstate.testing.wait.Waits;
 import java.io.File;
-import java.util.HashMap;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import org.apache.flink.api.common.JobID;
-import org.apache.flink.api.common.functions.MapFunction;
-import org.apache.flink.api.common.functions.OpenContext;
-import org.apache.flink.api.common.state.CheckpointListener;
-import org.apache.flink.api.common.state.ValueState;
-import org.apache.flink.api.common.state.ValueStateDescriptor;
-import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.RecoveryClaimMode;
 import org.apache.flink.core.execution.SavepointFormatType;
@@ -25,15 +21,14 @@ import org.apache.flink.runtime.jobmaster.JobResult;
 import org.apache.flink.runtime.minicluster.MiniCluster;
 import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
-import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
-import org.apache.flink.util.Collector;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * Real jobs on a MiniCluster, counting per key with exact final counts checked:
+ * Real jobs on a MiniCluster, built with the shared test kit's {@link ExactlyOnceJob} (value, list,
+ * map, reducing and aggregating state plus a timer per key, checked exactly against the input):
  *
  * <ul>
  *   <li>stopped with a canonical savepoint while running, then resumed from it (NO_CLAIM, Flink's
@@ -43,22 +38,11 @@ import org.junit.jupiter.params.provider.CsvSource;
  *   <li>a failure after a completed checkpoint, recovered from that checkpoint.
  * </ul>
  */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
 class LruCacheSavepointITCase {
 
     private static final long RECORDS = 60_000;
     private static final int KEYS = 700;
-
-    /** Largest count per key seen by any run (exact if state moved exactly once). */
-    static final Map<Long, Long> MAX_COUNT = new ConcurrentHashMap<>();
-
-    static final AtomicLong PROCESSED = new AtomicLong();
-    static final AtomicLong CHECKPOINTS = new AtomicLong();
-    static volatile boolean throttle;
-
-    /** Fail once after this many records, once a checkpoint completed; 0 = never. */
-    static volatile long failAfter;
-
-    static volatile boolean failed;
 
     @TempDir File tmp;
 
@@ -72,26 +56,26 @@ class LruCacheSavepointITCase {
     void canonicalSavepointMovesStateBetweenBackendsAndParallelisms(
             String firstBackend, int firstParallelism, String secondBackend, int secondParallelism)
             throws Exception {
-        MAX_COUNT.clear();
-        PROCESSED.set(0);
-        failAfter = 0;
-        Configuration clusterConfig = new Configuration();
-        MiniClusterConfiguration mcc =
-                new MiniClusterConfiguration.Builder()
-                        .setConfiguration(clusterConfig)
-                        .setNumTaskManagers(1)
-                        .setNumSlotsPerTaskManager(3)
-                        .build();
-        try (MiniCluster cluster = new MiniCluster(mcc)) {
+        // slow while the switch is on, and until the first checkpoint after a restore completed
+        try (ExactlyOnceJob job =
+                        ExactlyOnceJob.builder(RECORDS)
+                                .keys(KeyFunction.modulo(KEYS))
+                                .throttle(Throttle.every(20).whileThrottled().untilCheckpoints(1))
+                                .name("savepoint")
+                                .build();
+                MiniCluster cluster = cluster(3)) {
             cluster.start();
 
             // phase 1: run slowly, stop with a canonical savepoint part way through
-            throttle = true;
-            JobGraph first = jobGraph(firstBackend, firstParallelism);
-            JobID firstId = cluster.submitJob(first).get().getJobID();
-            while (PROCESSED.get() < RECORDS / 5) {
-                Thread.sleep(20);
-            }
+            job.run().throttled(true);
+            JobID firstId =
+                    cluster.submitJob(jobGraph(job, firstBackend, firstParallelism))
+                            .get()
+                            .getJobID();
+            Waits.until(
+                    "the first job processed a fifth of the records",
+                    Duration.ofMinutes(2),
+                    () -> job.run().processed() >= RECORDS / 5);
             String savepoint =
                     cluster.stopWithSavepoint(
                                     firstId,
@@ -100,13 +84,13 @@ class LruCacheSavepointITCase {
                                     SavepointFormatType.CANONICAL)
                             .get();
             cluster.requestJobResult(firstId).get();
-            assertThat(PROCESSED.get()).isLessThan(RECORDS);
+            assertThat(job.run().processed()).isLessThan(RECORDS);
 
             // phase 2: resume elsewhere; stay slow until the first checkpoint after the restore
             // (a FULL checkpoint under NO_CLAIM) has completed, then run to the end
-            CHECKPOINTS.set(0);
-            throttle = false;
-            JobGraph second = jobGraph(secondBackend, secondParallelism);
+            job.run().resetCheckpoints();
+            job.run().throttled(false);
+            JobGraph second = jobGraph(job, secondBackend, secondParallelism);
             second.setSavepointRestoreSettings(
                     SavepointRestoreSettings.forPath(savepoint, false, RecoveryClaimMode.NO_CLAIM));
             JobResult result =
@@ -116,44 +100,47 @@ class LruCacheSavepointITCase {
             assertThat(result.isSuccess())
                     .as("resumed job failed: %s", result.getSerializedThrowable())
                     .isTrue();
+            assertThat(job.run().completedCheckpoints()).isPositive();
+            job.check().assertExact();
         }
-        assertThat(CHECKPOINTS.get()).isPositive();
-        assertThat(MAX_COUNT).isEqualTo(expectedCounts());
     }
 
     @ParameterizedTest(name = "{0}")
     @CsvSource({"lru:64", "lru:100000"})
     void failureAfterCheckpointRecoversExactly(String backend) throws Exception {
-        MAX_COUNT.clear();
-        PROCESSED.set(0);
-        CHECKPOINTS.set(0);
-        failed = false;
-        failAfter = RECORDS / 3;
-        throttle = true;
-        MiniClusterConfiguration mcc =
-                new MiniClusterConfiguration.Builder()
-                        .setConfiguration(new Configuration())
-                        .setNumTaskManagers(1)
-                        .setNumSlotsPerTaskManager(2)
-                        .build();
-        try (MiniCluster cluster = new MiniCluster(mcc)) {
+        try (ExactlyOnceJob job =
+                        ExactlyOnceJob.builder(RECORDS)
+                                .keys(KeyFunction.modulo(KEYS))
+                                .throttle(Throttle.every(20).whileThrottled())
+                                .failOnceAfter(RECORDS / 3)
+                                .name("failure")
+                                .build();
+                MiniCluster cluster = cluster(2)) {
             cluster.start();
-            JobGraph job = jobGraph(backend, 2);
+            job.run().throttled(true);
+            JobGraph graph = jobGraph(job, backend, 2);
             JobResult result =
-                    cluster.submitJob(job)
-                            .thenCompose(r -> cluster.requestJobResult(job.getJobID()))
+                    cluster.submitJob(graph)
+                            .thenCompose(r -> cluster.requestJobResult(graph.getJobID()))
                             .get();
             assertThat(result.isSuccess())
                     .as("job failed: %s", result.getSerializedThrowable())
                     .isTrue();
-        } finally {
-            failAfter = 0;
+            assertThat(job.run().failed()).as("the failure was injected").isTrue();
+            job.check().assertExact();
         }
-        assertThat(failed).as("the failure was injected").isTrue();
-        assertThat(MAX_COUNT).isEqualTo(expectedCounts());
     }
 
-    private JobGraph jobGraph(String backend, int parallelism) {
+    private static MiniCluster cluster(int slots) {
+        return new MiniCluster(
+                new MiniClusterConfiguration.Builder()
+                        .setConfiguration(new Configuration())
+                        .setNumTaskManagers(1)
+                        .setNumSlotsPerTaskManager(slots)
+                        .build());
+    }
+
+    private JobGraph jobGraph(ExactlyOnceJob job, String backend, int parallelism) {
         Configuration config = new Configuration();
         if (backend.startsWith("lru:")) {
             config.setString("state.backend.type", LruCacheStateBackendFactory.class.getName());
@@ -171,66 +158,7 @@ class LruCacheSavepointITCase {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(config);
         env.setParallelism(parallelism);
         env.setMaxParallelism(128);
-        env.fromSequence(0, RECORDS - 1)
-                .uid("source")
-                .map(new Throttle())
-                .uid("throttle")
-                .keyBy(x -> x % KEYS, Types.LONG)
-                .process(new Count())
-                .uid("count")
-                .sinkTo(new DiscardingSink<>());
+        job.addTo(env);
         return env.getStreamGraph().getJobGraph();
-    }
-
-    private static Map<Long, Long> expectedCounts() {
-        Map<Long, Long> expected = new HashMap<>();
-        for (long x = 0; x < RECORDS; x++) {
-            expected.merge(x % KEYS, 1L, Long::sum);
-        }
-        return expected;
-    }
-
-    /**
-     * Slows a job down while {@link #throttle} is set or while no checkpoint has completed yet, so
-     * that savepoints, failures and the first checkpoint after a restore happen mid-stream.
-     */
-    static final class Throttle implements MapFunction<Long, Long> {
-        @Override
-        public Long map(Long value) throws Exception {
-            if ((throttle || CHECKPOINTS.get() == 0) && value % 20 == 0) {
-                Thread.sleep(1);
-            }
-            return value;
-        }
-    }
-
-    /** Count per key in a ValueState; records the largest count per key; may fail once. */
-    static final class Count extends KeyedProcessFunction<Long, Long, Long>
-            implements CheckpointListener {
-        private transient ValueState<Long> count;
-
-        @Override
-        public void open(OpenContext openContext) {
-            count = getRuntimeContext().getState(new ValueStateDescriptor<>("count", Long.class));
-        }
-
-        @Override
-        public void processElement(Long value, Context ctx, Collector<Long> out) throws Exception {
-            Long c = count.value();
-            long next = c == null ? 1 : c + 1;
-            count.update(next);
-            MAX_COUNT.merge(ctx.getCurrentKey(), next, Math::max);
-            long processed = PROCESSED.incrementAndGet();
-            out.collect(next);
-            if (failAfter > 0 && processed >= failAfter && CHECKPOINTS.get() > 0 && !failed) {
-                failed = true;
-                throw new RuntimeException("Injected failure");
-            }
-        }
-
-        @Override
-        public void notifyCheckpointComplete(long checkpointId) {
-            CHECKPOINTS.incrementAndGet();
-        }
     }
 }

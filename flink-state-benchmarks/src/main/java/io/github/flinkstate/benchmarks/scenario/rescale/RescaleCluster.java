@@ -1,6 +1,7 @@
 package io.github.flinkstate.benchmarks.scenario.rescale;
 
 import io.github.flinkstate.benchmarks.common.BackendSpec;
+import io.github.flinkstate.benchmarks.common.RestoreTimes;
 import java.io.File;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -15,11 +16,8 @@ import org.apache.flink.runtime.checkpoint.AbstractCheckpointStats;
 import org.apache.flink.runtime.checkpoint.CheckpointStatsSnapshot;
 import org.apache.flink.runtime.checkpoint.CompletedCheckpointStats;
 import org.apache.flink.runtime.checkpoint.RestoredCheckpointStats;
-import org.apache.flink.runtime.execution.ExecutionState;
-import org.apache.flink.runtime.executiongraph.AccessExecution;
 import org.apache.flink.runtime.executiongraph.AccessExecutionGraph;
 import org.apache.flink.runtime.executiongraph.AccessExecutionJobVertex;
-import org.apache.flink.runtime.executiongraph.AccessExecutionVertex;
 import org.apache.flink.runtime.jobgraph.JobGraph;
 import org.apache.flink.runtime.jobmaster.JobResult;
 import org.apache.flink.runtime.minicluster.MiniCluster;
@@ -166,7 +164,7 @@ public final class RescaleCluster implements AutoCloseable {
                 span == null ? Map.of() : span);
     }
 
-    /** Per subtask of the verify operator: RUNNING minus INITIALIZING timestamp. */
+    /** Per subtask of the verify operator: its restore time ({@link RestoreTimes}). */
     private static List<Long> initializingMillis(
             AccessExecutionGraph graph, int parallelism, String what) {
         AccessExecutionJobVertex vertex = null;
@@ -179,25 +177,7 @@ public final class RescaleCluster implements AutoCloseable {
             throw new IllegalStateException(
                     what + ": no verify vertex with parallelism " + parallelism);
         }
-        Long[] millis = new Long[parallelism];
-        for (AccessExecutionVertex subtask : vertex.getTaskVertices()) {
-            AccessExecution e = subtask.getCurrentExecutionAttempt();
-            long init = e.getStateTimestamp(ExecutionState.INITIALIZING);
-            long running = e.getStateTimestamp(ExecutionState.RUNNING);
-            if (init <= 0 || running < init) {
-                throw new IllegalStateException(
-                        what
-                                + ": subtask "
-                                + subtask.getParallelSubtaskIndex()
-                                + " has no INITIALIZING -> RUNNING timestamps ("
-                                + init
-                                + ", "
-                                + running
-                                + ")");
-            }
-            millis[subtask.getParallelSubtaskIndex()] = running - init;
-        }
-        return List.of(millis);
+        return RestoreTimes.perSubtask(vertex, what);
     }
 
     /** Polls {@code done}; fails if the job reaches a terminal state first or takes too long. */

@@ -1,6 +1,5 @@
 package io.github.flinkstate.disagg.engine.compaction;
 
-import io.github.flinkstate.disagg.engine.cache.ReaderCache;
 import io.github.flinkstate.disagg.engine.iterator.BoundedIterator;
 import io.github.flinkstate.disagg.engine.iterator.InternalIterator;
 import io.github.flinkstate.disagg.engine.iterator.LevelIterator;
@@ -10,6 +9,7 @@ import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.EntryType;
 import io.github.flinkstate.disagg.engine.key.KeyRange;
 import io.github.flinkstate.disagg.engine.sst.PrefixTombstone;
+import io.github.flinkstate.disagg.engine.sst.ReaderCache;
 import io.github.flinkstate.disagg.engine.version.FileMeta;
 import io.github.flinkstate.disagg.engine.version.VersionEdit;
 import java.io.IOException;

@@ -1,9 +1,9 @@
-package io.github.flinkstate.disagg.engine.cache;
+package io.github.flinkstate.disagg.engine.sst;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.RemovalCause;
-import io.github.flinkstate.disagg.engine.sst.SstReader;
+import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import org.apache.flink.core.fs.FileSystem;
@@ -14,6 +14,10 @@ import org.apache.flink.core.fs.Path;
  * open stream). On eviction the reader is closed (stream and block-cache table); a caller still
  * holding the reader may keep using it (the stream is reopened on demand), so eviction never breaks
  * a read.
+ *
+ * <p>It lives in {@code sst}, not {@code cache}: the block cache is a leaf package that the SST
+ * reader uses, and this cache of readers depends on the reader, so the dependency runs one way
+ * ({@code sst -> cache}).
  *
  * <p>Thread safety: thread-safe.
  */
