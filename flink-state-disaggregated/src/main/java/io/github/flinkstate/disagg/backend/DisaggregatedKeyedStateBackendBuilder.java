@@ -12,6 +12,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.runtime.execution.Environment;
 import org.apache.flink.runtime.state.BackendBuildingException;
 import org.apache.flink.runtime.state.HeapPriorityQueuesManager;
@@ -99,7 +100,9 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                     parameters.getTtlTimeProvider(),
                     latencyTracking,
                     sizeTracking,
-                    parameters.getCancelStreamRegistry(),
+                    // the task closes the parameters' registry once the restore is done: the
+                    // backend's snapshots need their own
+                    new CloseableRegistry(),
                     new InternalKeyContextImpl<>(range, numberOfKeyGroups),
                     store,
                     kvStates,
