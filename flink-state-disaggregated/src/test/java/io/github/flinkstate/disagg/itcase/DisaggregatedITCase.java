@@ -20,7 +20,6 @@ import org.apache.flink.runtime.jobmaster.JobResult;
 import org.apache.flink.runtime.minicluster.MiniCluster;
 import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -72,10 +71,6 @@ class DisaggregatedITCase {
     }
 
     @Test
-    @Disabled(
-            "fails: after the 2 -> 1 restore from a native savepoint the job completes no"
-                    + " checkpoint within 2 minutes (the forced full checkpoint after a NO_CLAIM"
-                    + " restore is suspected); not yet diagnosed")
     void rescaleChain_2_1_3_throughNativeSavepoints() throws Exception {
         try (ExactlyOnceJob job =
                         ExactlyOnceJob.builder(RECORDS)

@@ -177,22 +177,36 @@ public final class DisaggSnapshotOperation<K> {
         if (sharing == SnapshotType.SharingFilesStrategy.FORWARD) {
             // a full checkpoint must not share files with earlier checkpoints: move every file
             // that an earlier checkpoint (or the restored one) named into a fresh copy first
+            LsmSnapshot original = engineSnapshot;
             Map<String, String> moved = new HashMap<>();
-            for (String path : files.keySet()) {
-                if (everReferenced.contains(path)) {
-                    String copy = store.rehome(path);
-                    if (copy == null) {
-                        throw new IOException(
-                                "File " + path + " left the store during a full checkpoint");
+            // a compaction may replace a file between the snapshot and its rehome: retake the
+            // snapshot until it names no earlier referenced file
+            for (int round = 0; ; round++) {
+                boolean again = false;
+                for (String path : files.keySet()) {
+                    if (everReferenced.contains(path)) {
+                        String copy = store.rehome(path);
+                        if (copy != null) {
+                            moved.put(path, copy);
+                        }
+                        again = true;
                     }
-                    moved.put(path, copy);
                 }
-            }
-            if (!moved.isEmpty()) {
-                engineSnapshot.release();
+                if (!again) {
+                    break;
+                }
+                if (round > 10) {
+                    throw new IOException(
+                            "Full checkpoint " + checkpointId + ": earlier files keep reappearing");
+                }
+                if (engineSnapshot != null) {
+                    engineSnapshot.release();
+                }
                 engineSnapshot = store.snapshot();
                 manifest = engineSnapshot.manifest();
                 files = engineSnapshot.fileSizes();
+            }
+            if (!moved.isEmpty()) {
                 LOG.info(
                         "Full checkpoint {}: copied {} earlier referenced file(s) into the store",
                         checkpointId,
@@ -211,7 +225,7 @@ public final class DisaggSnapshotOperation<K> {
                         false,
                         streams);
             } finally {
-                if (pinned != null && !moved.isEmpty()) {
+                if (pinned != original) {
                     pinned.release();
                 }
             }
