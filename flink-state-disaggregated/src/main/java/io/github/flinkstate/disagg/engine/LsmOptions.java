@@ -30,6 +30,7 @@ public final class LsmOptions {
     private BlockCache blockCache;
     private FileDeletionPolicy deletionPolicy = FileDeletionPolicy.ownedFilesOnly();
     private boolean backgroundCompaction = true;
+    private int backgroundThreads = 2;
 
     /**
      * @param fileSystem the file system of the primary copy (file://, hdfs://, ...); also used to
@@ -60,6 +61,7 @@ public final class LsmOptions {
         o.blockCache = blockCache;
         o.deletionPolicy = deletionPolicy;
         o.backgroundCompaction = backgroundCompaction;
+        o.backgroundThreads = backgroundThreads;
         return o;
     }
 
@@ -205,6 +207,19 @@ public final class LsmOptions {
 
     public LsmOptions backgroundCompaction(boolean v) {
         backgroundCompaction = v;
+        return this;
+    }
+
+    /** Background threads: 1 = flushes and compactions share one thread, 2 = one each. */
+    public int backgroundThreads() {
+        return backgroundThreads;
+    }
+
+    public LsmOptions backgroundThreads(int v) {
+        if (v < 1 || v > 2) {
+            throw new IllegalArgumentException("background threads must be 1 or 2: " + v);
+        }
+        backgroundThreads = v;
         return this;
     }
 

@@ -1,6 +1,8 @@
 package io.github.flinkstate.disagg.engine;
 
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -14,13 +16,15 @@ public final class LsmSnapshot implements AutoCloseable {
 
     private final byte[] manifest;
     private final List<String> files;
+    private final Map<String, Long> sizes;
     private final long lastSeq;
     private final Runnable onRelease;
     private final AtomicBoolean released = new AtomicBoolean();
 
-    LsmSnapshot(byte[] manifest, List<String> files, long lastSeq, Runnable onRelease) {
+    LsmSnapshot(byte[] manifest, Map<String, Long> sizes, long lastSeq, Runnable onRelease) {
         this.manifest = manifest;
-        this.files = List.copyOf(files);
+        this.sizes = Map.copyOf(sizes);
+        this.files = List.copyOf(new TreeMap<>(sizes).keySet());
         this.lastSeq = lastSeq;
         this.onRelease = onRelease;
     }
@@ -33,6 +37,11 @@ public final class LsmSnapshot implements AutoCloseable {
     /** Full paths of every file the snapshot references. */
     public List<String> files() {
         return files;
+    }
+
+    /** Exact size in bytes of each referenced file, by full path. */
+    public Map<String, Long> fileSizes() {
+        return sizes;
     }
 
     public long lastSeq() {

@@ -17,6 +17,12 @@ public final class LsmStats {
     final AtomicLong compactionBytesWritten = new AtomicLong();
     final AtomicLong filesDeleted = new AtomicLong();
     final AtomicLong userBytesWritten = new AtomicLong();
+    final AtomicLong filesRehomed = new AtomicLong();
+
+    /** Restored files copied into this store's directory by {@code LsmStore.rehome}. */
+    public long filesRehomed() {
+        return filesRehomed.get();
+    }
 
     public long flushes() {
         return flushes.get();

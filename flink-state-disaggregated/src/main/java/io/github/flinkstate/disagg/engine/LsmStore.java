@@ -20,7 +20,10 @@ import io.github.flinkstate.disagg.engine.version.VersionEdit;
 import io.github.flinkstate.disagg.engine.version.VersionSet;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -28,6 +31,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.UnaryOperator;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
 import org.slf4j.Logger;
@@ -124,7 +128,9 @@ public final class LsmStore implements AutoCloseable {
         int id = IDS.incrementAndGet();
         this.flushExecutor = Executors.newSingleThreadExecutor(r -> daemon(r, "lsm-flush-" + id));
         this.compactionExecutor =
-                Executors.newSingleThreadExecutor(r -> daemon(r, "lsm-compaction-" + id));
+                options.backgroundThreads() == 1
+                        ? flushExecutor
+                        : Executors.newSingleThreadExecutor(r -> daemon(r, "lsm-compaction-" + id));
     }
 
     /** Opens an empty store. */
@@ -136,13 +142,23 @@ public final class LsmStore implements AutoCloseable {
         return new LsmStore(options, levels, 0);
     }
 
+    /** As {@link #open(LsmOptions, List, UnaryOperator)} with file paths used as recorded. */
+    public static LsmStore open(LsmOptions options, List<byte[]> manifests) throws IOException {
+        return open(options, manifests, UnaryOperator.identity());
+    }
+
     /**
      * Opens a store from one or several snapshot manifests without reading or copying data: each
      * listed file is used in place and clipped to {@code options.keyGroups()} at read time. The
-     * manifests' key-group spans, intersected with the new span, must be pairwise disjoint.
+     * manifests' key-group spans, intersected with the new span, must be pairwise disjoint. {@code
+     * pathResolver} maps each recorded file path to where the file is now (e.g. a checkpoint that
+     * was moved, or a copy); the same resolved path arriving through two manifests is one file.
      */
-    public static LsmStore open(LsmOptions options, List<byte[]> manifests) throws IOException {
-        RestorePlan plan = RestorePlan.of(manifests, options.keyGroups(), options.numLevels());
+    public static LsmStore open(
+            LsmOptions options, List<byte[]> manifests, UnaryOperator<String> pathResolver)
+            throws IOException {
+        RestorePlan plan =
+                RestorePlan.of(manifests, options.keyGroups(), options.numLevels(), pathResolver);
         LOG.info("Opening store {} from {} manifest(s)", options.keyGroups(), manifests.size());
         return new LsmStore(options, plan.levels(), plan.lastSeq());
     }
@@ -155,6 +171,29 @@ public final class LsmStore implements AutoCloseable {
 
     public void delete(byte[] key) throws IOException {
         write(key, EntryType.DELETE, null);
+    }
+
+    /**
+     * Writes {@code value} under {@code prefix} followed by the write's sequence number (8 bytes,
+     * big-endian), so repeated appends under one prefix never overwrite each other and a prefix
+     * scan returns them in append order. Costs one write and no read (list state appends). REQUIRES
+     * a prefix of at least 2 bytes.
+     */
+    public void append(byte[] prefix, byte[] value) throws IOException {
+        checkKey(prefix);
+        if (value == null) {
+            throw new NullPointerException("value");
+        }
+        synchronized (writeMutex) {
+            Memtable m = makeRoom();
+            long seq = lastSeq.incrementAndGet();
+            byte[] key = Arrays.copyOf(prefix, prefix.length + Long.BYTES);
+            for (int i = 0; i < Long.BYTES; i++) {
+                key[prefix.length + i] = (byte) (seq >>> (56 - 8 * i));
+            }
+            m.add(key, seq, EntryType.PUT, value.clone());
+        }
+        stats.userBytesWritten.addAndGet(prefix.length + Long.BYTES + value.length);
     }
 
     /** Deletes every key starting with {@code prefix}; REQUIRES a prefix of at least 2 bytes. */
@@ -439,6 +478,38 @@ public final class LsmStore implements AutoCloseable {
         return scan(KeyRange.ALL);
     }
 
+    /**
+     * A read-only view of the store as of now: reads through it never see writes made after this
+     * call. The active memtable is frozen (when not empty) so that the view holds only immutable
+     * memtables and files; it costs no copy. Close it to unpin its files.
+     */
+    public LsmReadSnapshot readSnapshot() throws IOException {
+        ReadPath.View view;
+        synchronized (writeMutex) {
+            ensureOpen();
+            if (!memtables.get(0).isEmpty()) {
+                rotate();
+            }
+            view = acquireView();
+        }
+        scheduleFlush();
+        ReadPath.View pinned =
+                new ReadPath.View(
+                        view.memtables().subList(1, view.memtables().size()), view.version());
+        return new LsmReadSnapshot(this, pinned, () -> versions.release(view.version()));
+    }
+
+    byte[] get(ReadPath.View view, byte[] key) throws IOException {
+        checkKey(key);
+        ensureOpen();
+        return reads.get(view, key);
+    }
+
+    LsmIterator scan(ReadPath.View view, KeyRange range, Runnable onClose) throws IOException {
+        ensureOpen();
+        return reads.scan(view, range.intersect(KeyRange.of(span)), onClose);
+    }
+
     // ------------------------------------------------------------------ snapshots
 
     /**
@@ -454,9 +525,74 @@ public final class LsmStore implements AutoCloseable {
             seq = lastSeq.get();
         }
         byte[] manifest = ManifestCodec.encode(span, seq, v);
-        List<String> files = new ArrayList<>();
-        v.allFiles().forEach(f -> files.add(f.path()));
+        Map<String, Long> files = new HashMap<>();
+        v.allFiles().forEach(f -> files.put(f.path(), f.fileSize()));
         return new LsmSnapshot(manifest, files, seq, () -> versions.release(v));
+    }
+
+    /**
+     * Copies a live file that this store did not write (a restored one) into the primary directory
+     * and swaps the copy in, atomically for readers. Afterwards the store reads and snapshots only
+     * the copy, so the original (owned by the snapshot it came from) is no longer needed. Runs on
+     * the caller's thread; waits for a running compaction.
+     *
+     * @return the copy's path, or null when {@code path} is no longer live (nothing copied)
+     */
+    public String rehome(String path) throws IOException {
+        compactionLock.lock();
+        try {
+            ensureOpen();
+            FileMeta old = null;
+            int level = -1;
+            Version v = versions.current();
+            for (int l = 0; l < v.numLevels() && old == null; l++) {
+                for (FileMeta f : v.level(l)) {
+                    if (f.path().equals(path)) {
+                        old = f;
+                        level = l;
+                        break;
+                    }
+                }
+            }
+            if (old == null) {
+                return null;
+            }
+            Path target = outputs.names().nextSst();
+            copyFile(new Path(path), target, old.fileSize());
+            FileMeta copy = old.copiedTo(target.toString());
+            synchronized (versions) {
+                versions.install(new VersionEdit().remove(level, old).add(level, copy));
+            }
+            stats.filesRehomed.incrementAndGet();
+            return copy.path();
+        } finally {
+            compactionLock.unlock();
+        }
+    }
+
+    private void copyFile(Path from, Path to, long size) throws IOException {
+        byte[] buf = new byte[1 << 16];
+        long copied = 0;
+        try (var in = fs.open(from);
+                var out = fs.create(to, FileSystem.WriteMode.NO_OVERWRITE)) {
+            int n;
+            while ((n = in.read(buf)) > 0) {
+                out.write(buf, 0, n);
+                copied += n;
+            }
+        } catch (IOException | RuntimeException e) {
+            try {
+                fs.delete(to, false);
+            } catch (IOException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+        if (copied != size) {
+            fs.delete(to, false);
+            throw new IOException(
+                    "Copy of " + from + " has " + copied + " bytes, expected " + size);
+        }
     }
 
     // ------------------------------------------------------------------ admin

@@ -40,6 +40,11 @@ public final class SstOutputs {
     }
 
     /** A writer for a new file; tombstones are tracked so they can go into the manifest. */
+    /** The naming of this store's files. */
+    public FileNames names() {
+        return names;
+    }
+
     public Output create() throws IOException {
         return new Output(new SstWriter(fs, names.nextSst(), blockSize, bloomBitsPerKey, span));
     }

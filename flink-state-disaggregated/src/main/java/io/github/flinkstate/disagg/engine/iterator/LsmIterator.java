@@ -58,6 +58,15 @@ public final class LsmIterator implements Closeable {
         advance();
     }
 
+    /**
+     * Repositions at the first live key {@code >= target} (and inside the range); cheaper than a
+     * new iterator because the pinned view and open files are reused.
+     */
+    public void seek(byte[] target) throws IOException {
+        merged.seek(Bytes.compare(target, range.lower()) < 0 ? range.lower() : target);
+        advance();
+    }
+
     private void advance() throws IOException {
         key = null;
         value = null;

@@ -96,6 +96,41 @@ public record FileMeta(
                 new RefCount());
     }
 
+    /** The same file found at another path (a moved or copied file); refs start at zero. */
+    public FileMeta withPath(String newPath) {
+        if (newPath.equals(path)) {
+            return this;
+        }
+        return new FileMeta(
+                newPath,
+                fileSize,
+                range,
+                keyGroups,
+                clip,
+                entries,
+                minSeq,
+                maxSeq,
+                tombstones,
+                createdHere,
+                new RefCount());
+    }
+
+    /** An identical copy of this file at {@code newPath}, written by this store. */
+    public FileMeta copiedTo(String newPath) {
+        return new FileMeta(
+                newPath,
+                fileSize,
+                range,
+                keyGroups,
+                clip,
+                entries,
+                minSeq,
+                maxSeq,
+                tombstones,
+                true,
+                new RefCount());
+    }
+
     /** True when the clip hides part of the file's key groups (compaction should rewrite it). */
     public boolean isClipped() {
         return !clip.equals(keyGroups);

@@ -4,6 +4,7 @@ import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.UnaryOperator;
 
 /**
  * The initial level layout of a store opened from one or several snapshot manifests, with every
@@ -28,6 +29,16 @@ import java.util.List;
 public record RestorePlan(List<List<FileMeta>> levels, long lastSeq) {
 
     public static RestorePlan of(List<byte[]> manifests, KeyGroupSpan span, int numLevels)
+            throws IOException {
+        return of(manifests, span, numLevels, UnaryOperator.identity());
+    }
+
+    /** As above; {@code pathResolver} maps each recorded file path to where the file is now. */
+    public static RestorePlan of(
+            List<byte[]> manifests,
+            KeyGroupSpan span,
+            int numLevels,
+            UnaryOperator<String> pathResolver)
             throws IOException {
         List<ManifestCodec.Manifest> decoded = new ArrayList<>();
         int levelsWanted = numLevels;
@@ -57,7 +68,7 @@ public record RestorePlan(List<List<FileMeta>> levels, long lastSeq) {
             KeyGroupSpan clipTo = d.span().intersect(span);
             for (int l = 0; l < d.levels().size(); l++) {
                 for (FileMeta f : d.levels().get(l)) {
-                    FileMeta r = f.restoredWithClip(clipTo);
+                    FileMeta r = f.restoredWithClip(clipTo).withPath(pathResolver.apply(f.path()));
                     if (!r.clip().isEmpty() && !r.effectiveRange().isEmpty()) {
                         levels.get(l).add(r);
                     }

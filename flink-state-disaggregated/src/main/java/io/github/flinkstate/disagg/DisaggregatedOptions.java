@@ -1,0 +1,115 @@
+package io.github.flinkstate.disagg;
+
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
+import org.apache.flink.configuration.IllegalConfigurationException;
+import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.configuration.ReadableConfig;
+
+/**
+ * Configuration of the disaggregated state backend ({@code state.backend.type:
+ * io.github.flinkstate.disagg.DisaggregatedStateBackendFactory}). {@link #validate} checks every
+ * value at start and names the option of a bad one.
+ */
+public final class DisaggregatedOptions {
+
+    private DisaggregatedOptions() {}
+
+    public static final ConfigOption<String> PRIMARY_DIRECTORY =
+            ConfigOptions.key("state.backend.disaggregated.primary-dir")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "Directory (any Flink file system URI: file://, hdfs://, s3://) where the"
+                                    + " LSM files of every keyed state backend live; it is the primary"
+                                    + " copy of the state, and checkpoints reference these files in place."
+                                    + " Default: the folder 'disaggregated' under the job's checkpoint"
+                                    + " directory ('execution.checkpointing.dir'/<job-id>), so a stock"
+                                    + " setup works without this option; without a file-system checkpoint"
+                                    + " storage the local working directory is used.");
+
+    public static final ConfigOption<String> LOCAL_DIRECTORY =
+            ConfigOptions.key("state.backend.disaggregated.local-dir")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "Local working directory of the backend (copies of small restored state"
+                                    + " files that are not on a file system, and the primary directory when"
+                                    + " no file-system checkpoint storage is configured). Default: the"
+                                    + " TaskManager's first temporary directory ('io.tmp.dirs').");
+
+    public static final ConfigOption<MemorySize> MEMTABLE_SIZE =
+            ConfigOptions.key("state.backend.disaggregated.memtable-size")
+                    .memoryType()
+                    .defaultValue(MemorySize.parse("4mb"))
+                    .withDescription(
+                            "Size of the in-memory write buffer of each keyed state backend; when full"
+                                    + " it is frozen and flushed to a file in the primary directory in the"
+                                    + " background. A checkpoint flushes it too. Between 64 KiB and 1 GiB.");
+
+    public static final ConfigOption<MemorySize> BLOCK_CACHE_SIZE =
+            ConfigOptions.key("state.backend.disaggregated.block-cache-size")
+                    .memoryType()
+                    .defaultValue(MemorySize.parse("64mb"))
+                    .withDescription(
+                            "Capacity of the memory cache of data blocks read from the primary"
+                                    + " directory, per keyed state backend. At least 1 MiB.");
+
+    public static final ConfigOption<Integer> BACKGROUND_THREADS =
+            ConfigOptions.key("state.backend.disaggregated.background-threads")
+                    .intType()
+                    .defaultValue(2)
+                    .withDescription(
+                            "Background threads of each keyed state backend's engine for flushes and"
+                                    + " compactions: 1 shares one thread for both; 2 (default) gives each"
+                                    + " its own. Between 1 and 2.");
+
+    /** Checks every option of this class; throws naming the first bad one. */
+    public static void validate(ReadableConfig config) {
+        try {
+            long memtable = config.get(MEMTABLE_SIZE).getBytes();
+            require(
+                    memtable >= (64 << 10) && memtable <= (1L << 30),
+                    MEMTABLE_SIZE,
+                    "must be between 64 KiB and 1 GiB, was " + config.get(MEMTABLE_SIZE));
+            require(
+                    config.get(BLOCK_CACHE_SIZE).getBytes() >= (1 << 20),
+                    BLOCK_CACHE_SIZE,
+                    "must be at least 1 MiB, was " + config.get(BLOCK_CACHE_SIZE));
+            int threads = config.get(BACKGROUND_THREADS);
+            require(
+                    threads >= 1 && threads <= 2,
+                    BACKGROUND_THREADS,
+                    "must be 1 or 2, was " + threads);
+            config.getOptional(PRIMARY_DIRECTORY).ifPresent(d -> checkUri(PRIMARY_DIRECTORY, d));
+            config.getOptional(LOCAL_DIRECTORY).ifPresent(d -> checkUri(LOCAL_DIRECTORY, d));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalConfigurationException(
+                    "Invalid disaggregated state backend option: " + e.getMessage(), e);
+        }
+    }
+
+    private static void checkUri(ConfigOption<String> option, String value) {
+        require(!value.isBlank(), option, "must not be blank");
+        try {
+            new org.apache.flink.core.fs.Path(value).toUri();
+        } catch (RuntimeException e) {
+            throw new IllegalConfigurationException(
+                    "Invalid value for '"
+                            + option.key()
+                            + "': "
+                            + value
+                            + " ("
+                            + e.getMessage()
+                            + ")",
+                    e);
+        }
+    }
+
+    private static void require(boolean ok, ConfigOption<?> option, String msg) {
+        if (!ok) {
+            throw new IllegalConfigurationException(
+                    "Invalid value for '" + option.key() + "': " + msg);
+        }
+    }
+}

@@ -1,0 +1,103 @@
+package io.github.flinkstate.disagg.backend;
+
+import io.github.flinkstate.disagg.DisaggregatedOptions;
+import java.io.File;
+import java.io.IOException;
+import org.apache.flink.configuration.ReadableConfig;
+import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.core.fs.Path;
+import org.apache.flink.runtime.execution.Environment;
+import org.apache.flink.runtime.state.CheckpointStorageAccess;
+import org.apache.flink.runtime.state.StateBackend;
+import org.apache.flink.runtime.state.filesystem.FsCheckpointStorageAccess;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The options of one keyed backend, resolved against its task: where the primary directory is (the
+ * configured one, else a folder under the job's checkpoint directory, else the local working
+ * directory), and the engine sizes.
+ *
+ * <p>Thread safety: immutable.
+ *
+ * @param primaryDir directory of this backend's engine files (one folder per operator)
+ * @param localDir local working directory
+ */
+public record BackendSettings(
+        Path primaryDir,
+        File localDir,
+        long memtableBytes,
+        long blockCacheBytes,
+        int backgroundThreads) {
+
+    private static final Logger LOG = LoggerFactory.getLogger(BackendSettings.class);
+
+    /** Resolves the options for the keyed backend of {@code parameters}. */
+    public static BackendSettings resolve(
+            ReadableConfig options,
+            Environment env,
+            StateBackend.KeyedStateBackendParameters<?> parameters)
+            throws IOException {
+        File localDir =
+                options.getOptional(DisaggregatedOptions.LOCAL_DIRECTORY)
+                        .map(File::new)
+                        .orElseGet(() -> defaultLocalDir(env));
+        String operator = sanitize(parameters.getOperatorIdentifier());
+        Path base =
+                options.getOptional(DisaggregatedOptions.PRIMARY_DIRECTORY)
+                        .map(Path::new)
+                        .orElse(null);
+        if (base == null) {
+            base = checkpointDirectory(env);
+        }
+        if (base == null) {
+            base = Path.fromLocalFile(new File(localDir, "disaggregated-primary"));
+            LOG.warn(
+                    "No file-system checkpoint storage and no '{}': the primary copy of the state"
+                            + " is kept in the local directory {} and does not survive the loss of"
+                            + " this machine.",
+                    DisaggregatedOptions.PRIMARY_DIRECTORY.key(),
+                    base);
+        }
+        Path primary = new Path(base, operator);
+        FileSystem fs = primary.getFileSystem();
+        fs.mkdirs(primary);
+        return new BackendSettings(
+                primary,
+                localDir,
+                options.get(DisaggregatedOptions.MEMTABLE_SIZE).getBytes(),
+                options.get(DisaggregatedOptions.BLOCK_CACHE_SIZE).getBytes(),
+                options.get(DisaggregatedOptions.BACKGROUND_THREADS));
+    }
+
+    private static Path checkpointDirectory(Environment env) {
+        try {
+            CheckpointStorageAccess access = env.getCheckpointStorageAccess();
+            if (access instanceof FsCheckpointStorageAccess) {
+                return new Path(
+                        ((FsCheckpointStorageAccess) access).getCheckpointsDirectory(),
+                        "disaggregated");
+            }
+        } catch (RuntimeException e) {
+            LOG.debug("No checkpoint storage access in this environment", e);
+        }
+        return null;
+    }
+
+    private static File defaultLocalDir(Environment env) {
+        try {
+            String[] dirs = env.getIOManager().getSpillingDirectoriesPaths();
+            if (dirs.length > 0) {
+                return new File(dirs[0]);
+            }
+        } catch (RuntimeException e) {
+            LOG.debug("No IO manager directories in this environment", e);
+        }
+        return new File(System.getProperty("java.io.tmpdir"));
+    }
+
+    private static String sanitize(String operatorIdentifier) {
+        String s = operatorIdentifier.replaceAll("[^A-Za-z0-9_.-]", "_");
+        return s.length() > 80 ? s.substring(0, 80) : s;
+    }
+}

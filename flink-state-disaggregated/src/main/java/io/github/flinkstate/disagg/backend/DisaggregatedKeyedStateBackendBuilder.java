@@ -1,0 +1,123 @@
+package io.github.flinkstate.disagg.backend;
+
+import io.github.flinkstate.disagg.backend.restore.DisaggRestoreOperation;
+import io.github.flinkstate.disagg.backend.snapshot.DisaggSnapshotOperation;
+import io.github.flinkstate.disagg.backend.snapshot.FileOwnership;
+import io.github.flinkstate.disagg.engine.LsmOptions;
+import io.github.flinkstate.disagg.engine.LsmStore;
+import io.github.flinkstate.disagg.engine.cache.BlockCache;
+import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.core.fs.CloseableRegistry;
+import org.apache.flink.runtime.execution.Environment;
+import org.apache.flink.runtime.state.BackendBuildingException;
+import org.apache.flink.runtime.state.HeapPriorityQueuesManager;
+import org.apache.flink.runtime.state.InternalKeyContextImpl;
+import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.KeyedStateHandle;
+import org.apache.flink.runtime.state.StateBackend;
+import org.apache.flink.runtime.state.StreamStateHandle;
+import org.apache.flink.runtime.state.heap.HeapPriorityQueueSetFactory;
+import org.apache.flink.runtime.state.heap.HeapPriorityQueueSnapshotRestoreWrapper;
+import org.apache.flink.runtime.state.metrics.LatencyTrackingStateConfig;
+import org.apache.flink.runtime.state.metrics.SizeTrackingStateConfig;
+import org.apache.flink.util.IOUtils;
+
+/**
+ * Builds a {@link DisaggregatedKeyedStateBackend}: opens an empty engine store, or restores one
+ * from the task's handles ({@link DisaggRestoreOperation}), and wires snapshots and file ownership.
+ *
+ * <p>Thread safety: single use, on the task thread.
+ */
+public final class DisaggregatedKeyedStateBackendBuilder<K> {
+
+    private final StateBackend.KeyedStateBackendParameters<K> parameters;
+    private final BackendSettings settings;
+    private final LatencyTrackingStateConfig latencyTracking;
+    private final SizeTrackingStateConfig sizeTracking;
+
+    public DisaggregatedKeyedStateBackendBuilder(
+            StateBackend.KeyedStateBackendParameters<K> parameters,
+            BackendSettings settings,
+            LatencyTrackingStateConfig latencyTracking,
+            SizeTrackingStateConfig sizeTracking) {
+        this.parameters = parameters;
+        this.settings = settings;
+        this.latencyTracking = latencyTracking;
+        this.sizeTracking = sizeTracking;
+    }
+
+    public DisaggregatedKeyedStateBackend<K> build() throws BackendBuildingException {
+        Environment env = parameters.getEnv();
+        KeyGroupRange range = parameters.getKeyGroupRange();
+        int numberOfKeyGroups = parameters.getNumberOfKeyGroups();
+        TypeSerializer<K> keySerializer = parameters.getKeySerializer().duplicate();
+        ClassLoader classLoader = env.getUserCodeClassLoader().asClassLoader();
+        FileOwnership ownership = new FileOwnership();
+        LsmStore store = null;
+        try {
+            LsmOptions options =
+                    new LsmOptions(
+                                    settings.primaryDir().getFileSystem(),
+                                    settings.primaryDir(),
+                                    KeyGroupSpan.of(
+                                            range.getStartKeyGroup(), range.getEndKeyGroup()))
+                            .memtableBytes(settings.memtableBytes())
+                            .blockCache(new BlockCache(settings.blockCacheBytes()))
+                            .backgroundThreads(settings.backgroundThreads())
+                            .deletionPolicy(
+                                    f -> f.createdHere() && !ownership.isHandedOver(f.path()));
+            HeapPriorityQueueSetFactory queueFactory =
+                    new HeapPriorityQueueSetFactory(range, numberOfKeyGroups, 128);
+            Map<String, HeapPriorityQueueSnapshotRestoreWrapper<?>> queues = new HashMap<>();
+            Map<String, RegisteredKvState> kvStates = new LinkedHashMap<>();
+            Map<String, StreamStateHandle> restoredFiles = Map.of();
+            Collection<KeyedStateHandle> handles = parameters.getStateHandles();
+            if (handles == null || handles.stream().allMatch(h -> h == null)) {
+                store = LsmStore.open(options);
+            } else {
+                DisaggRestoreOperation.Result r =
+                        new DisaggRestoreOperation<>(
+                                        keySerializer,
+                                        classLoader,
+                                        range,
+                                        numberOfKeyGroups,
+                                        parameters.getCancelStreamRegistry())
+                                .restore(handles, options, queueFactory, queues, kvStates);
+                store = r.store();
+                restoredFiles = r.restoredFiles();
+            }
+            Map<String, StreamStateHandle> restored = new HashMap<>(restoredFiles);
+            return new DisaggregatedKeyedStateBackend<>(
+                    parameters.getKvStateRegistry(),
+                    keySerializer,
+                    classLoader,
+                    env.getExecutionConfig(),
+                    parameters.getTtlTimeProvider(),
+                    latencyTracking,
+                    sizeTracking,
+                    // the task closes the parameters' registry once the restore is done: the
+                    // backend's snapshots need their own
+                    new CloseableRegistry(),
+                    new InternalKeyContextImpl<>(range, numberOfKeyGroups),
+                    store,
+                    kvStates,
+                    new HeapPriorityQueuesManager(queues, queueFactory, range, numberOfKeyGroups),
+                    (s, ks, kgr, kv, timers, reg, comp) ->
+                            new DisaggSnapshotOperation<>(
+                                    s, ks, kgr, kv, timers, reg, ownership, restored));
+        } catch (Exception e) {
+            IOUtils.closeQuietly(store);
+            throw new BackendBuildingException(
+                    "Could not build the disaggregated keyed state backend for "
+                            + parameters.getOperatorIdentifier()
+                            + ": "
+                            + e.getMessage(),
+                    e);
+        }
+    }
+}

@@ -1,0 +1,245 @@
+package io.github.flinkstate.disagg.backend.restore;
+
+import io.github.flinkstate.disagg.backend.KeyLayout;
+import io.github.flinkstate.disagg.backend.RegisteredKvState;
+import io.github.flinkstate.disagg.backend.snapshot.MetaStreamFormat;
+import io.github.flinkstate.disagg.backend.timer.TimerSnapshotFormat;
+import io.github.flinkstate.disagg.engine.LsmOptions;
+import io.github.flinkstate.disagg.engine.LsmStore;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.api.common.typeutils.TypeSerializerSchemaCompatibility;
+import org.apache.flink.core.fs.CloseableRegistry;
+import org.apache.flink.core.fs.FSDataInputStream;
+import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.core.fs.Path;
+import org.apache.flink.core.memory.DataInputViewStreamWrapper;
+import org.apache.flink.runtime.state.IncrementalKeyedStateHandle.HandleAndLocalPath;
+import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
+import org.apache.flink.runtime.state.KeyExtractorFunction;
+import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.KeyedBackendSerializationProxy;
+import org.apache.flink.runtime.state.KeyedStateHandle;
+import org.apache.flink.runtime.state.RegisteredKeyValueStateBackendMetaInfo;
+import org.apache.flink.runtime.state.RegisteredPriorityQueueStateBackendMetaInfo;
+import org.apache.flink.runtime.state.StreamStateHandle;
+import org.apache.flink.runtime.state.filesystem.FileStateHandle;
+import org.apache.flink.runtime.state.heap.HeapPriorityQueueSet;
+import org.apache.flink.runtime.state.heap.HeapPriorityQueueSetFactory;
+import org.apache.flink.runtime.state.heap.HeapPriorityQueueSnapshotRestoreWrapper;
+import org.apache.flink.runtime.state.metainfo.StateMetaInfoSnapshot;
+import org.apache.flink.util.IOUtils;
+import org.apache.flink.util.StateMigrationException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Restores a keyed backend from one or several of its handles (several when rescaling) by reading
+ * only their meta streams: meta infos, state ids, engine manifests, timers. The engine then opens
+ * every listed file where it is, clipped to the new key-group range; the same file named by two
+ * handles is one file. Files that are not on a file system (small files Flink inlined into a
+ * savepoint's metadata) are written into the primary directory first.
+ *
+ * <p>Thread safety: single use, on the task thread.
+ */
+public final class DisaggRestoreOperation<K> {
+
+    private static final Logger LOG = LoggerFactory.getLogger(DisaggRestoreOperation.class);
+
+    /** What a restore produces. */
+    public record Result(LsmStore store, Map<String, StreamStateHandle> restoredFiles) {}
+
+    private final TypeSerializer<K> keySerializer;
+    private final ClassLoader classLoader;
+    private final KeyGroupRange keyGroupRange;
+    private final int numberOfKeyGroups;
+    private final CloseableRegistry cancelStreamRegistry;
+
+    public DisaggRestoreOperation(
+            TypeSerializer<K> keySerializer,
+            ClassLoader classLoader,
+            KeyGroupRange keyGroupRange,
+            int numberOfKeyGroups,
+            CloseableRegistry cancelStreamRegistry) {
+        this.keySerializer = keySerializer;
+        this.classLoader = classLoader;
+        this.keyGroupRange = keyGroupRange;
+        this.numberOfKeyGroups = numberOfKeyGroups;
+        this.cancelStreamRegistry = cancelStreamRegistry;
+    }
+
+    public Result restore(
+            Collection<KeyedStateHandle> handles,
+            LsmOptions options,
+            HeapPriorityQueueSetFactory queueFactory,
+            Map<String, HeapPriorityQueueSnapshotRestoreWrapper<?>> queues,
+            Map<String, RegisteredKvState> kvStates)
+            throws Exception {
+        long start = System.nanoTime();
+        List<byte[]> manifests = new ArrayList<>();
+        Map<String, StreamStateHandle> byName = new HashMap<>();
+        int count = 0;
+        for (KeyedStateHandle h : handles) {
+            if (h == null) {
+                continue;
+            }
+            if (!(h instanceof IncrementalRemoteKeyedStateHandle)) {
+                throw new IOException(
+                        "The disaggregated state backend restores only its own checkpoints and"
+                                + " native savepoints, not "
+                                + h.getClass().getName()
+                                + " (canonical savepoints and other backends' checkpoints are not"
+                                + " supported yet).");
+            }
+            IncrementalRemoteKeyedStateHandle handle = (IncrementalRemoteKeyedStateHandle) h;
+            for (HandleAndLocalPath e : handle.getSharedState()) {
+                byName.put(e.getLocalPath(), e.getHandle());
+            }
+            for (HandleAndLocalPath e : handle.getPrivateState()) {
+                byName.put(e.getLocalPath(), e.getHandle());
+            }
+            manifests.add(readMeta(handle, queueFactory, queues, kvStates));
+            count++;
+        }
+        Map<String, StreamStateHandle> restoredFiles = new HashMap<>();
+        Map<String, String> resolved = new HashMap<>();
+        LsmStore store =
+                LsmStore.open(
+                        options,
+                        manifests,
+                        recorded ->
+                                resolved.computeIfAbsent(
+                                        recorded, r -> resolve(r, byName, options, restoredFiles)));
+        LOG.info(
+                "Restored {} from {} handle(s), {} file(s), in {} ms without reading data",
+                keyGroupRange,
+                count,
+                restoredFiles.size(),
+                (System.nanoTime() - start) / 1_000_000);
+        return new Result(store, restoredFiles);
+    }
+
+    private String resolve(
+            String recorded,
+            Map<String, StreamStateHandle> byName,
+            LsmOptions options,
+            Map<String, StreamStateHandle> restoredFiles) {
+        String name = new Path(recorded).getName();
+        StreamStateHandle h = byName.get(name);
+        if (h == null) {
+            throw new IllegalStateException(
+                    "File "
+                            + recorded
+                            + " is listed in the engine manifest but missing from the state"
+                            + " handle; the checkpoint is incomplete");
+        }
+        String path;
+        if (h instanceof FileStateHandle) {
+            path = ((FileStateHandle) h).getFilePath().toString();
+        } else {
+            path = materialize(h, name, options);
+        }
+        restoredFiles.put(path, h);
+        return path;
+    }
+
+    private String materialize(StreamStateHandle h, String name, LsmOptions options) {
+        Path target = new Path(options.primaryDir(), "restored-" + UUID.randomUUID() + "-" + name);
+        try {
+            FileSystem fs = target.getFileSystem();
+            try (InputStream in = h.openInputStream();
+                    OutputStream out = fs.create(target, FileSystem.WriteMode.NO_OVERWRITE)) {
+                in.transferTo(out);
+            }
+            return target.toString();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(
+                    "Could not write restored file " + name + " to " + target, e);
+        }
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private byte[] readMeta(
+            IncrementalRemoteKeyedStateHandle handle,
+            HeapPriorityQueueSetFactory queueFactory,
+            Map<String, HeapPriorityQueueSnapshotRestoreWrapper<?>> queues,
+            Map<String, RegisteredKvState> kvStates)
+            throws Exception {
+        StreamStateHandle metaHandle = handle.getMetaDataStateHandle();
+        FSDataInputStream in = metaHandle.openInputStream();
+        cancelStreamRegistry.registerCloseable(in);
+        try {
+            DataInputViewStreamWrapper view = new DataInputViewStreamWrapper(in);
+            MetaStreamFormat.readHeader(view, String.valueOf(metaHandle));
+            KeyedBackendSerializationProxy<K> proxy =
+                    new KeyedBackendSerializationProxy<>(classLoader);
+            proxy.read(view);
+            checkKeySerializer(proxy);
+            Map<String, Integer> ids = MetaStreamFormat.readStateIds(view);
+            for (StateMetaInfoSnapshot s : proxy.getStateMetaInfoSnapshots()) {
+                switch (s.getBackendStateType()) {
+                    case KEY_VALUE:
+                        if (!kvStates.containsKey(s.getName())) {
+                            int id = ids.getOrDefault(s.getName(), KeyLayout.stateId(s.getName()));
+                            kvStates.put(
+                                    s.getName(),
+                                    new RegisteredKvState(
+                                            id, new RegisteredKeyValueStateBackendMetaInfo<>(s)));
+                        }
+                        break;
+                    case PRIORITY_QUEUE:
+                        if (!queues.containsKey(s.getName())) {
+                            RegisteredPriorityQueueStateBackendMetaInfo meta =
+                                    new RegisteredPriorityQueueStateBackendMetaInfo<>(s);
+                            HeapPriorityQueueSet set =
+                                    queueFactory.create(s.getName(), meta.getElementSerializer());
+                            queues.put(
+                                    s.getName(),
+                                    new HeapPriorityQueueSnapshotRestoreWrapper(
+                                            set,
+                                            meta,
+                                            KeyExtractorFunction.forKeyedObjects(),
+                                            keyGroupRange,
+                                            numberOfKeyGroups));
+                        }
+                        break;
+                    default:
+                        throw new IOException(
+                                "Unexpected state type "
+                                        + s.getBackendStateType()
+                                        + " of state "
+                                        + s.getName());
+                }
+            }
+            byte[] manifest = MetaStreamFormat.readManifest(view);
+            TimerSnapshotFormat.read(view, queues, keyGroupRange);
+            return manifest;
+        } finally {
+            if (cancelStreamRegistry.unregisterCloseable(in)) {
+                IOUtils.closeQuietly(in);
+            }
+        }
+    }
+
+    private void checkKeySerializer(KeyedBackendSerializationProxy<K> proxy)
+            throws StateMigrationException {
+        TypeSerializerSchemaCompatibility<K> compat =
+                keySerializer
+                        .snapshotConfiguration()
+                        .resolveSchemaCompatibility(proxy.getKeySerializerSnapshot());
+        if (compat.isCompatibleAfterMigration() || compat.isIncompatible()) {
+            throw new StateMigrationException(
+                    "The new key serializer ("
+                            + keySerializer
+                            + ") must be compatible with the key serializer of the restored state.");
+        }
+    }
+}

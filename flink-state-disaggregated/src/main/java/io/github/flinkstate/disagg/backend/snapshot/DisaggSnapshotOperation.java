@@ -1,0 +1,429 @@
+package io.github.flinkstate.disagg.backend.snapshot;
+
+import io.github.flinkstate.disagg.backend.RegisteredKvState;
+import io.github.flinkstate.disagg.backend.timer.TimerSnapshotFormat;
+import io.github.flinkstate.disagg.engine.LsmSnapshot;
+import io.github.flinkstate.disagg.engine.LsmStore;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RunnableFuture;
+import java.util.function.Supplier;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.core.fs.CloseableRegistry;
+import org.apache.flink.core.fs.FSDataInputStream;
+import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.core.fs.Path;
+import org.apache.flink.core.memory.DataOutputViewStreamWrapper;
+import org.apache.flink.runtime.checkpoint.CheckpointOptions;
+import org.apache.flink.runtime.checkpoint.SnapshotType;
+import org.apache.flink.runtime.state.CheckpointStateOutputStream;
+import org.apache.flink.runtime.state.CheckpointStreamFactory;
+import org.apache.flink.runtime.state.CheckpointedStateScope;
+import org.apache.flink.runtime.state.DoneFuture;
+import org.apache.flink.runtime.state.IncrementalKeyedStateHandle.HandleAndLocalPath;
+import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
+import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.KeyedBackendSerializationProxy;
+import org.apache.flink.runtime.state.KeyedStateHandle;
+import org.apache.flink.runtime.state.SnapshotResult;
+import org.apache.flink.runtime.state.StreamCompressionDecorator;
+import org.apache.flink.runtime.state.StreamStateHandle;
+import org.apache.flink.runtime.state.filesystem.FileStateHandle;
+import org.apache.flink.runtime.state.heap.HeapPriorityQueueSnapshotRestoreWrapper;
+import org.apache.flink.runtime.state.heap.HeapPriorityQueueStateSnapshot;
+import org.apache.flink.runtime.state.metainfo.StateMetaInfoSnapshot;
+import org.apache.flink.util.IOUtils;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Checkpoints and native savepoints of one keyed backend as an {@link
+ * IncrementalRemoteKeyedStateHandle}:
+ *
+ * <ul>
+ *   <li>synchronous part (task thread): flush the memtable and pin the engine's file set ({@link
+ *       LsmStore#snapshot()}), copy the state meta infos and the timers;
+ *   <li>asynchronous part: write the meta stream (meta infos, state ids, engine manifest, timers)
+ *       and name the engine files as shared state, where they are. Nothing else is written, except
+ *       where Flink's sharing strategy forbids referencing a file: in a {@code FULL_CHECKPOINT}
+ *       ({@code FORWARD}) every restored or previously referenced file is first moved into the
+ *       store's own directory ({@link LsmStore#rehome}); in a savepoint ({@code NO_SHARING}) every
+ *       file is copied into the savepoint.
+ * </ul>
+ *
+ * <p>Each handle entry's local path is the file's name in the manifest, so a restore can map the
+ * manifest to wherever the files are (moved checkpoints, copies in savepoints).
+ *
+ * <p>Thread safety: {@link #snapshot} on the task thread; the futures it returns run on any thread;
+ * the notify methods on the task thread.
+ */
+public final class DisaggSnapshotOperation<K> {
+
+    private static final Logger LOG = LoggerFactory.getLogger(DisaggSnapshotOperation.class);
+
+    /** Creates the operation once the backend's parts exist. */
+    @FunctionalInterface
+    public interface Factory<K> {
+        DisaggSnapshotOperation<K> create(
+                LsmStore store,
+                TypeSerializer<K> keySerializer,
+                KeyGroupRange keyGroupRange,
+                Supplier<List<RegisteredKvState>> kvStates,
+                Supplier<Map<String, HeapPriorityQueueSnapshotRestoreWrapper<?>>> timers,
+                CloseableRegistry cancelStreamRegistry,
+                StreamCompressionDecorator compression);
+    }
+
+    private final LsmStore store;
+    private final TypeSerializer<K> keySerializer;
+    private final KeyGroupRange keyGroupRange;
+    private final Supplier<List<RegisteredKvState>> kvStates;
+    private final Supplier<Map<String, HeapPriorityQueueSnapshotRestoreWrapper<?>>> timers;
+    private final CloseableRegistry cancelStreamRegistry;
+    private final FileOwnership ownership;
+    private final Map<String, StreamStateHandle> restoredHandles;
+    private final UUID backendId = UUID.randomUUID();
+    private final Set<String> everReferenced = ConcurrentHashMap.newKeySet();
+
+    public DisaggSnapshotOperation(
+            LsmStore store,
+            TypeSerializer<K> keySerializer,
+            KeyGroupRange keyGroupRange,
+            Supplier<List<RegisteredKvState>> kvStates,
+            Supplier<Map<String, HeapPriorityQueueSnapshotRestoreWrapper<?>>> timers,
+            CloseableRegistry cancelStreamRegistry,
+            FileOwnership ownership,
+            Map<String, StreamStateHandle> restoredHandles) {
+        this.store = store;
+        this.keySerializer = keySerializer;
+        this.keyGroupRange = keyGroupRange;
+        this.kvStates = kvStates;
+        this.timers = timers;
+        this.cancelStreamRegistry = cancelStreamRegistry;
+        this.ownership = ownership;
+        this.restoredHandles = new ConcurrentHashMap<>(restoredHandles);
+        this.everReferenced.addAll(restoredHandles.keySet());
+    }
+
+    public RunnableFuture<SnapshotResult<KeyedStateHandle>> snapshot(
+            long checkpointId, CheckpointStreamFactory streamFactory, CheckpointOptions options)
+            throws IOException {
+        List<RegisteredKvState> states = kvStates.get();
+        if (states.isEmpty() && timers.get().isEmpty()) {
+            return DoneFuture.of(SnapshotResult.empty());
+        }
+        List<StateMetaInfoSnapshot> metaInfos = new ArrayList<>();
+        Map<String, Integer> stateIds = new LinkedHashMap<>();
+        for (RegisteredKvState s : states) {
+            metaInfos.add(s.metaInfo().snapshot());
+            stateIds.put(s.metaInfo().getName(), s.stateId());
+        }
+        List<HeapPriorityQueueStateSnapshot<?>> timerSnapshots = new ArrayList<>();
+        for (HeapPriorityQueueSnapshotRestoreWrapper<?> pq : timers.get().values()) {
+            HeapPriorityQueueStateSnapshot<?> s = pq.stateSnapshot();
+            timerSnapshots.add(s);
+            metaInfos.add(s.getMetaInfoSnapshot());
+        }
+        LsmSnapshot engineSnapshot = store.snapshot();
+        CloseableRegistry streams = new CloseableRegistry();
+        GuardedSnapshotFuture[] self = new GuardedSnapshotFuture[1];
+        java.io.Closeable cancelOnClose = () -> self[0].cancel(true);
+        SnapshotType.SharingFilesStrategy sharing =
+                options.getCheckpointType().getSharingFilesStrategy();
+        self[0] =
+                new GuardedSnapshotFuture(
+                        () ->
+                                asyncPart(
+                                        checkpointId,
+                                        streamFactory,
+                                        sharing,
+                                        metaInfos,
+                                        stateIds,
+                                        timerSnapshots,
+                                        engineSnapshot,
+                                        streams),
+                        result -> onDiscardedOnTaskManager(checkpointId, result),
+                        () -> {
+                            engineSnapshot.release();
+                            cancelStreamRegistry.unregisterCloseable(cancelOnClose);
+                            IOUtils.closeQuietly(streams);
+                        },
+                        () -> IOUtils.closeQuietly(streams));
+        // closing the backend (task cancellation) cancels a running snapshot
+        cancelStreamRegistry.registerCloseable(cancelOnClose);
+        return self[0];
+    }
+
+    private SnapshotResult<KeyedStateHandle> asyncPart(
+            long checkpointId,
+            CheckpointStreamFactory streamFactory,
+            SnapshotType.SharingFilesStrategy sharing,
+            List<StateMetaInfoSnapshot> metaInfos,
+            Map<String, Integer> stateIds,
+            List<HeapPriorityQueueStateSnapshot<?>> timerSnapshots,
+            LsmSnapshot engineSnapshot,
+            CloseableRegistry streams)
+            throws Exception {
+        byte[] manifest = engineSnapshot.manifest();
+        Map<String, Long> files = engineSnapshot.fileSizes();
+        if (sharing == SnapshotType.SharingFilesStrategy.FORWARD) {
+            // a full checkpoint must not share files with earlier checkpoints: move every file
+            // that an earlier checkpoint (or the restored one) named into a fresh copy first
+            LsmSnapshot original = engineSnapshot;
+            Map<String, String> moved = new HashMap<>();
+            // a compaction may replace a file between the snapshot and its rehome: retake the
+            // snapshot until it names no earlier referenced file
+            for (int round = 0; ; round++) {
+                boolean again = false;
+                for (String path : files.keySet()) {
+                    if (everReferenced.contains(path)) {
+                        String copy = store.rehome(path);
+                        if (copy != null) {
+                            moved.put(path, copy);
+                        }
+                        again = true;
+                    }
+                }
+                if (!again) {
+                    break;
+                }
+                if (round > 10) {
+                    throw new IOException(
+                            "Full checkpoint " + checkpointId + ": earlier files keep reappearing");
+                }
+                if (engineSnapshot != null) {
+                    engineSnapshot.release();
+                }
+                engineSnapshot = store.snapshot();
+                manifest = engineSnapshot.manifest();
+                files = engineSnapshot.fileSizes();
+            }
+            if (!moved.isEmpty()) {
+                LOG.info(
+                        "Full checkpoint {}: copied {} earlier referenced file(s) into the store",
+                        checkpointId,
+                        moved.size());
+            }
+            LsmSnapshot pinned = engineSnapshot;
+            try {
+                return finish(
+                        checkpointId,
+                        streamFactory,
+                        metaInfos,
+                        stateIds,
+                        timerSnapshots,
+                        manifest,
+                        files,
+                        false,
+                        streams);
+            } finally {
+                if (pinned != original) {
+                    pinned.release();
+                }
+            }
+        }
+        return finish(
+                checkpointId,
+                streamFactory,
+                metaInfos,
+                stateIds,
+                timerSnapshots,
+                manifest,
+                files,
+                sharing == SnapshotType.SharingFilesStrategy.NO_SHARING,
+                streams);
+    }
+
+    private SnapshotResult<KeyedStateHandle> finish(
+            long checkpointId,
+            CheckpointStreamFactory streamFactory,
+            List<StateMetaInfoSnapshot> metaInfos,
+            Map<String, Integer> stateIds,
+            List<HeapPriorityQueueStateSnapshot<?>> timerSnapshots,
+            byte[] manifest,
+            Map<String, Long> files,
+            boolean copyAll,
+            CloseableRegistry streams)
+            throws Exception {
+        List<HandleAndLocalPath> shared = new ArrayList<>();
+        Set<String> handedOver = new HashSet<>();
+        long newBytes = 0;
+        List<StreamStateHandle> copies = new ArrayList<>();
+        try {
+            for (Map.Entry<String, Long> f : files.entrySet()) {
+                String path = f.getKey();
+                String name = new Path(path).getName();
+                StreamStateHandle handle;
+                if (copyAll) {
+                    handle = copy(path, streamFactory, streams);
+                    copies.add(handle);
+                    newBytes += f.getValue();
+                } else if (restoredHandles.containsKey(path)) {
+                    handle = restoredHandles.get(path);
+                } else {
+                    handle = new FileStateHandle(new Path(path), f.getValue());
+                    handedOver.add(path);
+                    if (!everReferenced.contains(path)) {
+                        newBytes += f.getValue();
+                    }
+                }
+                shared.add(HandleAndLocalPath.of(handle, name));
+            }
+            StreamStateHandle meta =
+                    writeMeta(
+                            streamFactory, metaInfos, stateIds, timerSnapshots, manifest, streams);
+            newBytes += meta.getStateSize();
+            if (!copyAll) {
+                ownership.handedOver(checkpointId, handedOver);
+                everReferenced.addAll(handedOver);
+            }
+            IncrementalRemoteKeyedStateHandle handle =
+                    new IncrementalRemoteKeyedStateHandle(
+                            backendId,
+                            keyGroupRange,
+                            checkpointId,
+                            shared,
+                            List.of(),
+                            meta,
+                            newBytes);
+            return SnapshotResult.of(handle);
+        } catch (Exception e) {
+            for (StreamStateHandle c : copies) {
+                try {
+                    c.discardState();
+                } catch (Exception suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+            }
+            throw e;
+        }
+    }
+
+    private StreamStateHandle copy(
+            String path, CheckpointStreamFactory streamFactory, CloseableRegistry streams)
+            throws IOException {
+        Path p = new Path(path);
+        FileSystem fs = p.getFileSystem();
+        CheckpointStateOutputStream out =
+                streamFactory.createCheckpointStateOutputStream(CheckpointedStateScope.EXCLUSIVE);
+        streams.registerCloseable(out);
+        try (FSDataInputStream in = fs.open(p)) {
+            byte[] buf = new byte[1 << 16];
+            int n;
+            while ((n = in.read(buf)) > 0) {
+                out.write(buf, 0, n);
+            }
+            return out.closeAndGetHandle();
+        } finally {
+            if (streams.unregisterCloseable(out)) {
+                IOUtils.closeQuietly(out);
+            }
+        }
+    }
+
+    private StreamStateHandle writeMeta(
+            CheckpointStreamFactory streamFactory,
+            List<StateMetaInfoSnapshot> metaInfos,
+            Map<String, Integer> stateIds,
+            List<HeapPriorityQueueStateSnapshot<?>> timerSnapshots,
+            byte[] manifest,
+            CloseableRegistry streams)
+            throws IOException {
+        CheckpointStateOutputStream out =
+                streamFactory.createCheckpointStateOutputStream(CheckpointedStateScope.EXCLUSIVE);
+        streams.registerCloseable(out);
+        try {
+            DataOutputViewStreamWrapper view = new DataOutputViewStreamWrapper(out);
+            MetaStreamFormat.writeHeader(view);
+            new KeyedBackendSerializationProxy<>(keySerializer, metaInfos, false).write(view);
+            MetaStreamFormat.writeStateIds(view, stateIds);
+            MetaStreamFormat.writeManifest(view, manifest);
+            TimerSnapshotFormat.write(view, timerSnapshots, keyGroupRange);
+            return out.closeAndGetHandle();
+        } finally {
+            if (streams.unregisterCloseable(out)) {
+                IOUtils.closeQuietly(out);
+            }
+        }
+    }
+
+    /** Flink discards the handle on the TaskManager: keep live files out of the discard. */
+    private SnapshotResult<KeyedStateHandle> onDiscardedOnTaskManager(
+            long checkpointId, SnapshotResult<KeyedStateHandle> result) {
+        Set<String> back = ownership.discarded(checkpointId);
+        KeyedStateHandle h = result.getJobManagerOwnedSnapshot();
+        if (!(h instanceof IncrementalRemoteKeyedStateHandle)) {
+            return result;
+        }
+        IncrementalRemoteKeyedStateHandle full = (IncrementalRemoteKeyedStateHandle) h;
+        List<HandleAndLocalPath> deletable = new ArrayList<>();
+        Set<String> live = new HashSet<>(store.liveFiles());
+        for (HandleAndLocalPath e : full.getSharedState()) {
+            StreamStateHandle sh = e.getHandle();
+            String path =
+                    sh instanceof FileStateHandle
+                            ? ((FileStateHandle) sh).getFilePath().toString()
+                            : null;
+            boolean storeFile =
+                    path != null && (everReferenced.contains(path) || live.contains(path));
+            if (!storeFile) {
+                deletable.add(e); // copies made for this snapshot only
+            }
+        }
+        // files that went back to the store and are no longer live: nobody else will delete them
+        for (String f : back) {
+            if (!live.contains(f)) {
+                everReferenced.remove(f);
+                try {
+                    new Path(f).getFileSystem().delete(new Path(f), false);
+                } catch (IOException e) {
+                    LOG.warn("Could not delete unreferenced file {}", f, e);
+                }
+            }
+        }
+        LOG.info(
+                "Snapshot {} discarded on the TaskManager; {} engine file(s) stay with the store",
+                checkpointId,
+                full.getSharedState().size() - deletable.size());
+        return SnapshotResult.of(
+                new IncrementalRemoteKeyedStateHandle(
+                        full.getBackendIdentifier(),
+                        full.getKeyGroupRange(),
+                        full.getCheckpointId(),
+                        deletable,
+                        List.of(),
+                        full.getMetaDataStateHandle(),
+                        full.getCheckpointedSize()));
+    }
+
+    public void notifyCheckpointComplete(long checkpointId) {
+        ownership.completed(checkpointId);
+    }
+
+    public void notifyCheckpointAborted(long checkpointId) {
+        // the JobManager registered whatever it received; the registry deletes it when unused
+    }
+
+    /** Closes the store; files the store owns (never handed to Flink) are deleted. */
+    public void close() {
+        List<String> live = store.liveFiles();
+        store.close();
+        for (String f : live) {
+            if (!ownership.isHandedOver(f) && !restoredHandles.containsKey(f)) {
+                try {
+                    new Path(f).getFileSystem().delete(new Path(f), false);
+                } catch (IOException e) {
+                    LOG.warn("Could not delete file {} of a disposed store", f, e);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,74 @@
+package io.github.flinkstate.disagg.backend.snapshot;
+
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
+import java.util.function.Function;
+import org.apache.flink.runtime.state.KeyedStateHandle;
+import org.apache.flink.runtime.state.SnapshotResult;
+
+/**
+ * The future of one snapshot's asynchronous part. Flink discards the result of a snapshot that
+ * failed on the TaskManager by calling {@code cancel} on the finished future and then {@code
+ * discardState()} on what {@code get()} returns (Flink's {@code StateUtil.discardStateFuture}); an
+ * unregistered {@code IncrementalRemoteKeyedStateHandle} deletes every shared file it names,
+ * including files the running store still reads. So once {@code cancel} has been called on a
+ * finished future, {@code get()} returns the handle reduced by {@code onDiscard} (files the store
+ * still needs removed) and ownership of those files goes back to the store.
+ *
+ * <p>Thread safety: as {@link FutureTask}.
+ */
+final class GuardedSnapshotFuture extends FutureTask<SnapshotResult<KeyedStateHandle>> {
+
+    private final Function<SnapshotResult<KeyedStateHandle>, SnapshotResult<KeyedStateHandle>>
+            onDiscard;
+    private final Runnable onDone;
+    private final Runnable onCancelWhileRunning;
+    private volatile SnapshotResult<KeyedStateHandle> reduced;
+
+    GuardedSnapshotFuture(
+            Callable<SnapshotResult<KeyedStateHandle>> asyncPart,
+            Function<SnapshotResult<KeyedStateHandle>, SnapshotResult<KeyedStateHandle>> onDiscard,
+            Runnable onDone,
+            Runnable onCancelWhileRunning) {
+        super(asyncPart);
+        this.onDiscard = onDiscard;
+        this.onDone = onDone;
+        this.onCancelWhileRunning = onCancelWhileRunning;
+    }
+
+    @Override
+    public boolean cancel(boolean mayInterruptIfRunning) {
+        boolean cancelled = super.cancel(mayInterruptIfRunning);
+        if (cancelled) {
+            onCancelWhileRunning.run(); // close the snapshot's open streams
+        }
+        if (!cancelled && isDone() && reduced == null) {
+            try {
+                SnapshotResult<KeyedStateHandle> full = super.get();
+                synchronized (this) {
+                    if (reduced == null) {
+                        reduced = onDiscard.apply(full);
+                    }
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (ExecutionException e) {
+                // the async part failed: there is no handle to protect
+            }
+        }
+        return cancelled;
+    }
+
+    @Override
+    public SnapshotResult<KeyedStateHandle> get() throws InterruptedException, ExecutionException {
+        SnapshotResult<KeyedStateHandle> r = super.get();
+        SnapshotResult<KeyedStateHandle> red = reduced;
+        return red != null ? red : r;
+    }
+
+    @Override
+    protected void done() {
+        onDone.run();
+    }
+}

@@ -1,0 +1,65 @@
+package io.github.flinkstate.disagg.conformance;
+
+import io.github.flinkstate.disagg.DisaggregatedOptions;
+import io.github.flinkstate.disagg.DisaggregatedStateBackend;
+import java.io.File;
+import java.nio.file.Files;
+import java.util.List;
+import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.runtime.state.CheckpointStorage;
+import org.apache.flink.runtime.state.ConfigurableStateBackend;
+import org.apache.flink.runtime.state.StateBackendTestBase;
+import org.apache.flink.runtime.state.storage.FileSystemCheckpointStorage;
+import org.apache.flink.testutils.junit.extensions.parameterized.Parameter;
+import org.apache.flink.testutils.junit.extensions.parameterized.ParameterizedTestExtension;
+import org.apache.flink.testutils.junit.extensions.parameterized.Parameters;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Flink's keyed state backend conformance suite over the disaggregated backend, with the primary
+ * directory and the checkpoint storage on the local file system; with the smallest memtable (64
+ * KiB, every checkpoint and most tests flush files) and the default one.
+ */
+@ExtendWith(ParameterizedTestExtension.class)
+public class DisaggregatedStateBackendTest extends StateBackendTestBase<DisaggregatedStateBackend> {
+
+    @Parameters(name = "memtable={0}")
+    public static List<Object[]> parameters() {
+        return List.of(new Object[] {"64kb"}, new Object[] {"4mb"});
+    }
+
+    @Parameter public String memtable;
+
+    private File dir;
+
+    private File dir() throws Exception {
+        if (dir == null) {
+            dir = Files.createTempDirectory("disagg-conformance").toFile();
+        }
+        return dir;
+    }
+
+    @Override
+    protected ConfigurableStateBackend getStateBackend() throws Exception {
+        return new DisaggregatedStateBackend()
+                .with(
+                        DisaggregatedOptions.PRIMARY_DIRECTORY,
+                        new File(dir(), "primary").toURI().toString())
+                .with(DisaggregatedOptions.MEMTABLE_SIZE, MemorySize.parse(memtable));
+    }
+
+    @Override
+    protected CheckpointStorage getCheckpointStorage() throws Exception {
+        return new FileSystemCheckpointStorage(new File(dir(), "checkpoints").toURI().toString());
+    }
+
+    @Override
+    protected boolean isSerializerPresenceRequiredOnRestore() {
+        return false;
+    }
+
+    @Override
+    protected boolean supportsAsynchronousSnapshots() {
+        return true;
+    }
+}

@@ -1,0 +1,137 @@
+package io.github.flinkstate.disagg.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.flinkstate.disagg.engine.iterator.LsmIterator;
+import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
+import io.github.flinkstate.disagg.engine.key.KeyRange;
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.core.fs.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The engine features the keyed backend relies on: read snapshots that do not see later writes,
+ * appends that never overwrite, iterator reseeks, restores through a path resolver, and rehoming a
+ * restored file into the store's own directory.
+ */
+class LsmStoreBackendSupportTest {
+
+    @TempDir File tmp;
+
+    private LsmOptions options(String dir) {
+        return new LsmOptions(
+                        FileSystem.getLocalFileSystem(),
+                        new Path(new Path(tmp.toURI()), dir),
+                        KeyGroupSpan.of(0, 7))
+                .backgroundCompaction(false)
+                .memtableBytes(64 * 1024);
+    }
+
+    private static byte[] key(int kg, String s) {
+        byte[] b = s.getBytes(StandardCharsets.UTF_8);
+        byte[] k = new byte[b.length + 2];
+        k[0] = (byte) (kg >>> 8);
+        k[1] = (byte) kg;
+        System.arraycopy(b, 0, k, 2, b.length);
+        return k;
+    }
+
+    private static List<String> drain(LsmIterator it) throws Exception {
+        List<String> out = new ArrayList<>();
+        try (it) {
+            for (; it.isValid(); it.next()) {
+                out.add(new String(it.value(), StandardCharsets.UTF_8));
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void readSnapshot_doesNotSeeLaterWrites_evenAfterFlushAndCompaction() throws Exception {
+        try (LsmStore store = LsmStore.open(options("s"))) {
+            store.put(key(1, "a"), "a1".getBytes(StandardCharsets.UTF_8));
+            store.put(key(1, "b"), "b1".getBytes(StandardCharsets.UTF_8));
+            try (LsmReadSnapshot snap = store.readSnapshot()) {
+                store.put(key(1, "a"), "a2".getBytes(StandardCharsets.UTF_8));
+                store.delete(key(1, "b"));
+                store.put(key(1, "c"), "c2".getBytes(StandardCharsets.UTF_8));
+                store.flush();
+                store.compactAll();
+                assertThat(new String(snap.get(key(1, "a")), StandardCharsets.UTF_8))
+                        .isEqualTo("a1");
+                assertThat(drain(snap.scan(KeyRange.ALL))).containsExactly("a1", "b1");
+            }
+            assertThat(drain(store.scanAll())).containsExactly("a2", "c2");
+            store.checkInvariants();
+        }
+    }
+
+    @Test
+    void append_keepsEveryValueInOrder_acrossFlushes_andDeletePrefixClearsThem() throws Exception {
+        try (LsmStore store = LsmStore.open(options("s"))) {
+            byte[] list = key(3, "list");
+            store.append(list, "x".getBytes(StandardCharsets.UTF_8));
+            store.flush();
+            store.append(list, "y".getBytes(StandardCharsets.UTF_8));
+            store.append(list, "x".getBytes(StandardCharsets.UTF_8));
+            assertThat(drain(store.scanPrefix(list))).containsExactly("x", "y", "x");
+            store.deletePrefix(list);
+            store.append(list, "z".getBytes(StandardCharsets.UTF_8));
+            assertThat(drain(store.scanPrefix(list))).containsExactly("z");
+        }
+    }
+
+    @Test
+    void seek_repositionsWithinTheSameIterator() throws Exception {
+        try (LsmStore store = LsmStore.open(options("s"))) {
+            for (int kg = 0; kg < 8; kg++) {
+                store.put(key(kg, "k"), ("v" + kg).getBytes(StandardCharsets.UTF_8));
+            }
+            try (LsmIterator it = store.scanAll()) {
+                it.seek(key(5, ""));
+                assertThat(new String(it.value(), StandardCharsets.UTF_8)).isEqualTo("v5");
+                it.seek(key(2, "k"));
+                assertThat(new String(it.value(), StandardCharsets.UTF_8)).isEqualTo("v2");
+            }
+        }
+    }
+
+    @Test
+    void restoreThroughResolver_thenRehome_movesReadsToACopyAndKeepsTheOriginal() throws Exception {
+        LsmSnapshot snap;
+        try (LsmStore source = LsmStore.open(options("src"))) {
+            for (int i = 0; i < 500; i++) {
+                source.put(key(i % 8, "k" + i), ("v" + i).getBytes(StandardCharsets.UTF_8));
+            }
+            snap = source.snapshot();
+        }
+        // the checkpoint's files were moved: the resolver maps recorded paths to the new place
+        Path moved = new Path(new Path(tmp.toURI()), "moved");
+        FileSystem fs = FileSystem.getLocalFileSystem();
+        fs.mkdirs(moved);
+        for (String f : snap.files()) {
+            fs.rename(new Path(f), new Path(moved, new Path(f).getName()));
+        }
+        try (LsmStore store =
+                LsmStore.open(
+                        options("dst"),
+                        List.of(snap.manifest()),
+                        p -> new Path(moved, new Path(p).getName()).toString())) {
+            assertThat(new String(store.get(key(3, "k3")), StandardCharsets.UTF_8)).isEqualTo("v3");
+            String original = store.liveFiles().get(0);
+            String copy = store.rehome(original);
+            assertThat(copy).isNotNull().isNotEqualTo(original);
+            assertThat(store.liveFiles()).contains(copy).doesNotContain(original);
+            assertThat(fs.exists(new Path(original))).as("restored original kept").isTrue();
+            assertThat(store.rehome(original)).isNull();
+            assertThat(new String(store.get(key(3, "k3")), StandardCharsets.UTF_8)).isEqualTo("v3");
+            assertThat(store.stats().filesRehomed()).isEqualTo(1);
+            store.checkInvariants();
+        }
+    }
+}
