@@ -4,42 +4,26 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.flinkstate.lru.StateBackendWrapperWithLRUCache;
+import io.github.flinkstate.lru.support.KeyedBackendHarness;
 import java.io.File;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.RunnableFuture;
 import java.util.stream.Stream;
-import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
-import org.apache.flink.api.common.typeutils.base.IntSerializer;
 import org.apache.flink.api.common.typeutils.base.LongSerializer;
 import org.apache.flink.core.execution.SavepointFormatType;
-import org.apache.flink.core.fs.CloseableRegistry;
-import org.apache.flink.core.fs.Path;
-import org.apache.flink.core.fs.local.LocalFileSystem;
-import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.checkpoint.SavepointType;
-import org.apache.flink.runtime.checkpoint.metadata.MetadataRoundTrip;
-import org.apache.flink.runtime.operators.testutils.MockEnvironment;
-import org.apache.flink.runtime.operators.testutils.MockEnvironmentBuilder;
 import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
 import org.apache.flink.runtime.state.CheckpointStorageLocationReference;
-import org.apache.flink.runtime.state.KeyGroupRange;
-import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
 import org.apache.flink.runtime.state.KeyedStateHandle;
-import org.apache.flink.runtime.state.SharedStateRegistry;
-import org.apache.flink.runtime.state.SharedStateRegistryImpl;
-import org.apache.flink.runtime.state.SnapshotResult;
 import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.VoidNamespace;
-import org.apache.flink.runtime.state.VoidNamespaceSerializer;
-import org.apache.flink.runtime.state.filesystem.FsCheckpointStreamFactory;
 import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
 import org.apache.flink.runtime.state.internal.InternalValueState;
-import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
 import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -56,15 +40,12 @@ import org.junit.jupiter.params.provider.MethodSource;
 @Timeout(120)
 class PlainDelegateRestoreTest {
 
-    private static final int MAX_PARALLELISM = 128;
     private static final int KEYS = 1000;
-    private static final KeyGroupRange ALL = KeyGroupRange.of(0, MAX_PARALLELISM - 1);
     private static final ValueStateDescriptor<Long> COUNT =
             new ValueStateDescriptor<>("count", LongSerializer.INSTANCE);
 
     @TempDir File tmp;
-    private final List<AbstractKeyedStateBackend<?>> toDispose = new ArrayList<>();
-    private MockEnvironment env;
+    private KeyedBackendHarness harness;
 
     /** Checkpoint kind x share of keys written back to the delegate before the snapshot. */
     static Stream<Arguments> cases() {
@@ -77,14 +58,14 @@ class PlainDelegateRestoreTest {
         return cases.stream();
     }
 
+    @BeforeEach
+    void setUp() {
+        harness = new KeyedBackendHarness(tmp);
+    }
+
     @AfterEach
     void cleanup() throws Exception {
-        for (AbstractKeyedStateBackend<?> b : toDispose) {
-            b.dispose();
-        }
-        if (env != null) {
-            env.close();
-        }
+        harness.close();
     }
 
     @ParameterizedTest(name = "{0}, half written back: {1}")
@@ -197,74 +178,25 @@ class PlainDelegateRestoreTest {
         assertThat(found).as("values restored exactly").isEqualTo(KEYS);
     }
 
-    @SuppressWarnings("unchecked")
     private static InternalValueState<Integer, VoidNamespace, Long> state(
             AbstractKeyedStateBackend<Integer> b) throws Exception {
-        return (InternalValueState<Integer, VoidNamespace, Long>)
-                b.getPartitionedState(
-                        VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, COUNT);
+        return KeyedBackendHarness.state(b, COUNT);
     }
 
-    @SuppressWarnings("unchecked")
     private AbstractKeyedStateBackend<Integer> create(
             StateBackend backend, List<KeyedStateHandle> handles) throws Exception {
-        if (env == null) {
-            env = new MockEnvironmentBuilder().setManagedMemorySize(64L << 20).build();
-        }
-        AbstractKeyedStateBackend<Integer> b =
-                (AbstractKeyedStateBackend<Integer>)
-                        backend.createKeyedStateBackend(
-                                new KeyedStateBackendParametersImpl<>(
-                                        env,
-                                        new JobID(),
-                                        "test-op",
-                                        IntSerializer.INSTANCE,
-                                        MAX_PARALLELISM,
-                                        ALL,
-                                        env.getTaskKvStateRegistry(),
-                                        TtlTimeProvider.DEFAULT,
-                                        new UnregisteredMetricsGroup(),
-                                        handles,
-                                        new CloseableRegistry()));
-        toDispose.add(b);
-        return b;
+        return harness.create(backend, handles);
     }
-
-    private long nextCheckpointId = 1;
-    private final SharedStateRegistry sharedStateRegistry = new SharedStateRegistryImpl();
 
     /** Snapshots and round-trips the handle through checkpoint metadata, as a real restore does. */
     private KeyedStateHandle snapshot(AbstractKeyedStateBackend<Integer> b, boolean nativeSavepoint)
             throws Exception {
-        File chk = new File(tmp, "chk");
-        File shared = new File(tmp, "shared");
-        chk.mkdirs();
-        shared.mkdirs();
-        new File(chk, "_metadata").createNewFile();
-        FsCheckpointStreamFactory factory =
-                new FsCheckpointStreamFactory(
-                        LocalFileSystem.getSharedInstance(),
-                        new Path(chk.toURI()),
-                        new Path(shared.toURI()),
-                        0,
-                        4096);
-        long checkpointId = nextCheckpointId++;
         CheckpointOptions options =
                 nativeSavepoint
                         ? new CheckpointOptions(
                                 SavepointType.savepoint(SavepointFormatType.NATIVE),
                                 CheckpointStorageLocationReference.getDefault())
                         : CheckpointOptions.forCheckpointWithDefaultLocation();
-        RunnableFuture<SnapshotResult<KeyedStateHandle>> future =
-                b.snapshot(checkpointId, 0L, factory, options);
-        future.run();
-        KeyedStateHandle handle = future.get().getJobManagerOwnedSnapshot();
-        if (handle == null) {
-            return null;
-        }
-        // as the JobManager does: placeholders of files a previous checkpoint uploaded are
-        // replaced by the registered handles before metadata is written
-        handle.registerSharedStates(sharedStateRegistry, checkpointId);
-        return MetadataRoundTrip.roundTrip(handle, chk.toURI().toString());
+        return harness.snapshot(b, options);
     }
 }
