@@ -6,9 +6,9 @@ import java.util.Map;
 /**
  * The backends the scenarios run, each as the job configuration a user would write (factory class
  * names, not code): our LRU cache over RocksDB, Flink's changelog backend on our {@code
- * dfs-batched} DSTL over RocksDB and over the LRU cache, the disaggregated backend (taken by name;
- * its scenarios are skipped while its factory is not in {@code lib/}), and stock RocksDB as the
- * other side of savepoint switches.
+ * dfs-batched} DSTL over RocksDB and over the LRU cache, the disaggregated backend with its primary
+ * directory on HDFS (a scenario is skipped if a backend's factory is not in {@code lib/}), and
+ * stock RocksDB as the other side of savepoint switches.
  *
  * <p>The DSTL itself ({@code state.changelog.storage}, base path) is TaskManager configuration and
  * is in the cluster's {@code config.yaml}.

@@ -18,6 +18,13 @@ import java.util.Map;
  *   <li>{@link #MATERIALIZATION}: files under {@code taskowned/} of Flink's changelog backend:
  *       materializations of the delegate (written by Flink's {@code ChangelogKeyedStateBackend},
  *       not by our DSTL) that no completed checkpoint referenced when the job ended.
+ *   <li>{@link #CANCELLED_IN_FLIGHT}: written for a checkpoint that was in flight when its job was
+ *       cancelled (between the last completed checkpoint the harness saw and the end of the
+ *       cancellation). The JobManager registers a subtask's shared files on acknowledgement, and on
+ *       a cancellation with retained checkpoints it discards shared state only below the lowest
+ *       retained checkpoint id, so files registered by a later, aborted checkpoint stay (Flink 2.3,
+ *       {@code DefaultCompletedCheckpointStore#shutdown}; RocksDB's {@code shared/} files too). No
+ *       backend may delete them itself: it cannot know whether that checkpoint completed.
  * </ol>
  *
  * Everything else is {@link #UNEXPLAINED} and fails the scenario.
@@ -31,6 +38,8 @@ final class LeftoverCauses {
             "Flink changelog materializations (taskowned/) no completed checkpoint used";
     static final String CLAIMED_THEN_CANCELLED =
             "left by Flink of a claimed checkpoint whose claiming job was cancelled";
+    static final String CANCELLED_IN_FLIGHT =
+            "registered by a checkpoint in flight when its job was cancelled (Flink keeps them)";
     static final String UNEXPLAINED = "unexplained";
 
     /** A file of a killed TaskManager must have been written at most this long before the kill. */
@@ -42,6 +51,8 @@ final class LeftoverCauses {
      * @param leftovers leftover files with their modification times
      * @param kills per {@code kill -9}: {kill time, time the job ran again} (ms since the epoch,
      *     the HDFS clock)
+     * @param cancels per cancellation with retained checkpoints: {last completed checkpoint seen,
+     *     job terminated} (ms since the epoch)
      * @param changelog whether the scenario ran Flink's changelog backend
      * @param claimedThenCancelled directories (path components) of checkpoints restored in CLAIM
      *     mode by a job that was then cancelled
@@ -50,6 +61,7 @@ final class LeftoverCauses {
     static Map<String, List<String>> classify(
             Map<String, Long> leftovers,
             List<long[]> kills,
+            List<long[]> cancels,
             boolean changelog,
             List<String> claimedThenCancelled) {
         Map<String, List<String>> byCause = new LinkedHashMap<>();
@@ -59,6 +71,8 @@ final class LeftoverCauses {
             if (kills.stream()
                     .anyMatch(k -> written > k[0] - KILL_WINDOW_MILLIS && written <= k[1])) {
                 cause = KILLED;
+            } else if (cancels.stream().anyMatch(c -> written >= c[0] && written <= c[1])) {
+                cause = CANCELLED_IN_FLIGHT;
             } else if (changelog && f.getKey().contains("/taskowned/")) {
                 cause = MATERIALIZATION;
             } else if (claimedThenCancelled.stream()

@@ -21,7 +21,11 @@ class LeftoverCausesTest {
     void fileWrittenShortlyBeforeAKill_isTheKilledTaskManagers() {
         Map<String, List<String>> c =
                 LeftoverCauses.classify(
-                        Map.of("/cp/job/shared/a", KILL - 1_000), kill(), false, List.of());
+                        Map.of("/cp/job/shared/a", KILL - 1_000),
+                        kill(),
+                        List.of(),
+                        false,
+                        List.of());
         assertThat(c).containsOnlyKeys(LeftoverCauses.KILLED);
     }
 
@@ -29,7 +33,7 @@ class LeftoverCausesTest {
     void fileWrittenWhileTheJobRecovered_isOfTheAbortedCheckpoint() {
         Map<String, List<String>> c =
                 LeftoverCauses.classify(
-                        Map.of("/cp/job/shared/a", RECOVERED), kill(), false, List.of());
+                        Map.of("/cp/job/shared/a", RECOVERED), kill(), List.of(), false, List.of());
         assertThat(c).containsOnlyKeys(LeftoverCauses.KILLED);
     }
 
@@ -38,7 +42,8 @@ class LeftoverCausesTest {
         Map<String, Long> files = new TreeMap<>();
         files.put("/cp/job/shared/after", RECOVERED + 1);
         files.put("/cp/job/shared/long-before", KILL - LeftoverCauses.KILL_WINDOW_MILLIS - 1);
-        Map<String, List<String>> c = LeftoverCauses.classify(files, kill(), false, List.of());
+        Map<String, List<String>> c =
+                LeftoverCauses.classify(files, kill(), List.of(), false, List.of());
         assertThat(c).containsOnlyKeys(LeftoverCauses.UNEXPLAINED);
         assertThat(c.get(LeftoverCauses.UNEXPLAINED)).hasSize(2);
     }
@@ -46,9 +51,9 @@ class LeftoverCausesTest {
     @Test
     void taskOwnedFiles_areMaterializationsOnlyUnderTheChangelogBackend() {
         Map<String, Long> files = Map.of("/cp/job/taskowned/m", 5L);
-        assertThat(LeftoverCauses.classify(files, List.of(), true, List.of()))
+        assertThat(LeftoverCauses.classify(files, List.of(), List.of(), true, List.of()))
                 .containsOnlyKeys(LeftoverCauses.MATERIALIZATION);
-        assertThat(LeftoverCauses.classify(files, List.of(), false, List.of()))
+        assertThat(LeftoverCauses.classify(files, List.of(), List.of(), false, List.of()))
                 .containsOnlyKeys(LeftoverCauses.UNEXPLAINED);
     }
 
@@ -58,9 +63,31 @@ class LeftoverCausesTest {
         files.put("/cp/job/chk-2/_metadata", 5L);
         files.put("/cp/job/chk-20/_metadata", 5L);
         Map<String, List<String>> c =
-                LeftoverCauses.classify(files, List.of(), true, List.of("/cp/job/chk-2"));
+                LeftoverCauses.classify(
+                        files, List.of(), List.of(), true, List.of("/cp/job/chk-2"));
         assertThat(c.get(LeftoverCauses.CLAIMED_THEN_CANCELLED))
                 .containsExactly("/cp/job/chk-2/_metadata");
         assertThat(c.get(LeftoverCauses.UNEXPLAINED)).containsExactly("/cp/job/chk-20/_metadata");
+    }
+
+    @Test
+    void fileWrittenWhileAJobWasCancelled_isOfTheCheckpointInFlight_butNotBeforeOrAfter() {
+        long seen = 2_000_000;
+        long terminated = seen + 600;
+        Map<String, Long> files = new TreeMap<>();
+        files.put("/primary/op/in-flight.sst", seen + 100);
+        files.put("/primary/op/before.sst", seen - 1);
+        files.put("/primary/op/after.sst", terminated + 1);
+        Map<String, List<String>> c =
+                LeftoverCauses.classify(
+                        files,
+                        List.of(),
+                        List.<long[]>of(new long[] {seen, terminated}),
+                        false,
+                        List.of());
+        assertThat(c.get(LeftoverCauses.CANCELLED_IN_FLIGHT))
+                .containsExactly("/primary/op/in-flight.sst");
+        assertThat(c.get(LeftoverCauses.UNEXPLAINED))
+                .containsExactly("/primary/op/after.sst", "/primary/op/before.sst");
     }
 }

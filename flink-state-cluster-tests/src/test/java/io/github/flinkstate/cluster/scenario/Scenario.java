@@ -40,6 +40,7 @@ final class Scenario implements AutoCloseable {
     private final ScenarioReport report;
     private final List<JobID> jobs = new ArrayList<>();
     private final List<long[]> kills = new ArrayList<>();
+    private final List<long[]> cancels = new ArrayList<>();
     private final Map<JobID, String> claimedRestores = new java.util.HashMap<>();
     private final List<String> claimedThenCancelled = new ArrayList<>();
     private final long startNanos = System.nanoTime();
@@ -153,13 +154,14 @@ final class Scenario implements AutoCloseable {
      * latest checkpoint.
      */
     String cancelRetaining(JobID job) throws Exception {
-        // cancel right after a checkpoint completed, not while one is in flight: what a
-        // cancellation in the middle of an upload leaves behind is not what this scenario tests
-        // (the kill scenario covers aborted checkpoints)
+        // cancel right after a checkpoint completed; the next one (1 s interval) may already be
+        // in flight, and what it registered stays (LeftoverCauses.CANCELLED_IN_FLIGHT)
         long completed = cluster.rest().checkpoints(job).completed();
         awaitCheckpoints(job, completed + 1);
+        long seen = System.currentTimeMillis();
         submitter.cancel(job);
         String status = submitter.awaitTermination(job, PROGRESS_TIMEOUT);
+        cancels.add(new long[] {seen, System.currentTimeMillis()});
         if (!"CANCELED".equals(status)) {
             throw new IllegalStateException("job " + job + " ended " + status + ", not CANCELED");
         }
@@ -234,7 +236,8 @@ final class Scenario implements AutoCloseable {
     List<String> unexplainedLeftovers(List<String> retained, boolean changelog) throws Exception {
         LeftoverFiles.Result r = leftovers(retained);
         Map<String, List<String>> byCause =
-                LeftoverCauses.classify(r.leftovers(), kills, changelog, claimedThenCancelled);
+                LeftoverCauses.classify(
+                        r.leftovers(), kills, cancels, changelog, claimedThenCancelled);
         StringBuilder b = new StringBuilder();
         b.append(r.leftovers().size()).append(" of ").append(r.files()).append(" files");
         byCause.forEach(

@@ -13,6 +13,7 @@ import io.github.flinkstate.cluster.report.ScenarioReport;
 import io.github.flinkstate.testing.hdfs.MiniDfsExtension;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.apache.flink.api.common.JobID;
@@ -102,7 +103,17 @@ class StateBackendsClusterIT {
         cluster.topUp(2);
     }
 
+    /**
+     * The backends to run ({@code -Dcluster.backends=DISAGGREGATED,LRU_ROCKSDB}); empty: all. For a
+     * developer iterating on one backend; CI runs all.
+     */
+    private static final String ONLY_BACKENDS = System.getProperty("cluster.backends", "").trim();
+
     private static Scenario scenario(Backend backend, String name, String title) {
+        assumeTrue(
+                ONLY_BACKENDS.isEmpty()
+                        || Arrays.asList(ONLY_BACKENDS.split("\\s*,\\s*")).contains(backend.name()),
+                backend.name() + " not in -Dcluster.backends=" + ONLY_BACKENDS);
         if (!dist.libHasClass(backend.factoryClass())) {
             String message =
                     "skipped: "
