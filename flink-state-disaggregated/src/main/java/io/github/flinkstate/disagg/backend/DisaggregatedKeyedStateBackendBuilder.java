@@ -1,5 +1,7 @@
 package io.github.flinkstate.disagg.backend;
 
+import io.github.flinkstate.disagg.backend.metrics.CheckpointFigures;
+import io.github.flinkstate.disagg.backend.metrics.DisaggMetrics;
 import io.github.flinkstate.disagg.backend.restore.DisaggRestoreOperation;
 import io.github.flinkstate.disagg.backend.snapshot.DisaggSnapshotOperation;
 import io.github.flinkstate.disagg.backend.snapshot.FileOwnership;
@@ -77,6 +79,8 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
             Map<String, RegisteredKvState> kvStates = new LinkedHashMap<>();
             Map<String, StreamStateHandle> restoredFiles = Map.of();
             Collection<KeyedStateHandle> handles = parameters.getStateHandles();
+            long restoreStart = System.nanoTime();
+            long restoreNanos = 0;
             if (handles == null || handles.stream().allMatch(h -> h == null)) {
                 store = LsmStore.open(options);
             } else {
@@ -90,7 +94,11 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                                 .restore(handles, options, queueFactory, queues, kvStates);
                 store = r.store();
                 restoredFiles = r.restoredFiles();
+                restoreNanos = System.nanoTime() - restoreStart;
             }
+            CheckpointFigures lastCheckpoint = new CheckpointFigures();
+            DisaggMetrics.register(
+                    parameters.getMetricGroup(), store, lastCheckpoint, restoreNanos);
             Map<String, StreamStateHandle> restored = new HashMap<>(restoredFiles);
             return new DisaggregatedKeyedStateBackend<>(
                     parameters.getKvStateRegistry(),
@@ -109,7 +117,15 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                     new HeapPriorityQueuesManager(queues, queueFactory, range, numberOfKeyGroups),
                     (s, ks, kgr, kv, timers, reg, comp) ->
                             new DisaggSnapshotOperation<>(
-                                    s, ks, kgr, kv, timers, reg, ownership, restored));
+                                    s,
+                                    ks,
+                                    kgr,
+                                    kv,
+                                    timers,
+                                    reg,
+                                    ownership,
+                                    restored,
+                                    lastCheckpoint));
         } catch (Exception e) {
             IOUtils.closeQuietly(store);
             throw new BackendBuildingException(

@@ -18,6 +18,40 @@ public final class LsmStats {
     final AtomicLong filesDeleted = new AtomicLong();
     final AtomicLong userBytesWritten = new AtomicLong();
     final AtomicLong filesRehomed = new AtomicLong();
+    private final AtomicLong flushNanos = new AtomicLong();
+    private final AtomicLong lastFlushNanos = new AtomicLong();
+    private final AtomicLong compactionNanos = new AtomicLong();
+    private final AtomicLong lastCompactionNanos = new AtomicLong();
+
+    void recordFlush(long nanos) {
+        flushNanos.addAndGet(nanos);
+        lastFlushNanos.set(nanos);
+    }
+
+    void recordCompaction(long nanos) {
+        compactionNanos.addAndGet(nanos);
+        lastCompactionNanos.set(nanos);
+    }
+
+    /** Time spent writing memtables to files, summed over all flushes. */
+    public long flushNanos() {
+        return flushNanos.get();
+    }
+
+    /** Duration of the latest successful flush (0 before the first). */
+    public long lastFlushNanos() {
+        return lastFlushNanos.get();
+    }
+
+    /** Time spent in compactions that rewrote data (trivial moves excluded), summed. */
+    public long compactionNanos() {
+        return compactionNanos.get();
+    }
+
+    /** Duration of the latest compaction that rewrote data (0 before the first). */
+    public long lastCompactionNanos() {
+        return lastCompactionNanos.get();
+    }
 
     /** Restored files copied into this store's directory by {@code LsmStore.rehome}. */
     public long filesRehomed() {

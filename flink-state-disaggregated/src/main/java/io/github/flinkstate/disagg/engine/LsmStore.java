@@ -11,6 +11,7 @@ import io.github.flinkstate.disagg.engine.key.EntryType;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.key.KeyRange;
 import io.github.flinkstate.disagg.engine.memtable.Memtable;
+import io.github.flinkstate.disagg.engine.sst.ReadCounters;
 import io.github.flinkstate.disagg.engine.sst.ReaderCache;
 import io.github.flinkstate.disagg.engine.version.FileMeta;
 import io.github.flinkstate.disagg.engine.version.ManifestCodec;
@@ -302,7 +303,9 @@ public final class LsmStore implements AutoCloseable {
                 FileMeta file = null;
                 if (!oldest.isEmpty()) {
                     try {
+                        long t0 = System.nanoTime();
                         file = outputs.writeMemtable(oldest);
+                        stats.recordFlush(System.nanoTime() - t0);
                     } catch (IOException | RuntimeException e) {
                         stats.flushFailures.incrementAndGet();
                         backgroundError =
@@ -391,7 +394,11 @@ public final class LsmStore implements AutoCloseable {
                 return false;
             }
             CompactionJob job = new CompactionJob(c, readers, outputs, options.targetFileBytes());
+            long t0 = System.nanoTime();
             VersionEdit edit = job.run();
+            if (!c.trivialMove()) {
+                stats.recordCompaction(System.nanoTime() - t0);
+            }
             versions.install(edit);
             if (c.trivialMove()) {
                 stats.trivialMoves.incrementAndGet();
@@ -607,6 +614,11 @@ public final class LsmStore implements AutoCloseable {
 
     public BlockCache blockCache() {
         return blockCache;
+    }
+
+    /** Reads this store issued to the primary storage (block-cache misses and file metadata). */
+    public ReadCounters primaryReads() {
+        return readers.counters();
     }
 
     /** A short description of the current level shape, e.g. "Version{ L0=2 L1=5 }". */

@@ -1,6 +1,7 @@
 package io.github.flinkstate.disagg.backend.snapshot;
 
 import io.github.flinkstate.disagg.backend.RegisteredKvState;
+import io.github.flinkstate.disagg.backend.metrics.CheckpointFigures;
 import io.github.flinkstate.disagg.backend.timer.TimerSnapshotFormat;
 import io.github.flinkstate.disagg.engine.LsmSnapshot;
 import io.github.flinkstate.disagg.engine.LsmStore;
@@ -90,6 +91,7 @@ public final class DisaggSnapshotOperation<K> {
     private final CloseableRegistry cancelStreamRegistry;
     private final FileOwnership ownership;
     private final Map<String, StreamStateHandle> restoredHandles;
+    private final CheckpointFigures figures;
     private final UUID backendId = UUID.randomUUID();
     private final Set<String> everReferenced = ConcurrentHashMap.newKeySet();
 
@@ -101,8 +103,10 @@ public final class DisaggSnapshotOperation<K> {
             Supplier<Map<String, HeapPriorityQueueSnapshotRestoreWrapper<?>>> timers,
             CloseableRegistry cancelStreamRegistry,
             FileOwnership ownership,
-            Map<String, StreamStateHandle> restoredHandles) {
+            Map<String, StreamStateHandle> restoredHandles,
+            CheckpointFigures figures) {
         this.store = store;
+        this.figures = figures;
         this.keySerializer = keySerializer;
         this.keyGroupRange = keyGroupRange;
         this.kvStates = kvStates;
@@ -294,6 +298,8 @@ public final class DisaggSnapshotOperation<K> {
                             List.of(),
                             meta,
                             newBytes);
+            long fileBytes = files.values().stream().mapToLong(Long::longValue).sum();
+            figures.record(shared.size(), fileBytes + meta.getStateSize(), newBytes);
             return SnapshotResult.of(handle);
         } catch (Exception e) {
             for (StreamStateHandle c : copies) {

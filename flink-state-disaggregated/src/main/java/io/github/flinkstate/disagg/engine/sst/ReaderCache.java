@@ -26,6 +26,7 @@ public final class ReaderCache {
     private final FileSystem fs;
     private final BlockCache blockCache;
     private final Cache<String, SstReader> readers;
+    private final ReadCounters counters = new ReadCounters();
 
     public ReaderCache(FileSystem fs, BlockCache blockCache, int maxOpenFiles) {
         this.fs = fs;
@@ -54,7 +55,8 @@ public final class ReaderCache {
                     path,
                     p -> {
                         try {
-                            return SstReader.open(fs, new Path(p), blockCache, expectedSize);
+                            return SstReader.open(
+                                    fs, new Path(p), blockCache, expectedSize, counters);
                         } catch (IOException e) {
                             throw new UncheckedIOException(e);
                         }
@@ -71,6 +73,11 @@ public final class ReaderCache {
     public void clear() {
         readers.invalidateAll();
         readers.cleanUp();
+    }
+
+    /** Reads of every reader this cache opened (also of readers since evicted). */
+    public ReadCounters counters() {
+        return counters;
     }
 
     public long size() {

@@ -49,12 +49,15 @@ public final class SstReader {
     private final BloomFilter bloom;
     private final List<PrefixTombstone> tombstones;
     private final CachedFile cached;
+    private final ReadCounters counters;
     private FSDataInputStream in;
     private boolean closed;
 
-    private SstReader(FileSystem fs, Path path, BlockCache cache, long expectedSize)
+    private SstReader(
+            FileSystem fs, Path path, BlockCache cache, long expectedSize, ReadCounters counters)
             throws IOException {
         this.fs = fs;
+        this.counters = counters;
         this.path = path;
         this.name = path.toString();
         this.fileSize = checkSize(expectedSize);
@@ -89,7 +92,14 @@ public final class SstReader {
      */
     public static SstReader open(FileSystem fs, Path path, BlockCache cache, long expectedSize)
             throws IOException {
-        return new SstReader(fs, path, cache, expectedSize);
+        return open(fs, path, cache, expectedSize, new ReadCounters());
+    }
+
+    /** Opens a reader whose reads of the file are counted in {@code counters}. */
+    public static SstReader open(
+            FileSystem fs, Path path, BlockCache cache, long expectedSize, ReadCounters counters)
+            throws IOException {
+        return new SstReader(fs, path, cache, expectedSize, counters);
     }
 
     public Path path() {
@@ -243,6 +253,7 @@ public final class SstReader {
                 }
                 done += n;
             }
+            counters.record(len);
             return buf;
         } catch (FileNotFoundException e) {
             closeStream();

@@ -1,0 +1,195 @@
+package io.github.flinkstate.disagg.backend.metrics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.flinkstate.disagg.DisaggregatedOptions;
+import io.github.flinkstate.disagg.DisaggregatedStateBackend;
+import java.io.File;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RunnableFuture;
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeutils.base.IntSerializer;
+import org.apache.flink.api.common.typeutils.base.StringSerializer;
+import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.core.fs.CloseableRegistry;
+import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.core.fs.Path;
+import org.apache.flink.metrics.Gauge;
+import org.apache.flink.metrics.Metric;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
+import org.apache.flink.runtime.checkpoint.CheckpointOptions;
+import org.apache.flink.runtime.operators.testutils.MockEnvironment;
+import org.apache.flink.runtime.operators.testutils.MockEnvironmentBuilder;
+import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
+import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
+import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
+import org.apache.flink.runtime.state.KeyedStateHandle;
+import org.apache.flink.runtime.state.SnapshotResult;
+import org.apache.flink.runtime.state.VoidNamespace;
+import org.apache.flink.runtime.state.VoidNamespaceSerializer;
+import org.apache.flink.runtime.state.filesystem.FsCheckpointStreamFactory;
+import org.apache.flink.runtime.state.internal.InternalValueState;
+import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The gauges a keyed backend registers under {@code disaggregated}: they follow what the backend
+ * does (flushes, the last checkpoint's files and bytes, reads that reach the primary storage after
+ * a restore, block-cache hits) instead of being merely present.
+ */
+@Timeout(60)
+class DisaggMetricsTest {
+
+    private static final int KEYS = 4_000;
+    private static final ValueStateDescriptor<String> VALUE =
+            new ValueStateDescriptor<>("value", StringSerializer.INSTANCE);
+
+    @TempDir File tmp;
+
+    @Test
+    void gaugesFollowFlushesCheckpointsAndRemoteReads() throws Exception {
+        MockEnvironment env = new MockEnvironmentBuilder().build();
+        CapturingGroup before = new CapturingGroup("");
+        AbstractKeyedStateBackend<Integer> writer = create(env, before, List.of());
+        KeyedStateHandle handle;
+        try {
+            InternalValueState<Integer, VoidNamespace, String> v = value(writer);
+            for (int k = 0; k < KEYS; k++) {
+                writer.setCurrentKey(k);
+                v.update("value-" + k + "-" + "x".repeat(40));
+            }
+            assertThat(before.longValue("disaggregated.restoreDurationMs")).isZero();
+            handle = snapshot(writer);
+            IncrementalRemoteKeyedStateHandle inc = (IncrementalRemoteKeyedStateHandle) handle;
+            assertThat(before.longValue("disaggregated.flushes")).isPositive();
+            assertThat(before.longValue("disaggregated.lastCheckpointFiles"))
+                    .isEqualTo(inc.getSharedState().size())
+                    .isPositive();
+            assertThat(before.longValue("disaggregated.lastCheckpointBytes"))
+                    .isEqualTo(inc.getStateSize());
+            assertThat(before.longValue("disaggregated.lastCheckpointNewBytes"))
+                    .isEqualTo(inc.getCheckpointedSize());
+        } finally {
+            writer.dispose();
+        }
+
+        CapturingGroup after = new CapturingGroup("");
+        AbstractKeyedStateBackend<Integer> reader = create(env, after, List.of(handle));
+        try {
+            long readsAtRestore = after.longValue("disaggregated.primaryReads");
+            InternalValueState<Integer, VoidNamespace, String> v = value(reader);
+            for (int round = 0; round < 2; round++) {
+                for (int k = 0; k < KEYS; k++) {
+                    reader.setCurrentKey(k);
+                    assertThat(v.value()).startsWith("value-" + k + "-");
+                }
+            }
+            assertThat(after.longValue("disaggregated.primaryReads")).isGreaterThan(readsAtRestore);
+            assertThat(after.longValue("disaggregated.primaryBytesRead")).isPositive();
+            // the second round finds the blocks the first one read
+            assertThat(after.longValue("disaggregated.blockCacheHits")).isPositive();
+            assertThat(after.longValue("disaggregated.blockCacheRequests"))
+                    .isGreaterThan(after.longValue("disaggregated.blockCacheHits"));
+            double ratio = (Double) after.gauge("disaggregated.blockCacheHitRatio").getValue();
+            assertThat(ratio).isGreaterThan(0.0).isLessThan(1.0);
+            assertThat(after.gauges.keySet())
+                    .contains(
+                            "disaggregated.restoreDurationMs",
+                            "disaggregated.compactions",
+                            "disaggregated.lastCompactionDurationMs",
+                            "disaggregated.writeAmplification");
+        } finally {
+            reader.dispose();
+        }
+    }
+
+    private AbstractKeyedStateBackend<Integer> create(
+            MockEnvironment env, MetricGroup metrics, List<KeyedStateHandle> handles)
+            throws Exception {
+        DisaggregatedStateBackend backend =
+                new DisaggregatedStateBackend()
+                        .with(
+                                DisaggregatedOptions.PRIMARY_DIRECTORY,
+                                new File(tmp, "primary").toURI().toString())
+                        .with(DisaggregatedOptions.MEMTABLE_SIZE, MemorySize.parse("64kb"));
+        return (AbstractKeyedStateBackend<Integer>)
+                backend.createKeyedStateBackend(
+                        new KeyedStateBackendParametersImpl<>(
+                                env,
+                                new JobID(),
+                                "metrics-op",
+                                IntSerializer.INSTANCE,
+                                128,
+                                new KeyGroupRange(0, 127),
+                                env.getTaskKvStateRegistry(),
+                                TtlTimeProvider.DEFAULT,
+                                metrics,
+                                handles,
+                                new CloseableRegistry()));
+    }
+
+    private static InternalValueState<Integer, VoidNamespace, String> value(
+            AbstractKeyedStateBackend<Integer> b) throws Exception {
+        return (InternalValueState<Integer, VoidNamespace, String>)
+                b.getPartitionedState(
+                        VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, VALUE);
+    }
+
+    private KeyedStateHandle snapshot(AbstractKeyedStateBackend<Integer> b) throws Exception {
+        Path chk = new Path(new File(tmp, "chk").toURI());
+        FsCheckpointStreamFactory streams =
+                new FsCheckpointStreamFactory(
+                        FileSystem.getLocalFileSystem(),
+                        new Path(chk, "chk-1"),
+                        new Path(chk, "shared"),
+                        1024,
+                        4096);
+        RunnableFuture<SnapshotResult<KeyedStateHandle>> f =
+                b.snapshot(1, 0, streams, CheckpointOptions.forCheckpointWithDefaultLocation());
+        f.run();
+        b.notifyCheckpointComplete(1);
+        return f.get().getJobManagerOwnedSnapshot();
+    }
+
+    /** Records every metric registered on it or on its subgroups under its dotted name. */
+    private static final class CapturingGroup extends UnregisteredMetricsGroup {
+        private final String prefix;
+        private final Map<String, Metric> gauges;
+
+        CapturingGroup(String prefix) {
+            this(prefix, new ConcurrentHashMap<>());
+        }
+
+        private CapturingGroup(String prefix, Map<String, Metric> gauges) {
+            this.prefix = prefix;
+            this.gauges = gauges;
+        }
+
+        @Override
+        public MetricGroup addGroup(String name) {
+            return new CapturingGroup(prefix + name + ".", gauges);
+        }
+
+        @Override
+        public <T, G extends Gauge<T>> G gauge(String name, G gauge) {
+            gauges.put(prefix + name, gauge);
+            return gauge;
+        }
+
+        Gauge<?> gauge(String name) {
+            assertThat(gauges).containsKey(name);
+            return (Gauge<?>) gauges.get(name);
+        }
+
+        long longValue(String name) {
+            return ((Number) gauge(name).getValue()).longValue();
+        }
+    }
+}
