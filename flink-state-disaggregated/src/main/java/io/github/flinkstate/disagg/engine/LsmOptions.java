@@ -3,6 +3,7 @@ package io.github.flinkstate.disagg.engine;
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.fs.FileDeletionPolicy;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
+import io.github.flinkstate.disagg.engine.sst.SstReader;
 import java.util.Objects;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
@@ -27,6 +28,7 @@ public final class LsmOptions {
     private long levelBaseBytes = 32L << 20;
     private int levelMultiplier = 10;
     private int maxOpenFiles = 512;
+    private int streamsPerFile = SstReader.DEFAULT_STREAMS_PER_FILE;
     private BlockCache blockCache;
     private FileDeletionPolicy deletionPolicy = FileDeletionPolicy.ownedFilesOnly();
     private boolean backgroundCompaction = true;
@@ -58,6 +60,7 @@ public final class LsmOptions {
         o.levelBaseBytes = levelBaseBytes;
         o.levelMultiplier = levelMultiplier;
         o.maxOpenFiles = maxOpenFiles;
+        o.streamsPerFile = streamsPerFile;
         o.blockCache = blockCache;
         o.deletionPolicy = deletionPolicy;
         o.backgroundCompaction = backgroundCompaction;
@@ -177,6 +180,19 @@ public final class LsmOptions {
 
     public LsmOptions maxOpenFiles(int v) {
         maxOpenFiles = (int) positive(v);
+        return this;
+    }
+
+    /**
+     * Bound on concurrent reads of one file, each on its own input stream (opened on demand, kept
+     * until the file's reader closes). Default {@value SstReader#DEFAULT_STREAMS_PER_FILE}.
+     */
+    public int streamsPerFile() {
+        return streamsPerFile;
+    }
+
+    public LsmOptions streamsPerFile(int v) {
+        streamsPerFile = (int) positive(v);
         return this;
     }
 

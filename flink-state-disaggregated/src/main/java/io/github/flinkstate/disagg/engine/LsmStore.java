@@ -107,7 +107,8 @@ public final class LsmStore implements AutoCloseable {
         this.fs = options.fileSystem();
         this.blockCache =
                 options.blockCache() != null ? options.blockCache() : new BlockCache(64L << 20);
-        this.readers = new ReaderCache(fs, blockCache, options.maxOpenFiles());
+        this.readers =
+                new ReaderCache(fs, blockCache, options.maxOpenFiles(), options.streamsPerFile());
         fs.mkdirs(options.primaryDir());
         this.outputs =
                 new SstOutputs(

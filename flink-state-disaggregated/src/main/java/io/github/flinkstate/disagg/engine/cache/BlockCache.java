@@ -41,6 +41,7 @@ public final class BlockCache {
     private final long capacityBytes;
     private final LongAdder hits = new LongAdder();
     private final LongAdder misses = new LongAdder();
+    private final LongAdder joinedLoads = new LongAdder();
 
     // All fields below are guarded by this.
     private final Map<String, CachedFile> files = new HashMap<>();
@@ -87,6 +88,18 @@ public final class BlockCache {
 
     void recordMiss() {
         misses.increment();
+    }
+
+    void recordJoinedLoad() {
+        joinedLoads.increment();
+    }
+
+    /**
+     * Misses that waited for a load of the same block already in flight instead of reading it
+     * themselves (see {@link CachedFile#get}).
+     */
+    public long joinedLoadCount() {
+        return joinedLoads.sum();
     }
 
     /** Makes {@code payload} resident (evicting as needed) and returns the resident copy. */

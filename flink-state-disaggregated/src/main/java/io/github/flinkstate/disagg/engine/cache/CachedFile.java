@@ -1,5 +1,10 @@
 package io.github.flinkstate.disagg.engine.cache;
 
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
@@ -8,9 +13,15 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * verifies the block and hands it to {@link #insert}. Obtained from {@link BlockCache#open} by each
  * reader of the file and released when the reader closes; the last release drops the file's blocks.
  *
+ * <p>{@link #get} combines the two and deduplicates concurrent misses: when several threads miss
+ * the same block at once, one of them loads it (one read of the file) and the others wait for its
+ * result; a failed load fails the threads waiting for it and is forgotten, so the next miss
+ * retries.
+ *
  * <p>Thread safety: thread-safe. {@link #lookup} is lock-free; slots are only written by the owning
  * cache under its lock. After the final release, {@link #lookup} still works, but {@link #insert}
- * no longer caches anything (a reader evicted while an iterator still uses it keeps working).
+ * no longer caches anything (a reader evicted while an iterator still uses it keeps working); loads
+ * are still deduplicated.
  */
 public final class CachedFile {
 
@@ -18,6 +29,10 @@ public final class CachedFile {
     private final String file;
     private final AtomicReferenceArray<byte[]> slots;
     private final byte[] referenced;
+
+    /** Loads in flight by block index; an entry exists only while its load runs. */
+    private final ConcurrentHashMap<Integer, CompletableFuture<byte[]>> loading =
+            new ConcurrentHashMap<>();
 
     /** Readers holding this file open; guarded by the cache's lock. */
     int refs;
@@ -57,6 +72,68 @@ public final class CachedFile {
      */
     public byte[] insert(int block, byte[] payload) {
         return cache.insert(this, block, payload);
+    }
+
+    /** Reads a block after a cache miss; returns a verified payload. */
+    @FunctionalInterface
+    public interface Loader {
+        byte[] load(int block) throws IOException;
+    }
+
+    /**
+     * The payload of {@code block}: from the cache, or loaded with {@code loader} and inserted. Of
+     * concurrent misses of the same block only one calls the loader; the others wait for its result
+     * (or its exception).
+     */
+    public byte[] get(int block, Loader loader) throws IOException {
+        byte[] payload = lookup(block);
+        if (payload != null) {
+            return payload;
+        }
+        CompletableFuture<byte[]> mine = new CompletableFuture<>();
+        CompletableFuture<byte[]> running = loading.putIfAbsent(block, mine);
+        if (running != null) {
+            cache.recordJoinedLoad();
+            return await(running);
+        }
+        try {
+            payload = slots.get(block); // a load may have finished since our lookup
+            if (payload == null) {
+                payload = insert(block, loader.load(block));
+            }
+            mine.complete(payload);
+            return payload;
+        } catch (Throwable t) {
+            mine.completeExceptionally(t);
+            throw t;
+        } finally {
+            loading.remove(block, mine);
+        }
+    }
+
+    private static byte[] await(CompletableFuture<byte[]> load) throws IOException {
+        try {
+            return load.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            InterruptedIOException io =
+                    new InterruptedIOException("interrupted waiting for a read");
+            io.initCause(e);
+            throw io;
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            if (c instanceof IOException) {
+                // a new instance, so that this thread's stack shows where it waited
+                throw new IOException(c.getMessage(), c);
+            }
+            if (c instanceof RuntimeException) {
+                throw (RuntimeException) c;
+            }
+            if (c instanceof Error) {
+                throw (Error) c;
+            }
+            throw new IOException(c);
+        }
     }
 
     /** Gives up this reader's hold; call once per {@link BlockCache#open}. */

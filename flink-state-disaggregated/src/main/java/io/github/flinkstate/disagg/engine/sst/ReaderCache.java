@@ -5,7 +5,11 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import java.io.IOException;
-import java.io.UncheckedIOException;
+import java.io.InterruptedIOException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
 
@@ -14,6 +18,13 @@ import org.apache.flink.core.fs.Path;
  * open stream). On eviction the reader is closed (stream and block-cache table); a caller still
  * holding the reader may keep using it (the stream is reopened on demand), so eviction never breaks
  * a read.
+ *
+ * <p>Opening a file (a remote round trip or two) never runs inside the Caffeine cache's compute,
+ * which holds a lock of the cache's hash table: files open concurrently on the calling threads, and
+ * only concurrent opens of the same file are merged (the later callers wait for the first one's
+ * reader or exception). The size of the tail read that opens a file is learned: the largest
+ * metadata-to-file-size ratio seen so far, with some headroom, so that the metadata of the next
+ * file most likely arrives in one read.
  *
  * <p>It lives in {@code sst}, not {@code cache}: the block cache is a leaf package that the SST
  * reader uses, and this cache of readers depends on the reader, so the dependency runs one way
@@ -27,10 +38,26 @@ public final class ReaderCache {
     private final BlockCache blockCache;
     private final Cache<String, SstReader> readers;
     private final ReadCounters counters = new ReadCounters();
+    private final int streamsPerFile;
+    private final ConcurrentHashMap<String, CompletableFuture<SstReader>> opening =
+            new ConcurrentHashMap<>();
+
+    /** Largest metadata bytes per 2^20 file bytes seen so far (the tail-read estimate). */
+    private final AtomicLong metadataPerMebi = new AtomicLong(1L << 15);
+
+    /** The smallest and the largest tail read at open. */
+    static final long MIN_TAIL_BYTES = 16 << 10;
+
+    static final long MAX_TAIL_BYTES = 16 << 20;
 
     public ReaderCache(FileSystem fs, BlockCache blockCache, int maxOpenFiles) {
+        this(fs, blockCache, maxOpenFiles, SstReader.DEFAULT_STREAMS_PER_FILE);
+    }
+
+    public ReaderCache(FileSystem fs, BlockCache blockCache, int maxOpenFiles, int streamsPerFile) {
         this.fs = fs;
         this.blockCache = blockCache;
+        this.streamsPerFile = streamsPerFile;
         this.readers =
                 Caffeine.newBuilder()
                         .maximumSize(maxOpenFiles)
@@ -50,19 +77,77 @@ public final class ReaderCache {
         if (r != null) {
             return r;
         }
+        CompletableFuture<SstReader> mine = new CompletableFuture<>();
+        CompletableFuture<SstReader> running = opening.putIfAbsent(path, mine);
+        if (running != null) {
+            return await(running);
+        }
         try {
-            return readers.get(
-                    path,
-                    p -> {
-                        try {
-                            return SstReader.open(
-                                    fs, new Path(p), blockCache, expectedSize, counters);
-                        } catch (IOException e) {
-                            throw new UncheckedIOException(e);
-                        }
-                    });
-        } catch (UncheckedIOException e) {
-            throw e.getCause();
+            r = readers.getIfPresent(path);
+            if (r == null) {
+                r = open(path, expectedSize);
+                SstReader present = readers.asMap().putIfAbsent(path, r);
+                if (present != null) {
+                    r.close();
+                    r = present;
+                }
+            }
+            mine.complete(r);
+            return r;
+        } catch (Throwable t) {
+            mine.completeExceptionally(t);
+            throw t;
+        } finally {
+            opening.remove(path, mine);
+        }
+    }
+
+    private SstReader open(String path, long expectedSize) throws IOException {
+        long tail = expectedSize < 0 ? SstReader.DEFAULT_TAIL_BYTES : tailBytesFor(expectedSize);
+        SstReader r =
+                SstReader.open(
+                        fs,
+                        new Path(path),
+                        blockCache,
+                        expectedSize,
+                        counters,
+                        streamsPerFile,
+                        tail);
+        if (r.fileSize() >= (1 << 20)) {
+            long perMebi = r.metadataBytes() * (1 << 20) / r.fileSize() + 1;
+            metadataPerMebi.accumulateAndGet(perMebi, Math::max);
+        }
+        return r;
+    }
+
+    /** The tail read size the next open of a file of {@code fileSize} bytes would use. */
+    long tailBytesFor(long fileSize) {
+        long per = metadataPerMebi.get();
+        long tail = fileSize * per / (1 << 20) * 5 / 4;
+        return Math.max(MIN_TAIL_BYTES, Math.min(MAX_TAIL_BYTES, tail));
+    }
+
+    private static SstReader await(CompletableFuture<SstReader> open) throws IOException {
+        try {
+            return open.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            InterruptedIOException io =
+                    new InterruptedIOException("interrupted waiting for a file to open");
+            io.initCause(e);
+            throw io;
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            if (c instanceof IOException) {
+                throw new IOException(c.getMessage(), c);
+            }
+            if (c instanceof RuntimeException) {
+                throw (RuntimeException) c;
+            }
+            if (c instanceof Error) {
+                throw (Error) c;
+            }
+            throw new IOException(c);
         }
     }
 

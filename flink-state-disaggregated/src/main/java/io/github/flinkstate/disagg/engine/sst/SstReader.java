@@ -8,8 +8,8 @@ import java.io.EOFException;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
-import org.apache.flink.core.fs.FSDataInputStream;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
 
@@ -17,17 +17,22 @@ import org.apache.flink.core.fs.Path;
  * Reads one SST file in place with positional reads (seek + read) through a Flink {@link
  * FileSystem}; no download of the whole file is ever needed.
  *
- * <p>Opening reads the trailer, footer, index, bloom and tombstone blocks and keeps them in memory;
- * data blocks are read on demand through the shared {@link BlockCache}, in which the reader holds
- * its file's block table open until {@link #close()}.
+ * <p>Opening reads the file's metadata (trailer, footer, index, bloom and tombstone blocks, which
+ * the writer puts together at the end of the file) with one read of the file's tail, sized by a
+ * hint from the caller (a second read only when the metadata is larger than the hint), and keeps it
+ * in memory. When the caller knows the file's size (from the manifest) no status call is made
+ * either: a shorter file is reported as truncated by the tail read. Data blocks are read on demand
+ * through the shared {@link BlockCache}, in which the reader holds its file's block table open
+ * until {@link #close()}; concurrent misses of one block are read once ({@link CachedFile#get}).
  *
- * <p>Thread safety: thread-safe. Reads on the underlying stream are serialised on this object. The
- * stream is opened lazily and may be closed at any time (e.g. on eviction from the reader cache);
- * the next read reopens it. A closed reader keeps working, without caching blocks, so eviction
- * never breaks an iterator that still holds the reader.
+ * <p>Thread safety: thread-safe. Reads go through a bounded {@link StreamPool}, so concurrent reads
+ * of the file (other threads, a scan, a compaction) run in parallel on separate streams. A closed
+ * reader keeps working, without caching blocks or keeping streams open, so eviction never breaks an
+ * iterator that still holds the reader.
  *
  * <p>Errors: every I/O or format problem is an {@link IOException} whose message names the file
- * path and the offset involved (missing file, truncated file, checksum mismatch).
+ * path and the offset involved (missing file, truncated file, checksum mismatch). A failed open
+ * closes every stream it opened.
  *
  * <p>Invariants:
  *
@@ -38,50 +43,56 @@ import org.apache.flink.core.fs.Path;
  */
 public final class SstReader {
 
-    private final FileSystem fs;
+    /** Default size of the tail read at open, when the caller gives no better hint. */
+    public static final int DEFAULT_TAIL_BYTES = 64 << 10;
+
+    /** Default bound on concurrent reads (open streams) per file. */
+    public static final int DEFAULT_STREAMS_PER_FILE = 4;
+
     private final Path path;
     private final String name;
     private final long fileSize;
-    private final SstFooter footer;
-    private int version;
-    private final byte[][] lastKeys;
-    private final BlockHandle[] blocks;
-    private final BloomFilter bloom;
-    private final List<PrefixTombstone> tombstones;
-    private final CachedFile cached;
+    private final StreamPool streams;
+    private final FileSystem fs;
     private final ReadCounters counters;
-    private FSDataInputStream in;
+    private SstFooter footer;
+    private int version;
+    private byte[][] lastKeys;
+    private BlockHandle[] blocks;
+    private BloomFilter bloom;
+    private List<PrefixTombstone> tombstones;
+    private long metadataStart;
+    private final CachedFile cached;
+    private final CachedFile.Loader loader = this::readBlock;
     private boolean closed;
 
     private SstReader(
-            FileSystem fs, Path path, BlockCache cache, long expectedSize, ReadCounters counters)
+            FileSystem fs,
+            Path path,
+            BlockCache cache,
+            long expectedSize,
+            ReadCounters counters,
+            int streamsPerFile,
+            long tailBytes)
             throws IOException {
         this.fs = fs;
         this.counters = counters;
         this.path = path;
         this.name = path.toString();
-        this.fileSize = checkSize(expectedSize);
-        this.footer = readFooter();
-        byte[] idx = readVerified(footer.index());
-        ByteReader r = new ByteReader(idx, 0, idx.length);
-        List<byte[]> keys = new ArrayList<>();
-        List<BlockHandle> handles = new ArrayList<>();
+        this.streams = new StreamPool(fs, path, streamsPerFile);
+        boolean opened = false;
         try {
-            while (r.hasRemaining()) {
-                keys.add(r.bytes());
-                handles.add(new BlockHandle(r.varint(), r.varint32()));
+            this.fileSize = expectedSize >= 0 ? expectedSize : statusSize();
+            if (fileSize < SstFormat.TRAILER_BYTES) {
+                throw error("Truncated SST file: only " + fileSize + " bytes, no trailer", 0, null);
             }
-        } catch (IOException e) {
-            throw error("Malformed index block", footer.index().offset(), e);
+            readMetadata(tailBytes);
+            opened = true;
+        } finally {
+            if (!opened) {
+                streams.close();
+            }
         }
-        this.lastKeys = keys.toArray(new byte[0][]);
-        this.blocks = handles.toArray(new BlockHandle[0]);
-        try {
-            this.bloom = BloomFilter.decode(readVerified(footer.bloom()));
-        } catch (IOException e) {
-            throw error("Malformed bloom block", footer.bloom().offset(), e);
-        }
-        this.tombstones = decodeTombstones(readVerified(footer.tombstones()));
         this.cached = cache.open(name, blocks.length);
     }
 
@@ -99,7 +110,35 @@ public final class SstReader {
     public static SstReader open(
             FileSystem fs, Path path, BlockCache cache, long expectedSize, ReadCounters counters)
             throws IOException {
-        return new SstReader(fs, path, cache, expectedSize, counters);
+        return open(
+                fs,
+                path,
+                cache,
+                expectedSize,
+                counters,
+                DEFAULT_STREAMS_PER_FILE,
+                DEFAULT_TAIL_BYTES);
+    }
+
+    /**
+     * Opens a reader.
+     *
+     * @param expectedSize the size recorded in the manifest, or -1 if unknown (then a status call
+     *     gives it)
+     * @param streamsPerFile the most concurrent reads (open streams) of the file
+     * @param tailBytes how many bytes of the file's end the first read fetches; the metadata is
+     *     read in one round trip when it fits
+     */
+    public static SstReader open(
+            FileSystem fs,
+            Path path,
+            BlockCache cache,
+            long expectedSize,
+            ReadCounters counters,
+            int streamsPerFile,
+            long tailBytes)
+            throws IOException {
+        return new SstReader(fs, path, cache, expectedSize, counters, streamsPerFile, tailBytes);
     }
 
     public Path path() {
@@ -158,7 +197,11 @@ public final class SstReader {
     /** The verified payload of data block {@code i}, from the block cache or the file. */
     private byte[] payload(int i) throws IOException {
         byte[] p = cached.lookup(i);
-        return p != null ? p : cached.insert(i, readVerified(blocks[i]));
+        return p != null ? p : cached.get(i, loader);
+    }
+
+    private byte[] readBlock(int i) throws IOException {
+        return readVerified(blocks[i]);
     }
 
     /** Point lookup: the entry for exactly {@code key} in this file, or null. */
@@ -179,31 +222,41 @@ public final class SstReader {
     }
 
     /**
-     * Closes the stream and gives up the file's block table in the block cache. Idempotent; later
-     * reads still work (reopening the stream, not caching blocks).
+     * Bytes from the start of the first metadata block (tombstones, bloom, index) to the end of the
+     * file: what a tail read must fetch to open the file in one round trip.
      */
-    public synchronized void close() {
-        if (!closed) {
-            closed = true;
-            cached.release();
-        }
-        closeStream();
+    public long metadataBytes() {
+        return fileSize - metadataStart;
     }
 
-    /** Closes the underlying stream; a later read reopens it. */
-    private synchronized void closeStream() {
-        if (in != null) {
-            try {
-                in.close();
-            } catch (IOException ignored) {
-                // nothing to do: reads reopen
+    /** Streams of this file open right now (idle or in use); 0 after close once reads finished. */
+    int openStreams() {
+        return streams.openStreams();
+    }
+
+    /**
+     * Closes the streams and gives up the file's block table in the block cache. Idempotent; later
+     * reads still work (each on its own short-lived stream, not caching blocks).
+     */
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
             }
-            in = null;
+            closed = true;
         }
+        cached.release();
+        streams.close();
     }
 
     /** Reads a block and verifies its CRC32C; the message of any failure names file and offset. */
     byte[] readVerified(BlockHandle h) throws IOException {
+        checkBounds(h);
+        byte[] buf = readAt(h.offset(), h.length() + SstFormat.BLOCK_CRC_BYTES);
+        return verified(buf, 0, h);
+    }
+
+    private void checkBounds(BlockHandle h) throws IOException {
         if (h.offset() < 0 || h.end() > fileSize) {
             throw error(
                     "Block handle out of file bounds (length "
@@ -214,13 +267,20 @@ public final class SstReader {
                     h.offset(),
                     null);
         }
-        byte[] buf = readAt(h.offset(), h.length() + SstFormat.BLOCK_CRC_BYTES);
+    }
+
+    /**
+     * The payload of block {@code h} found at {@code buf[at..]} (payload then CRC32C), after its
+     * checksum was verified.
+     */
+    private byte[] verified(byte[] buf, int at, BlockHandle h) throws IOException {
+        int crcAt = at + h.length();
         int stored =
-                ((buf[h.length()] & 0xFF) << 24)
-                        | ((buf[h.length() + 1] & 0xFF) << 16)
-                        | ((buf[h.length() + 2] & 0xFF) << 8)
-                        | (buf[h.length() + 3] & 0xFF);
-        int actual = SstFormat.crc32c(buf, 0, h.length());
+                ((buf[crcAt] & 0xFF) << 24)
+                        | ((buf[crcAt + 1] & 0xFF) << 16)
+                        | ((buf[crcAt + 2] & 0xFF) << 8)
+                        | (buf[crcAt + 3] & 0xFF);
+        int actual = SstFormat.crc32c(buf, at, h.length());
         if (stored != actual) {
             throw error(
                     "Corrupted block (CRC32C mismatch: stored "
@@ -233,33 +293,27 @@ public final class SstReader {
                     h.offset(),
                     null);
         }
-        byte[] payload = new byte[h.length()];
-        System.arraycopy(buf, 0, payload, 0, h.length());
-        return payload;
+        return Arrays.copyOfRange(buf, at, at + h.length());
     }
 
-    private synchronized byte[] readAt(long offset, int len) throws IOException {
+    private byte[] readAt(long offset, int len) throws IOException {
         byte[] buf = new byte[len];
         try {
-            if (in == null) {
-                in = fs.open(path);
-            }
-            in.seek(offset);
-            int done = 0;
-            while (done < len) {
-                int n = in.read(buf, done, len - done);
-                if (n < 0) {
-                    throw new EOFException("end of file after " + (offset + done) + " bytes");
-                }
-                done += n;
-            }
+            streams.readFully(offset, buf, 0, len);
             counters.record(len);
             return buf;
         } catch (FileNotFoundException e) {
-            closeStream();
             throw error("Missing SST file", offset, e);
+        } catch (EOFException e) {
+            throw error(
+                    "Truncated SST file: expected "
+                            + fileSize
+                            + " bytes but "
+                            + e.getMessage()
+                            + "; trailer expected",
+                    Math.max(0, fileSize - SstFormat.TRAILER_BYTES),
+                    e);
         } catch (IOException e) {
-            closeStream();
             if (e.getMessage() != null && e.getMessage().startsWith("SST file ")) {
                 throw e;
             }
@@ -270,36 +324,53 @@ public final class SstReader {
         }
     }
 
-    private long checkSize(long expected) throws IOException {
-        long actual;
+    private long statusSize() throws IOException {
         try {
-            actual = fs.getFileStatus(path).getLen();
+            return fs.getFileStatus(path).getLen();
         } catch (FileNotFoundException e) {
             throw error("Missing SST file", 0, e);
         }
-        if (expected >= 0 && actual != expected) {
-            throw error(
-                    "Truncated or resized SST file: expected "
-                            + expected
-                            + " bytes, found "
-                            + actual
-                            + "; trailer expected",
-                    Math.max(0, expected - SstFormat.TRAILER_BYTES),
-                    null);
-        }
-        if (actual < SstFormat.TRAILER_BYTES) {
-            throw error("Truncated SST file: only " + actual + " bytes, no trailer", 0, null);
-        }
-        return actual;
     }
 
-    private SstFooter readFooter() throws IOException {
+    /**
+     * The last bytes of the file, read once at open; {@link #cover} extends it towards the start
+     * when a part of the metadata lies before it.
+     */
+    private final class Tail {
+        long start;
+        byte[] bytes;
+
+        Tail(long tailBytes) throws IOException {
+            int window = (int) Math.min(fileSize, Math.max(SstFormat.TRAILER_BYTES, tailBytes));
+            start = fileSize - window;
+            bytes = readAt(start, window);
+        }
+
+        /** Makes sure the tail starts at or before {@code offset} (one more read if not). */
+        void cover(long offset) throws IOException {
+            if (offset < start) {
+                byte[] more = readAt(offset, (int) (start - offset));
+                byte[] all = new byte[more.length + bytes.length];
+                System.arraycopy(more, 0, all, 0, more.length);
+                System.arraycopy(bytes, 0, all, more.length, bytes.length);
+                bytes = all;
+                start = offset;
+            }
+        }
+
+        int at(long offset) {
+            return (int) (offset - start);
+        }
+    }
+
+    /** Reads and checks trailer, footer, index, bloom and tombstones: one or two reads. */
+    private void readMetadata(long tailBytes) throws IOException {
+        Tail tail = new Tail(Math.min(tailBytes, Integer.MAX_VALUE - 8));
         long tOff = fileSize - SstFormat.TRAILER_BYTES;
-        byte[] t = readAt(tOff, SstFormat.TRAILER_BYTES);
-        ByteReader r = new ByteReader(t, 0, t.length);
+        ByteReader r = new ByteReader(tail.bytes, tail.at(tOff), SstFormat.TRAILER_BYTES);
         int len = r.u32();
         int crc = r.u32();
-        int version = r.u8();
+        int v = r.u8();
         long magic = r.u64();
         if (magic != SstFormat.MAGIC) {
             throw error(
@@ -307,10 +378,10 @@ public final class SstReader {
                     tOff + 9,
                     null);
         }
-        if (version != SstFormat.VERSION && version != SstFormat.VERSION_1) {
+        if (v != SstFormat.VERSION && v != SstFormat.VERSION_1) {
             throw error(
                     "Unsupported SST version "
-                            + version
+                            + v
                             + " (this reader supports "
                             + SstFormat.VERSION_1
                             + " and "
@@ -319,20 +390,59 @@ public final class SstReader {
                     tOff + 8,
                     null);
         }
-        this.version = version;
+        this.version = v;
         long fOff = tOff - len;
         if (len < 0 || fOff < 0) {
             throw error("Bad footer length " + len, tOff, null);
         }
-        byte[] f = readAt(fOff, len);
-        if (SstFormat.crc32c(f, 0, len) != crc) {
+        tail.cover(fOff);
+        if (SstFormat.crc32c(tail.bytes, tail.at(fOff), len) != crc) {
             throw error("Corrupted footer (CRC32C mismatch)", fOff, null);
         }
         try {
-            return SstFooter.decode(f);
+            this.footer =
+                    SstFooter.decode(
+                            Arrays.copyOfRange(tail.bytes, tail.at(fOff), tail.at(fOff) + len));
         } catch (IOException e) {
             throw error("Malformed footer", fOff, e);
         }
+        long metaStart = fOff;
+        for (BlockHandle h : List.of(footer.index(), footer.bloom(), footer.tombstones())) {
+            checkBounds(h);
+            if (h.end() > fOff) {
+                throw error("Metadata block overlaps the footer", h.offset(), null);
+            }
+            metaStart = Math.min(metaStart, h.offset());
+        }
+        this.metadataStart = metaStart;
+        tail.cover(metaStart);
+
+        BlockHandle ih = footer.index();
+        byte[] idx = verified(tail.bytes, tail.at(ih.offset()), ih);
+        ByteReader ir = new ByteReader(idx, 0, idx.length);
+        List<byte[]> keys = new ArrayList<>();
+        List<BlockHandle> handles = new ArrayList<>();
+        try {
+            while (ir.hasRemaining()) {
+                keys.add(ir.bytes());
+                handles.add(new BlockHandle(ir.varint(), ir.varint32()));
+            }
+        } catch (IOException e) {
+            throw error("Malformed index block", ih.offset(), e);
+        }
+        this.lastKeys = keys.toArray(new byte[0][]);
+        this.blocks = handles.toArray(new BlockHandle[0]);
+        BlockHandle bh = footer.bloom();
+        try {
+            this.bloom = BloomFilter.decode(verified(tail.bytes, tail.at(bh.offset()), bh));
+        } catch (IOException e) {
+            if (e.getMessage() != null && e.getMessage().startsWith("SST file ")) {
+                throw e;
+            }
+            throw error("Malformed bloom block", bh.offset(), e);
+        }
+        BlockHandle th = footer.tombstones();
+        this.tombstones = decodeTombstones(verified(tail.bytes, tail.at(th.offset()), th));
     }
 
     private List<PrefixTombstone> decodeTombstones(byte[] b) throws IOException {
