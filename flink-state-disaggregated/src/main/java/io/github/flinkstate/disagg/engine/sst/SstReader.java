@@ -55,13 +55,13 @@ public final class SstReader {
     private final StreamPool streams;
     private final FileSystem fs;
     private final ReadCounters counters;
-    private SstFooter footer;
-    private int version;
-    private byte[][] lastKeys;
-    private BlockHandle[] blocks;
-    private BloomFilter bloom;
-    private List<PrefixTombstone> tombstones;
-    private long metadataStart;
+    private final SstFooter footer;
+    private final int version;
+    private final byte[][] lastKeys;
+    private final BlockHandle[] blocks;
+    private final BloomFilter bloom;
+    private final List<PrefixTombstone> tombstones;
+    private final long metadataStart;
     private final CachedFile cached;
     private final CachedFile.Loader loader = this::readBlock;
     private boolean closed;
@@ -80,19 +80,25 @@ public final class SstReader {
         this.path = path;
         this.name = path.toString();
         this.streams = new StreamPool(fs, path, streamsPerFile);
-        boolean opened = false;
+        Metadata m = null;
         try {
             this.fileSize = expectedSize >= 0 ? expectedSize : statusSize();
             if (fileSize < SstFormat.TRAILER_BYTES) {
                 throw error("Truncated SST file: only " + fileSize + " bytes, no trailer", 0, null);
             }
-            readMetadata(tailBytes);
-            opened = true;
+            m = readMetadata(tailBytes);
         } finally {
-            if (!opened) {
+            if (m == null) {
                 streams.close();
             }
         }
+        this.footer = m.footer();
+        this.version = m.version();
+        this.lastKeys = m.lastKeys();
+        this.blocks = m.blocks();
+        this.bloom = m.bloom();
+        this.tombstones = m.tombstones();
+        this.metadataStart = m.metadataStart();
         this.cached = cache.open(name, blocks.length);
     }
 
@@ -196,8 +202,7 @@ public final class SstReader {
 
     /** The verified payload of data block {@code i}, from the block cache or the file. */
     private byte[] payload(int i) throws IOException {
-        byte[] p = cached.lookup(i);
-        return p != null ? p : cached.get(i, loader);
+        return cached.get(i, loader);
     }
 
     private byte[] readBlock(int i) throws IOException {
@@ -363,8 +368,18 @@ public final class SstReader {
         }
     }
 
+    /** What opening reads from the file's tail. */
+    private record Metadata(
+            SstFooter footer,
+            int version,
+            byte[][] lastKeys,
+            BlockHandle[] blocks,
+            BloomFilter bloom,
+            List<PrefixTombstone> tombstones,
+            long metadataStart) {}
+
     /** Reads and checks trailer, footer, index, bloom and tombstones: one or two reads. */
-    private void readMetadata(long tailBytes) throws IOException {
+    private Metadata readMetadata(long tailBytes) throws IOException {
         Tail tail = new Tail(Math.min(tailBytes, Integer.MAX_VALUE - 8));
         long tOff = fileSize - SstFormat.TRAILER_BYTES;
         ByteReader r = new ByteReader(tail.bytes, tail.at(tOff), SstFormat.TRAILER_BYTES);
@@ -390,7 +405,6 @@ public final class SstReader {
                     tOff + 8,
                     null);
         }
-        this.version = v;
         long fOff = tOff - len;
         if (len < 0 || fOff < 0) {
             throw error("Bad footer length " + len, tOff, null);
@@ -399,8 +413,9 @@ public final class SstReader {
         if (SstFormat.crc32c(tail.bytes, tail.at(fOff), len) != crc) {
             throw error("Corrupted footer (CRC32C mismatch)", fOff, null);
         }
+        SstFooter footer;
         try {
-            this.footer =
+            footer =
                     SstFooter.decode(
                             Arrays.copyOfRange(tail.bytes, tail.at(fOff), tail.at(fOff) + len));
         } catch (IOException e) {
@@ -414,7 +429,6 @@ public final class SstReader {
             }
             metaStart = Math.min(metaStart, h.offset());
         }
-        this.metadataStart = metaStart;
         tail.cover(metaStart);
 
         BlockHandle ih = footer.index();
@@ -430,11 +444,10 @@ public final class SstReader {
         } catch (IOException e) {
             throw error("Malformed index block", ih.offset(), e);
         }
-        this.lastKeys = keys.toArray(new byte[0][]);
-        this.blocks = handles.toArray(new BlockHandle[0]);
         BlockHandle bh = footer.bloom();
+        BloomFilter bloom;
         try {
-            this.bloom = BloomFilter.decode(verified(tail.bytes, tail.at(bh.offset()), bh));
+            bloom = BloomFilter.decode(verified(tail.bytes, tail.at(bh.offset()), bh));
         } catch (IOException e) {
             if (e.getMessage() != null && e.getMessage().startsWith("SST file ")) {
                 throw e;
@@ -442,10 +455,17 @@ public final class SstReader {
             throw error("Malformed bloom block", bh.offset(), e);
         }
         BlockHandle th = footer.tombstones();
-        this.tombstones = decodeTombstones(verified(tail.bytes, tail.at(th.offset()), th));
+        return new Metadata(
+                footer,
+                v,
+                keys.toArray(new byte[0][]),
+                handles.toArray(new BlockHandle[0]),
+                bloom,
+                decodeTombstones(verified(tail.bytes, tail.at(th.offset()), th), th.offset()),
+                metaStart);
     }
 
-    private List<PrefixTombstone> decodeTombstones(byte[] b) throws IOException {
+    private List<PrefixTombstone> decodeTombstones(byte[] b, long offset) throws IOException {
         ByteReader r = new ByteReader(b, 0, b.length);
         try {
             int n = r.varint32();
@@ -455,7 +475,7 @@ public final class SstReader {
             }
             return List.copyOf(out);
         } catch (IOException e) {
-            throw error("Malformed tombstone block", footer.tombstones().offset(), e);
+            throw error("Malformed tombstone block", offset, e);
         }
     }
 
