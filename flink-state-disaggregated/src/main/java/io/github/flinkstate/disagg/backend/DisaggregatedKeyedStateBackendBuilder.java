@@ -1,6 +1,7 @@
 package io.github.flinkstate.disagg.backend;
 
 import io.github.flinkstate.disagg.backend.restore.DisaggRestoreOperation;
+import io.github.flinkstate.disagg.backend.savepoint.CanonicalRestoreOperation;
 import io.github.flinkstate.disagg.backend.snapshot.DisaggSnapshotOperation;
 import io.github.flinkstate.disagg.backend.snapshot.FileOwnership;
 import io.github.flinkstate.disagg.engine.LsmOptions;
@@ -29,7 +30,9 @@ import org.apache.flink.util.IOUtils;
 
 /**
  * Builds a {@link DisaggregatedKeyedStateBackend}: opens an empty engine store, or restores one
- * from the task's handles ({@link DisaggRestoreOperation}), and wires snapshots and file ownership.
+ * from the task's handles (its own checkpoints and native savepoints with {@link
+ * DisaggRestoreOperation}, canonical savepoints of any backend with {@link
+ * CanonicalRestoreOperation}), and wires snapshots and file ownership.
  *
  * <p>Thread safety: single use, on the task thread.
  */
@@ -79,6 +82,11 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
             Collection<KeyedStateHandle> handles = parameters.getStateHandles();
             if (handles == null || handles.stream().allMatch(h -> h == null)) {
                 store = LsmStore.open(options);
+            } else if (CanonicalRestoreOperation.isCanonical(handles)) {
+                store =
+                        new CanonicalRestoreOperation<>(
+                                        keySerializer, classLoader, range, numberOfKeyGroups)
+                                .restore(handles, options, queueFactory, queues, kvStates);
             } else {
                 DisaggRestoreOperation.Result r =
                         new DisaggRestoreOperation<>(
