@@ -181,7 +181,7 @@ public final class DisaggregatedKeyedStateBackend<K> extends AbstractKeyedStateB
 
     @Nonnull
     @Override
-    @SuppressWarnings("unchecked")
+    @SuppressWarnings({"unchecked", "rawtypes"})
     public <N, SV, SEV, S extends State, IS extends S> IS createOrUpdateInternalState(
             @Nonnull TypeSerializer<N> namespaceSerializer,
             @Nonnull StateDescriptor<S, SV> stateDesc,
@@ -190,6 +190,9 @@ public final class DisaggregatedKeyedStateBackend<K> extends AbstractKeyedStateB
             throws Exception {
         RegisteredKvState info =
                 register(namespaceSerializer, stateDesc, allowFutureMetadataUpdates);
+        // TTL's cleanup in full snapshots: applied when a canonical savepoint is written
+        ((RegisteredKeyValueStateBackendMetaInfo) info.metaInfo())
+                .updateSnapshotTransformFactory(snapshotTransformFactory);
         State existing = createdStates.get(stateDesc.getName());
         if (existing == null) {
             existing = factories.create(stateDesc, this, info);

@@ -13,6 +13,7 @@ import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.runtime.state.FullSnapshotResources;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyValueStateIterator;
+import org.apache.flink.runtime.state.StateSnapshotTransformer;
 import org.apache.flink.runtime.state.StreamCompressionDecorator;
 import org.apache.flink.runtime.state.heap.HeapPriorityQueueSnapshotRestoreWrapper;
 import org.apache.flink.runtime.state.heap.HeapPriorityQueueStateSnapshot;
@@ -27,6 +28,9 @@ import org.apache.flink.util.IOUtils;
  * part through {@link #createKVStateIterator()}; writes made after the synchronous part are not in
  * it.
  *
+ * <p>A state's snapshot transformer (TTL's {@code cleanupFullSnapshot}) is applied to each stored
+ * value, list element and map value, as Flink's backends apply it to their full snapshots.
+ *
  * <p>Savepoint state ids are the positions in {@link #getMetaInfoSnapshots()}: the keyed states
  * first, then the timer queues, as Flink's own backends number them.
  *
@@ -36,7 +40,12 @@ import org.apache.flink.util.IOUtils;
 public final class CanonicalSavepointResources<K> implements FullSnapshotResources<K> {
 
     /** How the savepoint writes one keyed state. */
-    record KvState(int savepointId, boolean list, boolean map, boolean ambiguous) {}
+    record KvState(
+            int savepointId,
+            boolean list,
+            boolean map,
+            boolean ambiguous,
+            StateSnapshotTransformer<byte[]> transformer) {}
 
     private final TypeSerializer<K> keySerializer;
     private final KeyGroupRange keyGroupRange;
@@ -86,7 +95,12 @@ public final class CanonicalSavepointResources<K> implements FullSnapshotResourc
                             metaInfos.size(),
                             type == StateDescriptor.Type.LIST,
                             type == StateDescriptor.Type.MAP,
-                            CanonicalKeys.ambiguous(keySerializer, s.namespaceSerializer())));
+                            CanonicalKeys.ambiguous(keySerializer, s.namespaceSerializer()),
+                            // TTL's cleanup in full snapshots, or none
+                            s.metaInfo()
+                                    .getStateSnapshotTransformFactory()
+                                    .createForSerializedState()
+                                    .orElse(null)));
             metaInfos.add(s.metaInfo().snapshot());
         }
         List<HeapPriorityQueueStateSnapshot<?>> timers = new ArrayList<>();

@@ -14,6 +14,7 @@ import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyValueStateIterator;
+import org.apache.flink.runtime.state.StateSnapshotTransformer;
 import org.apache.flink.runtime.state.heap.HeapPriorityQueueStateSnapshot;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,6 +35,9 @@ import org.slf4j.LoggerFactory;
  *       Flink's list delimiter (one byte {@code ','}), the append sequences dropped;
  *   <li>timers: key group and the element as its serializer writes it, an empty value.
  * </ul>
+ *
+ * <p>A state's snapshot transformer (TTL's cleanup in full snapshots) filters values, list elements
+ * and map values; a list left without elements and a filtered value or map entry are not written.
  *
  * <p>One engine iterator walks the whole range forward without a seek: key groups without entries
  * cost nothing but a comparison.
@@ -137,26 +141,59 @@ final class CanonicalStateIterator implements KeyValueStateIterator {
             engine.next();
             return false;
         }
+        StateSnapshotTransformer<byte[]> transformer = s.transformer();
         byte[] value;
         if (s.list()) {
             int pairLength = CanonicalKeys.pairPrefixLength(k);
             byte[] first = k.clone();
             listOut.clear();
-            listOut.write(engine.value());
-            engine.next();
-            while (engine.isValid() && samePair(engine.key(), first, pairLength)) {
-                listOut.writeByte(LIST_DELIMITER);
-                listOut.write(engine.value());
+            boolean any = false;
+            do {
+                byte[] element = transform(transformer, engine.value());
+                if (element != null) {
+                    if (any) {
+                        listOut.writeByte(LIST_DELIMITER);
+                    }
+                    listOut.write(element);
+                    any = true;
+                }
                 engine.next();
+            } while (engine.isValid() && samePair(engine.key(), first, pairLength));
+            if (!any) {
+                return false;
             }
             value = listOut.getCopyOfBuffer();
             k = first;
         } else {
             value = engine.value();
             engine.next();
+            value = s.map() ? transformMapValue(transformer, value) : transform(transformer, value);
+            if (value == null) {
+                return false;
+            }
         }
         emit(s.savepointId(), keys.toCanonical(k, keyGroup, s.ambiguous(), s.map()), value);
         return true;
+    }
+
+    private static byte[] transform(StateSnapshotTransformer<byte[]> transformer, byte[] value) {
+        return transformer == null ? value : transformer.filterOrTransform(value);
+    }
+
+    /** A map value is a null flag and the value; the transformer sees the value only. */
+    private static byte[] transformMapValue(
+            StateSnapshotTransformer<byte[]> transformer, byte[] stored) {
+        if (transformer == null || stored.length == 0 || stored[0] != 0) {
+            return stored; // no transformer, or a null user value
+        }
+        byte[] inner = Arrays.copyOfRange(stored, 1, stored.length);
+        byte[] out = transformer.filterOrTransform(inner);
+        if (out == null) {
+            return null;
+        }
+        byte[] flagged = new byte[out.length + 1];
+        System.arraycopy(out, 0, flagged, 1, out.length);
+        return flagged;
     }
 
     private static boolean samePair(byte[] key, byte[] first, int pairLength) {

@@ -8,11 +8,16 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.flinkstate.disagg.backend.savepoint.SavepointHarness.Kind;
 import java.io.File;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.RunnableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.apache.flink.api.common.state.ListStateDescriptor;
+import org.apache.flink.api.common.state.MapState;
+import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.state.StateTtlConfig;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.LongSerializer;
@@ -205,6 +210,53 @@ class CanonicalSavepointTest {
                                         LongSerializer.INSTANCE))
                 .hasRootCauseInstanceOf(StateMigrationException.class)
                 .hasStackTraceContaining("key serializer");
+    }
+
+    /**
+     * TTL's cleanup in full snapshots applies to canonical savepoints, as in Flink's backends:
+     * expired values, list elements and map entries are not written; live ones are (checked by
+     * restoring with the clock set back, so that nothing is hidden on access).
+     */
+    @Test
+    void ttlCleanupInFullSnapshot_dropsExpiredEntries() throws Exception {
+        SavepointHarness h = harness(128);
+        KeyGroupRange all = h.range(1, 0);
+        StateTtlConfig ttl =
+                StateTtlConfig.newBuilder(Duration.ofMillis(100)).cleanupFullSnapshot().build();
+        ValueStateDescriptor<Long> value = new ValueStateDescriptor<>("v", LongSerializer.INSTANCE);
+        ListStateDescriptor<Long> list = new ListStateDescriptor<>("l", LongSerializer.INSTANCE);
+        MapStateDescriptor<Long, Long> map =
+                new MapStateDescriptor<>("m", LongSerializer.INSTANCE, LongSerializer.INSTANCE);
+        value.enableTimeToLive(ttl);
+        list.enableTimeToLive(ttl);
+        map.enableTimeToLive(ttl);
+        AbstractKeyedStateBackend<String> b = h.create(DISAGGREGATED, all, List.of());
+        for (long t : new long[] {1000, 1080}) { // expired at 1150, live at 1150
+            h.setTime(t);
+            for (int i = 0; i < 60; i++) {
+                b.setCurrentKey(StateModel.key(i));
+                if ((i % 2 == 0) == (t == 1000)) {
+                    StateModel.state(b, VoidNamespace.INSTANCE, StateModel.VOID, value).update(t);
+                }
+                StateModel.state(b, VoidNamespace.INSTANCE, StateModel.VOID, list).add(t);
+                StateModel.state(b, VoidNamespace.INSTANCE, StateModel.VOID, map).put(t, t);
+            }
+        }
+        h.setTime(1150);
+        KeyedStateHandle sp = h.savepoint(b);
+
+        h.setTime(1000);
+        AbstractKeyedStateBackend<String> r = h.create(HASHMAP, all, List.of(sp));
+        for (int i = 0; i < 60; i++) {
+            r.setCurrentKey(StateModel.key(i));
+            assertThat(StateModel.state(r, VoidNamespace.INSTANCE, StateModel.VOID, value).value())
+                    .isEqualTo(i % 2 == 0 ? null : 1080L);
+            assertThat(StateModel.state(r, VoidNamespace.INSTANCE, StateModel.VOID, list).get())
+                    .containsExactly(1080L);
+            MapState<Long, Long> m =
+                    StateModel.state(r, VoidNamespace.INSTANCE, StateModel.VOID, map);
+            assertThat(m.keys()).containsExactly(1080L);
+        }
     }
 
     /** A backend without state writes no savepoint handle. */

@@ -60,6 +60,9 @@ final class SavepointHarness implements AutoCloseable {
     private MockEnvironment env;
     private long nextId = 1;
 
+    /** The TTL clock of every backend the harness creates; moves only when a test sets it. */
+    private volatile long now = 1_000L;
+
     SavepointHarness(File dir, int maxParallelism) {
         this.dir = dir;
         this.maxParallelism = maxParallelism;
@@ -67,6 +70,11 @@ final class SavepointHarness implements AutoCloseable {
 
     int maxParallelism() {
         return maxParallelism;
+    }
+
+    /** Sets the TTL clock (milliseconds) of all backends of this harness. */
+    void setTime(long millis) {
+        now = millis;
     }
 
     /** The key-group range of subtask {@code index} of {@code parallelism}. */
@@ -119,7 +127,7 @@ final class SavepointHarness implements AutoCloseable {
                                         maxParallelism,
                                         range,
                                         env.getTaskKvStateRegistry(),
-                                        TtlTimeProvider.DEFAULT,
+                                        (TtlTimeProvider) () -> now,
                                         new UnregisteredMetricsGroup(),
                                         handles,
                                         new CloseableRegistry()));
