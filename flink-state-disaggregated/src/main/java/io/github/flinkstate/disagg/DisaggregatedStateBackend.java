@@ -83,7 +83,9 @@ public class DisaggregatedStateBackend extends AbstractStateBackend
 
     @Override
     public boolean supportsSavepointFormat(SavepointFormatType formatType) {
-        return formatType == SavepointFormatType.NATIVE;
+        // native: the engine files copied into the savepoint; canonical: Flink's unified format
+        return formatType == SavepointFormatType.NATIVE
+                || formatType == SavepointFormatType.CANONICAL;
     }
 
     @Override

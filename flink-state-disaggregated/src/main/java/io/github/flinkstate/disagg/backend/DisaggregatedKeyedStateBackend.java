@@ -1,11 +1,13 @@
 package io.github.flinkstate.disagg.backend;
 
+import io.github.flinkstate.disagg.backend.savepoint.CanonicalSavepointResources;
 import io.github.flinkstate.disagg.backend.snapshot.DisaggSnapshotOperation;
 import io.github.flinkstate.disagg.backend.state.AbstractDisaggState;
 import io.github.flinkstate.disagg.backend.state.DisaggAggregatingState;
 import io.github.flinkstate.disagg.backend.state.DisaggReducingState;
 import io.github.flinkstate.disagg.backend.state.DisaggValueState;
 import io.github.flinkstate.disagg.engine.LsmStore;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -37,6 +39,7 @@ import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.PriorityComparable;
 import org.apache.flink.runtime.state.RegisteredKeyValueStateBackendMetaInfo;
 import org.apache.flink.runtime.state.SavepointResources;
+import org.apache.flink.runtime.state.SnapshotExecutionType;
 import org.apache.flink.runtime.state.SnapshotResult;
 import org.apache.flink.runtime.state.StateSnapshotTransformer.StateSnapshotTransformFactory;
 import org.apache.flink.runtime.state.heap.HeapPriorityQueueElement;
@@ -178,7 +181,7 @@ public final class DisaggregatedKeyedStateBackend<K> extends AbstractKeyedStateB
 
     @Nonnull
     @Override
-    @SuppressWarnings("unchecked")
+    @SuppressWarnings({"unchecked", "rawtypes"})
     public <N, SV, SEV, S extends State, IS extends S> IS createOrUpdateInternalState(
             @Nonnull TypeSerializer<N> namespaceSerializer,
             @Nonnull StateDescriptor<S, SV> stateDesc,
@@ -187,6 +190,9 @@ public final class DisaggregatedKeyedStateBackend<K> extends AbstractKeyedStateB
             throws Exception {
         RegisteredKvState info =
                 register(namespaceSerializer, stateDesc, allowFutureMetadataUpdates);
+        // TTL's cleanup in full snapshots: applied when a canonical savepoint is written
+        ((RegisteredKeyValueStateBackendMetaInfo) info.metaInfo())
+                .updateSnapshotTransformFactory(snapshotTransformFactory);
         State existing = createdStates.get(stateDesc.getName());
         if (existing == null) {
             existing = factories.create(stateDesc, this, info);
@@ -333,10 +339,18 @@ public final class DisaggregatedKeyedStateBackend<K> extends AbstractKeyedStateB
 
     @Nonnull
     @Override
-    public SavepointResources<K> savepoint() {
-        throw new UnsupportedOperationException(
-                "The disaggregated state backend does not write canonical savepoints yet; take a"
-                        + " native savepoint (--type native).");
+    public SavepointResources<K> savepoint() throws IOException {
+        // canonical savepoint: Flink's SavepointSnapshotStrategy writes it from these resources
+        return new SavepointResources<>(
+                CanonicalSavepointResources.capture(
+                        store,
+                        keySerializer,
+                        keyGroupRange,
+                        numberOfKeyGroups,
+                        keyGroupCompressionDecorator,
+                        new ArrayList<>(kvStates.values()),
+                        priorityQueues.getRegisteredPQStates()),
+                SnapshotExecutionType.ASYNCHRONOUS);
     }
 
     @Override

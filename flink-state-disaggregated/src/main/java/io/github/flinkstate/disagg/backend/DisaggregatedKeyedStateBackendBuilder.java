@@ -3,6 +3,7 @@ package io.github.flinkstate.disagg.backend;
 import io.github.flinkstate.disagg.backend.metrics.CheckpointFigures;
 import io.github.flinkstate.disagg.backend.metrics.DisaggMetrics;
 import io.github.flinkstate.disagg.backend.restore.DisaggRestoreOperation;
+import io.github.flinkstate.disagg.backend.savepoint.CanonicalRestoreOperation;
 import io.github.flinkstate.disagg.backend.snapshot.DisaggSnapshotOperation;
 import io.github.flinkstate.disagg.backend.snapshot.FileOwnership;
 import io.github.flinkstate.disagg.engine.LsmOptions;
@@ -31,7 +32,9 @@ import org.apache.flink.util.IOUtils;
 
 /**
  * Builds a {@link DisaggregatedKeyedStateBackend}: opens an empty engine store, or restores one
- * from the task's handles ({@link DisaggRestoreOperation}), and wires snapshots and file ownership.
+ * from the task's handles (its own checkpoints and native savepoints with {@link
+ * DisaggRestoreOperation}, canonical savepoints of any backend with {@link
+ * CanonicalRestoreOperation}), and wires snapshots and file ownership.
  *
  * <p>Thread safety: single use, on the task thread.
  */
@@ -83,6 +86,11 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
             long restoreNanos = 0;
             if (handles == null || handles.stream().allMatch(h -> h == null)) {
                 store = LsmStore.open(options);
+            } else if (CanonicalRestoreOperation.isCanonical(handles)) {
+                store =
+                        new CanonicalRestoreOperation<>(
+                                        keySerializer, classLoader, range, numberOfKeyGroups)
+                                .restore(handles, options, queueFactory, queues, kvStates);
             } else {
                 DisaggRestoreOperation.Result r =
                         new DisaggRestoreOperation<>(

@@ -10,10 +10,13 @@ import io.github.flinkstate.testing.wait.Waits;
 import java.io.File;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.RecoveryClaimMode;
 import org.apache.flink.core.execution.SavepointFormatType;
+import org.apache.flink.core.fs.Path;
+import org.apache.flink.runtime.checkpoint.RestoredCheckpointStats;
 import org.apache.flink.runtime.jobgraph.JobGraph;
 import org.apache.flink.runtime.jobgraph.SavepointRestoreSettings;
 import org.apache.flink.runtime.jobmaster.JobResult;
@@ -23,6 +26,9 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Real jobs on a MiniCluster with {@code state.backend.type:
@@ -33,14 +39,18 @@ import org.junit.jupiter.api.io.TempDir;
  *
  * <ul>
  *   <li>a failure after a completed checkpoint, recovered from that checkpoint;
- *   <li>a rescale chain 2 -> 1 -> 3 through native savepoints, each resumed in NO_CLAIM mode (the
- *       first checkpoint after each restore is Flink's forced full checkpoint).
+ *   <li>rescale chains 2 -> 1 -> 3 handing the state on through retained checkpoints restored in
+ *       CLAIM and in NO_CLAIM mode (after a NO_CLAIM restore the first checkpoint is Flink's forced
+ *       full checkpoint), through native savepoints and through canonical savepoints;
+ *   <li>a chain whose middle job runs on Flink's RocksDB backend: canonical savepoints from our
+ *       backend to RocksDB and back.
  * </ul>
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class DisaggregatedITCase {
 
     private static final long RECORDS = 40_000;
+    private static final long CHAIN_RECORDS = 20_000;
     private static final int KEYS = 500;
 
     @TempDir File tmp;
@@ -70,27 +80,68 @@ class DisaggregatedITCase {
         }
     }
 
-    @Test
-    void rescaleChain_2_1_3_throughNativeSavepoints() throws Exception {
+    /** How one job of a chain hands its state to the next. */
+    enum Handoff {
+        NATIVE_SAVEPOINT,
+        CANONICAL_SAVEPOINT,
+        /** Cancel the job and resume from its last checkpoint, retained on cancellation. */
+        RETAINED_CHECKPOINT
+    }
+
+    static Stream<Arguments> chains() {
+        String disagg = DisaggregatedStateBackendFactory.class.getName();
+        return Stream.of(
+                Arguments.of(Handoff.RETAINED_CHECKPOINT, RecoveryClaimMode.CLAIM, disagg, disagg),
+                Arguments.of(
+                        Handoff.RETAINED_CHECKPOINT, RecoveryClaimMode.NO_CLAIM, disagg, disagg),
+                Arguments.of(Handoff.NATIVE_SAVEPOINT, RecoveryClaimMode.NO_CLAIM, disagg, disagg),
+                Arguments.of(
+                        Handoff.CANONICAL_SAVEPOINT, RecoveryClaimMode.NO_CLAIM, disagg, disagg),
+                // our backend -> stock RocksDB -> our backend, through canonical savepoints
+                Arguments.of(
+                        Handoff.CANONICAL_SAVEPOINT,
+                        RecoveryClaimMode.NO_CLAIM,
+                        disagg,
+                        "rocksdb"));
+    }
+
+    /**
+     * A rescale chain 2 -> 1 -> 3: the first and last job on {@code backend}, the middle one on
+     * {@code middleBackend}; each hands its state to the next by {@code handoff}, restored in
+     * {@code mode}; the last job runs to the end of the input and the per-key results are exact.
+     */
+    @ParameterizedTest(name = "{0}, {1}: {2} (p2) -> {3} (p1) -> {2} (p3)")
+    @MethodSource("chains")
+    void rescaleChain_2_1_3(
+            Handoff handoff, RecoveryClaimMode mode, String backend, String middleBackend)
+            throws Exception {
         try (ExactlyOnceJob job =
-                        ExactlyOnceJob.builder(RECORDS)
+                        ExactlyOnceJob.builder(CHAIN_RECORDS)
                                 .keys(KeyFunction.modulo(KEYS))
-                                .throttle(Throttle.every(20).whileThrottled().untilCheckpoints(1))
-                                .name("disagg-rescale")
+                                .throttle(Throttle.every(20).whileThrottled())
+                                .name("disagg-chain-" + handoff)
                                 .build();
                 MiniCluster cluster = cluster(3)) {
             cluster.start();
             job.run().throttled(true);
-            String savepoint = runUntil(cluster, job, 2, null, RECORDS / 5);
-            job.run().resetCheckpoints();
-            job.run().throttled(true);
-            savepoint = runUntil(cluster, job, 1, savepoint, RECORDS / 2);
+            String state =
+                    runUntil(cluster, job, 2, backend, null, mode, CHAIN_RECORDS / 5, handoff);
+            state =
+                    runUntil(
+                            cluster,
+                            job,
+                            1,
+                            middleBackend,
+                            state,
+                            mode,
+                            CHAIN_RECORDS / 2,
+                            handoff);
 
             job.run().resetCheckpoints();
             job.run().throttled(false);
-            JobGraph last = jobGraph(job, 3);
-            last.setSavepointRestoreSettings(
-                    SavepointRestoreSettings.forPath(savepoint, false, RecoveryClaimMode.NO_CLAIM));
+            JobGraph last = jobGraph(job, 3, backend);
+            last.setSavepointRestoreSettings(SavepointRestoreSettings.forPath(state, false, mode));
+            long processedBefore = job.run().processed();
             JobResult result =
                     cluster.submitJob(last)
                             .thenCompose(r -> cluster.requestJobResult(last.getJobID()))
@@ -98,34 +149,101 @@ class DisaggregatedITCase {
             assertThat(result.isSuccess())
                     .as("resumed job failed: %s", result.getSerializedThrowable())
                     .isTrue();
-            assertThat(job.run().completedCheckpoints()).isPositive();
+            assertRestoredFrom(cluster, last.getJobID(), state);
+            assertThat(job.run().processed() - processedBefore)
+                    .as("the last job resumed the source where the restored state left it")
+                    .isLessThan(CHAIN_RECORDS);
             job.check().assertExact();
         }
     }
 
-    /** Runs at {@code parallelism} (from {@code savepoint} if given) and stops with a savepoint. */
-    private String runUntil(
-            MiniCluster cluster, ExactlyOnceJob job, int parallelism, String savepoint, long upTo)
+    /**
+     * Flink restored the job from {@code path} (with the source's position restored too, exact
+     * results then prove that the keyed state came through).
+     */
+    private static void assertRestoredFrom(MiniCluster cluster, JobID id, String path)
             throws Exception {
-        JobGraph graph = jobGraph(job, parallelism);
-        if (savepoint != null) {
+        RestoredCheckpointStats restored =
+                cluster.getArchivedExecutionGraph(id)
+                        .get()
+                        .getCheckpointStatsSnapshot()
+                        .getLatestRestoredCheckpoint();
+        assertThat(restored).as("job %s was restored", id).isNotNull();
+        assertThat(restored.getExternalPath()).endsWith(new Path(path).getName());
+    }
+
+    /**
+     * Runs at {@code parallelism} on {@code backend} (from {@code restore} if given) until it
+     * processed {@code upTo} records and completed a checkpoint, then hands off: returns the path
+     * of the savepoint or retained checkpoint to resume from.
+     */
+    private String runUntil(
+            MiniCluster cluster,
+            ExactlyOnceJob job,
+            int parallelism,
+            String backend,
+            String restore,
+            RecoveryClaimMode mode,
+            long upTo,
+            Handoff handoff)
+            throws Exception {
+        job.run().resetCheckpoints();
+        JobGraph graph = jobGraph(job, parallelism, backend);
+        if (restore != null) {
             graph.setSavepointRestoreSettings(
-                    SavepointRestoreSettings.forPath(savepoint, false, RecoveryClaimMode.NO_CLAIM));
+                    SavepointRestoreSettings.forPath(restore, false, mode));
         }
         JobID id = cluster.submitJob(graph).get().getJobID();
         Waits.until(
                 "the job processed " + upTo + " records and completed a checkpoint",
                 Duration.ofMinutes(2),
                 () -> job.run().processed() >= upTo && job.run().completedCheckpoints() > 0);
-        String next =
-                cluster.stopWithSavepoint(
-                                id,
-                                new File(tmp, "savepoints").toURI().toString(),
-                                false,
-                                SavepointFormatType.NATIVE)
-                        .get();
-        cluster.requestJobResult(id).get();
+        String savepoints = new File(tmp, "savepoints").toURI().toString();
+        String next;
+        switch (handoff) {
+            case NATIVE_SAVEPOINT:
+            case CANONICAL_SAVEPOINT:
+                next =
+                        cluster.stopWithSavepoint(
+                                        id,
+                                        savepoints,
+                                        false,
+                                        handoff == Handoff.NATIVE_SAVEPOINT
+                                                ? SavepointFormatType.NATIVE
+                                                : SavepointFormatType.CANONICAL)
+                                .get();
+                cluster.requestJobResult(id).get();
+                break;
+            case RETAINED_CHECKPOINT:
+                cluster.cancelJob(id).get();
+                cluster.requestJobResult(id).get();
+                next = lastRetainedCheckpoint(id);
+                break;
+            default:
+                throw new IllegalArgumentException(String.valueOf(handoff));
+        }
+        if (restore != null) {
+            assertRestoredFrom(cluster, id, restore);
+        }
         return next;
+    }
+
+    /** The newest {@code chk-N} directory of the job that has checkpoint metadata. */
+    private String lastRetainedCheckpoint(JobID id) {
+        File[] dirs = new File(new File(tmp, "checkpoints"), id.toHexString()).listFiles();
+        File last = null;
+        long lastN = -1;
+        for (File d : dirs == null ? new File[0] : dirs) {
+            if (d.getName().startsWith("chk-") && new File(d, "_metadata").isFile()) {
+                long n = Long.parseLong(d.getName().substring(4));
+                if (n > lastN) {
+                    lastN = n;
+                    last = d;
+                }
+            }
+        }
+        assertThat(last).as("a retained checkpoint of job %s", id).isNotNull();
+        return last.toURI().toString();
     }
 
     private static MiniCluster cluster(int slots) {
@@ -138,11 +256,18 @@ class DisaggregatedITCase {
     }
 
     private JobGraph jobGraph(ExactlyOnceJob job, int parallelism) {
+        return jobGraph(job, parallelism, DisaggregatedStateBackendFactory.class.getName());
+    }
+
+    private JobGraph jobGraph(ExactlyOnceJob job, int parallelism, String backend) {
         Configuration config = new Configuration();
-        config.setString("state.backend.type", DisaggregatedStateBackendFactory.class.getName());
+        config.setString("state.backend.type", backend);
         config.setString(
                 "execution.checkpointing.dir", new File(tmp, "checkpoints").toURI().toString());
         config.setString("execution.checkpointing.interval", "100 ms");
+        config.setString(
+                "execution.checkpointing.externalized-checkpoint-retention",
+                "RETAIN_ON_CANCELLATION");
         config.setString("restart-strategy.type", "fixed-delay");
         config.setString("restart-strategy.fixed-delay.attempts", "2");
         config.setString("restart-strategy.fixed-delay.delay", "50 ms");

@@ -93,11 +93,12 @@ public final class DisaggRestoreOperation<K> {
             }
             if (!(h instanceof IncrementalRemoteKeyedStateHandle)) {
                 throw new IOException(
-                        "The disaggregated state backend restores only its own checkpoints and"
-                                + " native savepoints, not "
+                        "The disaggregated state backend restores its own checkpoints and"
+                                + " native savepoints and canonical savepoints of any backend,"
+                                + " not "
                                 + h.getClass().getName()
-                                + " (canonical savepoints and other backends' checkpoints are not"
-                                + " supported yet).");
+                                + " (another backend's checkpoint or native savepoint: switch"
+                                + " backends through a canonical savepoint).");
             }
             IncrementalRemoteKeyedStateHandle handle = (IncrementalRemoteKeyedStateHandle) h;
             for (HandleAndLocalPath e : handle.getSharedState()) {
