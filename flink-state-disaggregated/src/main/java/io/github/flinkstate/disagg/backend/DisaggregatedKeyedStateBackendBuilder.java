@@ -91,6 +91,7 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                         new CanonicalRestoreOperation<>(
                                         keySerializer, classLoader, range, numberOfKeyGroups)
                                 .restore(handles, options, queueFactory, queues, kvStates);
+                restoreNanos = System.nanoTime() - restoreStart;
             } else {
                 DisaggRestoreOperation.Result r =
                         new DisaggRestoreOperation<>(
