@@ -48,6 +48,9 @@ public final class CacheEntry {
     CacheEntry lruPrev;
     CacheEntry lruNext;
 
+    /** The map's promotion tick when this entry was last linked at the front of the LRU list. */
+    long lruTick;
+
     CacheEntry(
             CacheOwner owner,
             Object key,
@@ -79,6 +82,7 @@ public final class CacheEntry {
                         owner, key, namespace, userKey, hash, keyGroup, value, dirty, version,
                         newNext);
         c.valueVersion = valueVersion;
+        c.lruTick = lruTick;
         return c;
     }
 

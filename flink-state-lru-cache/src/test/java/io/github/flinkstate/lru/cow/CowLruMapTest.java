@@ -59,4 +59,37 @@ class CowLruMapTest {
         assertThat(map.copiesOnWrite()).isEqualTo(released);
         map.checkInvariants();
     }
+
+    @Test
+    void hitsInTheFrontQuarterDoNotRelink_butAnEntryNearTheTailIsPromotedAndNeverTheVictim()
+            throws Exception {
+        Recorder owner = new Recorder();
+        CowLruMap map = new CowLruMap(100);
+        for (int i = 0; i < 100; i++) {
+            map.insert(owner, i, "ns", null, 0, i, false); // 99 in front, 0 at the tail
+        }
+        // 0 is the least recently used: its hit promotes it, so the next insert evicts 1
+        map.get(owner, 0, "ns", null);
+        map.insert(owner, 100, "ns", null, 0, 100, false);
+        assertThat(map.peek(owner, 0, "ns", null)).isNotNull();
+        assertThat(map.peek(owner, 1, "ns", null)).isNull();
+        // hits on entries linked within the last 25 links leave the list as it is; they are in
+        // the front quarter, and the inserts below evict the oldest entries, never them
+        for (int round = 0; round < 3; round++) {
+            for (int i = 80; i < 100; i++) {
+                map.get(owner, i, "ns", null);
+            }
+        }
+        for (int i = 101; i < 111; i++) {
+            map.insert(owner, i, "ns", null, 0, i, false);
+            map.checkInvariants();
+        }
+        for (int i = 2; i <= 11; i++) {
+            assertThat(map.peek(owner, i, "ns", null)).as("evicted in LRU order: %s", i).isNull();
+        }
+        for (int i = 80; i < 111; i++) {
+            assertThat(map.peek(owner, i, "ns", null)).as("recently used: %s", i).isNotNull();
+        }
+        assertThat(map.evictions()).isEqualTo(11);
+    }
 }
