@@ -37,12 +37,12 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Randomized model test of the keyed backend: seeded random operations on value, list and map
- * state in four namespaces (update, clear, add, addAll, merge of list namespaces, put, remove,
- * putAll), checkpoints, and restores from the latest completed checkpoint at a random parallelism
- * of 1 to 4 (every restore a rescale, key groups clipped, several handles per subtask), checked
- * against a plain in-memory model: point reads after random operations, and after every restore
- * every key and namespace of every state plus {@code getKeys} per state and namespace.
+ * Randomized model test of the keyed backend: seeded random operations on value, list and map state
+ * in four namespaces (update, clear, add, addAll, merge of list namespaces, put, remove, putAll),
+ * checkpoints, and restores from the latest completed checkpoint at a random parallelism of 1 to 4
+ * (every restore a rescale, key groups clipped, several handles per subtask), checked against a
+ * plain in-memory model: point reads after random operations, and after every restore every key and
+ * namespace of every state plus {@code getKeys} per state and namespace.
  *
  * <p>Knobs (system properties): {@code disagg.model.seed} runs that one seed; {@code
  * disagg.model.runs} (default 3) seeds from 1; {@code disagg.model.steps} (default 1500) operations
@@ -59,7 +59,8 @@ class DisaggBackendModelTest {
     private static final ListStateDescriptor<String> LIST =
             new ListStateDescriptor<>("model-list", StringSerializer.INSTANCE);
     private static final MapStateDescriptor<Integer, String> MAP =
-            new MapStateDescriptor<>("model-map", IntSerializer.INSTANCE, StringSerializer.INSTANCE);
+            new MapStateDescriptor<>(
+                    "model-map", IntSerializer.INSTANCE, StringSerializer.INSTANCE);
 
     @TempDir File tmp;
 
@@ -202,7 +203,9 @@ class DisaggBackendModelTest {
                                 .getJobManagerOwnedSnapshot());
             }
             CompletedCheckpoint cp = job.complete(id, subtasks.size());
-            subtasks.forEach(b -> b.notifyCheckpointComplete(id));
+            for (AbstractKeyedStateBackend<Integer> b : subtasks) {
+                b.notifyCheckpointComplete(id);
+            }
             modelAt.put(id, model.copy());
             checkpoints++;
             return cp;
@@ -303,9 +306,7 @@ class DisaggBackendModelTest {
         void check(int key, int ns) throws Exception {
             List<Integer> id = List.of(key, ns);
             AbstractKeyedStateBackend<Integer> b = at(key);
-            assertThat(value(b, ns).value())
-                    .as("value of %s", id)
-                    .isEqualTo(model.values.get(id));
+            assertThat(value(b, ns).value()).as("value of %s", id).isEqualTo(model.values.get(id));
             Iterable<String> l = list(b, ns).get();
             List<String> actualList = new ArrayList<>();
             if (l != null) {
@@ -324,7 +325,8 @@ class DisaggBackendModelTest {
             assertThat(actualMap).as("map of %s", id).isEqualTo(expected);
             int uk = random.nextInt(8);
             assertThat(m.get(uk)).as("map %s get(%d)", id, uk).isEqualTo(expected.get(uk));
-            assertThat(m.contains(uk)).as("map %s contains(%d)", id, uk)
+            assertThat(m.contains(uk))
+                    .as("map %s contains(%d)", id, uk)
                     .isEqualTo(expected.containsKey(uk));
             assertThat(m.isEmpty()).as("map %s isEmpty", id).isEqualTo(expected.isEmpty());
         }
