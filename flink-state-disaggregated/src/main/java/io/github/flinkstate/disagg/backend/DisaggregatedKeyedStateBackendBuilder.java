@@ -74,8 +74,7 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                             .memtableBytes(settings.memtableBytes())
                             .blockCache(new BlockCache(settings.blockCacheBytes()))
                             .backgroundThreads(settings.backgroundThreads())
-                            .deletionPolicy(
-                                    f -> f.createdHere() && !ownership.isHandedOver(f.path()));
+                            .deletionPolicy(f -> f.createdHere() && ownership.obsolete(f.path()));
             HeapPriorityQueueSetFactory queueFactory =
                     new HeapPriorityQueueSetFactory(range, numberOfKeyGroups, 128);
             Map<String, HeapPriorityQueueSnapshotRestoreWrapper<?>> queues = new HashMap<>();

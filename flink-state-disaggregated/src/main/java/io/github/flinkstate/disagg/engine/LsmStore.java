@@ -293,6 +293,7 @@ public final class LsmStore implements AutoCloseable {
     }
 
     private void flushFrozen() throws IOException {
+        boolean installed = false;
         flushLock.lock();
         try {
             while (true) {
@@ -325,6 +326,7 @@ public final class LsmStore implements AutoCloseable {
                     memtables = List.copyOf(next);
                 }
                 if (file != null) {
+                    installed = true;
                     stats.flushes.incrementAndGet();
                     stats.flushBytes.addAndGet(file.fileSize());
                 }
@@ -336,7 +338,11 @@ public final class LsmStore implements AutoCloseable {
                 writeMutex.notifyAll();
             }
         }
-        maybeScheduleCompaction();
+        // only a new file makes new compaction work: a flush with nothing to write (a checkpoint
+        // or a key listing without writes) must not start rewriting a restored store's files
+        if (installed) {
+            maybeScheduleCompaction();
+        }
     }
 
     // ------------------------------------------------------------------ compaction

@@ -2,36 +2,29 @@ package io.github.flinkstate.disagg.backend;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.flinkstate.disagg.DisaggregatedOptions;
-import io.github.flinkstate.disagg.DisaggregatedStateBackend;
+import io.github.flinkstate.disagg.backend.testutil.DisaggBackends;
 import java.io.File;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.RunnableFuture;
-import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.IntSerializer;
 import org.apache.flink.api.common.typeutils.base.LongSerializer;
 import org.apache.flink.api.common.typeutils.base.StringSerializer;
-import org.apache.flink.core.fs.CloseableRegistry;
+import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
-import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.checkpoint.metadata.MetadataRoundTrip;
-import org.apache.flink.runtime.operators.testutils.MockEnvironment;
-import org.apache.flink.runtime.operators.testutils.MockEnvironmentBuilder;
 import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
 import org.apache.flink.runtime.state.IncrementalKeyedStateHandle.HandleAndLocalPath;
 import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.runtime.state.KeyGroupedInternalPriorityQueue;
-import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
 import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.SnapshotResult;
 import org.apache.flink.runtime.state.VoidNamespace;
@@ -41,7 +34,6 @@ import org.apache.flink.runtime.state.filesystem.FsCheckpointStreamFactory;
 import org.apache.flink.runtime.state.internal.InternalListState;
 import org.apache.flink.runtime.state.internal.InternalMapState;
 import org.apache.flink.runtime.state.internal.InternalValueState;
-import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
 import org.apache.flink.streaming.api.operators.TimerHeapInternalTimer;
 import org.apache.flink.streaming.api.operators.TimerSerializer;
 import org.junit.jupiter.api.AfterEach;
@@ -69,48 +61,26 @@ class DisaggregatedHandleTest {
             new TimerSerializer<>(IntSerializer.INSTANCE, VoidNamespaceSerializer.INSTANCE);
 
     @TempDir File tmp;
-    private final List<AbstractKeyedStateBackend<?>> toDispose = new ArrayList<>();
-    private MockEnvironment env;
+    private DisaggBackends backends;
     private long checkpointId;
 
     @AfterEach
     void cleanup() throws Exception {
-        for (AbstractKeyedStateBackend<?> b : toDispose) {
-            b.dispose();
-        }
-        if (env != null) {
-            env.close();
+        if (backends != null) {
+            backends.close();
         }
     }
 
-    @SuppressWarnings("unchecked")
     private AbstractKeyedStateBackend<Integer> create(
             KeyGroupRange range, List<KeyedStateHandle> handles) throws Exception {
-        if (env == null) {
-            env = new MockEnvironmentBuilder().build();
+        if (backends == null) {
+            backends =
+                    new DisaggBackends(
+                            DisaggBackends.backend(
+                                    new File(tmp, "primary").toURI().toString(),
+                                    MemorySize.parse("4mb")));
         }
-        DisaggregatedStateBackend backend =
-                new DisaggregatedStateBackend()
-                        .with(
-                                DisaggregatedOptions.PRIMARY_DIRECTORY,
-                                new File(tmp, "primary").toURI().toString());
-        AbstractKeyedStateBackend<Integer> b =
-                (AbstractKeyedStateBackend<Integer>)
-                        backend.createKeyedStateBackend(
-                                new KeyedStateBackendParametersImpl<>(
-                                        env,
-                                        new JobID(),
-                                        "test-op",
-                                        IntSerializer.INSTANCE,
-                                        MAX_PARALLELISM,
-                                        range,
-                                        env.getTaskKvStateRegistry(),
-                                        TtlTimeProvider.DEFAULT,
-                                        new UnregisteredMetricsGroup(),
-                                        handles,
-                                        new CloseableRegistry()));
-        toDispose.add(b);
-        return b;
+        return backends.create(range, handles);
     }
 
     private KeyedStateHandle snapshotAndRoundTrip(AbstractKeyedStateBackend<Integer> b)

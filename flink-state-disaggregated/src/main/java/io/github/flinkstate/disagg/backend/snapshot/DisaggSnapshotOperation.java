@@ -364,7 +364,7 @@ public final class DisaggSnapshotOperation<K> {
     /** Flink discards the handle on the TaskManager: keep live files out of the discard. */
     private SnapshotResult<KeyedStateHandle> onDiscardedOnTaskManager(
             long checkpointId, SnapshotResult<KeyedStateHandle> result) {
-        Set<String> back = ownership.discarded(checkpointId);
+        Set<String> delete = ownership.discarded(checkpointId);
         KeyedStateHandle h = result.getJobManagerOwnedSnapshot();
         if (!(h instanceof IncrementalRemoteKeyedStateHandle)) {
             return result;
@@ -384,15 +384,13 @@ public final class DisaggSnapshotOperation<K> {
                 deletable.add(e); // copies made for this snapshot only
             }
         }
-        // files that went back to the store and are no longer live: nobody else will delete them
-        for (String f : back) {
-            if (!live.contains(f)) {
-                everReferenced.remove(f);
-                try {
-                    new Path(f).getFileSystem().delete(new Path(f), false);
-                } catch (IOException e) {
-                    LOG.warn("Could not delete unreferenced file {}", f, e);
-                }
+        // files that went back to the store after it stopped using them: nobody else deletes them
+        for (String f : delete) {
+            everReferenced.remove(f);
+            try {
+                new Path(f).getFileSystem().delete(new Path(f), false);
+            } catch (IOException e) {
+                LOG.warn("Could not delete unreferenced file {}", f, e);
             }
         }
         LOG.info(
@@ -420,9 +418,9 @@ public final class DisaggSnapshotOperation<K> {
 
     /** Closes the store; files the store owns (never handed to Flink) are deleted. */
     public void close() {
-        List<String> live = store.liveFiles();
+        // close first: it waits for a running flush or compaction, whose output must be listed
         store.close();
-        for (String f : live) {
+        for (String f : store.liveFiles()) {
             if (!ownership.isHandedOver(f) && !restoredHandles.containsKey(f)) {
                 try {
                     new Path(f).getFileSystem().delete(new Path(f), false);

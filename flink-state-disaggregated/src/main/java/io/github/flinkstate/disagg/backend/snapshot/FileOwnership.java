@@ -20,6 +20,15 @@ import javax.annotation.concurrent.ThreadSafe;
  *   <li>Restored files were written by an earlier incarnation; the store never deletes them.
  * </ol>
  *
+ * <p>Exactly one party deletes a file that goes back to the store: if the store had already dropped
+ * it from its live version ({@link #obsolete}) while it was handed over, {@link #discarded} returns
+ * it for deletion; otherwise the store deletes it when it drops it later. Both decisions are taken
+ * under this object's lock, so a compaction racing with a discard cannot make both delete it.
+ *
+ * <p>Memory: a file is forgotten once it is obsolete and Flink owns it (a completed checkpoint
+ * named it, or every checkpoint that named it is older than a completed one, so it was registered
+ * or given back already).
+ *
  * <p>Thread safety: thread-safe (the task thread, Flink's async snapshot threads and the engine's
  * background threads call it).
  */
@@ -34,6 +43,9 @@ public final class FileOwnership {
 
     private final Map<Long, Set<String>> filesOfCheckpoint = new HashMap<>();
 
+    /** Handed-over files that left the store's live version before their handles' fate is known. */
+    private final Set<String> obsoleteWhileHandedOver = new HashSet<>();
+
     public synchronized void handedOver(long checkpointId, Set<String> files) {
         filesOfCheckpoint.computeIfAbsent(checkpointId, k -> new HashSet<>()).addAll(files);
         for (String f : files) {
@@ -42,14 +54,15 @@ public final class FileOwnership {
     }
 
     /**
-     * A produced handle was discarded on the TaskManager (never registered): returns the files that
-     * belong to the store again.
+     * A produced handle was discarded on the TaskManager (never registered): the files that belong
+     * to the store again go back to it; returns those among them that the store no longer uses,
+     * which the caller must delete now.
      */
     public synchronized Set<String> discarded(long checkpointId) {
-        Set<String> back = new HashSet<>();
+        Set<String> delete = new HashSet<>();
         Set<String> files = filesOfCheckpoint.remove(checkpointId);
         if (files == null) {
-            return back;
+            return delete;
         }
         for (String f : files) {
             Set<Long> in = handedOverIn.get(f);
@@ -57,11 +70,13 @@ public final class FileOwnership {
                 in.remove(checkpointId);
                 if (in.isEmpty() && !confirmed.contains(f)) {
                     handedOverIn.remove(f);
-                    back.add(f);
+                    if (obsoleteWhileHandedOver.remove(f)) {
+                        delete.add(f);
+                    }
                 }
             }
         }
-        return back;
+        return delete;
     }
 
     public synchronized void completed(long checkpointId) {
@@ -71,10 +86,44 @@ public final class FileOwnership {
         }
         // older handles are registered or gone; a late discard of one leaves files handed over
         filesOfCheckpoint.keySet().removeIf(id -> id <= checkpointId);
+        obsoleteWhileHandedOver.removeIf(
+                f -> {
+                    Set<Long> in = handedOverIn.get(f);
+                    boolean settled =
+                            confirmed.contains(f)
+                                    || in == null
+                                    || in.stream().allMatch(id -> id <= checkpointId);
+                    if (settled) {
+                        forget(f);
+                    }
+                    return settled;
+                });
+    }
+
+    /**
+     * The store dropped {@code path} from its live version (a compaction replaced it, or a full
+     * checkpoint rehomed it): returns true when the store must delete it now, false when Flink owns
+     * it or may still give it back ({@link #discarded}).
+     */
+    public synchronized boolean obsolete(String path) {
+        if (confirmed.contains(path)) {
+            forget(path); // Flink's registry deletes it; the store never asks about it again
+            return false;
+        }
+        if (handedOverIn.containsKey(path)) {
+            obsoleteWhileHandedOver.add(path);
+            return false;
+        }
+        return true;
     }
 
     /** True when Flink may own the file: the store must not delete it. */
     public synchronized boolean isHandedOver(String path) {
         return handedOverIn.containsKey(path) || confirmed.contains(path);
+    }
+
+    private void forget(String path) {
+        confirmed.remove(path);
+        handedOverIn.remove(path);
     }
 }

@@ -1,0 +1,114 @@
+package io.github.flinkstate.disagg.backend.testutil;
+
+import io.github.flinkstate.disagg.DisaggregatedOptions;
+import io.github.flinkstate.disagg.DisaggregatedStateBackend;
+import io.github.flinkstate.disagg.backend.DisaggregatedKeyedStateBackend;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.RunnableFuture;
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.typeutils.base.IntSerializer;
+import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.core.fs.CloseableRegistry;
+import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
+import org.apache.flink.runtime.checkpoint.CheckpointOptions;
+import org.apache.flink.runtime.checkpoint.StateAssignmentOperation;
+import org.apache.flink.runtime.operators.testutils.MockEnvironment;
+import org.apache.flink.runtime.operators.testutils.MockEnvironmentBuilder;
+import org.apache.flink.runtime.state.CheckpointStreamFactory;
+import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
+import org.apache.flink.runtime.state.KeyedStateHandle;
+import org.apache.flink.runtime.state.SnapshotResult;
+import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
+
+/**
+ * Test helper: creates Integer-keyed disaggregated keyed backends for a key-group range, from
+ * nothing or from handles (a restore or a rescale), the way a task does, and runs their snapshots.
+ * Every backend it created and did not {@link #dispose} yet is disposed in {@link #close()}.
+ *
+ * <p>Thread safety: not thread-safe (test thread only).
+ */
+public final class DisaggBackends implements AutoCloseable {
+
+    public static final int MAX_PARALLELISM = 128;
+    public static final KeyGroupRange ALL = KeyGroupRange.of(0, MAX_PARALLELISM - 1);
+
+    private final DisaggregatedStateBackend backend;
+    private final List<DisaggregatedKeyedStateBackend<Integer>> open = new ArrayList<>();
+    private MockEnvironment env;
+
+    public DisaggBackends(DisaggregatedStateBackend backend) {
+        this.backend = backend;
+    }
+
+    /** A backend with its primary directory at {@code primaryDirUri} (any file system URI). */
+    public static DisaggregatedStateBackend backend(String primaryDirUri, MemorySize memtable) {
+        return new DisaggregatedStateBackend()
+                .with(DisaggregatedOptions.PRIMARY_DIRECTORY, primaryDirUri)
+                .with(DisaggregatedOptions.MEMTABLE_SIZE, memtable);
+    }
+
+    /** The key-group ranges of {@code parallelism} subtasks, as Flink assigns them. */
+    public static List<KeyGroupRange> ranges(int parallelism) {
+        return StateAssignmentOperation.createKeyGroupPartitions(MAX_PARALLELISM, parallelism);
+    }
+
+    /** A keyed backend for {@code range}, restored from {@code handles} (empty: a fresh one). */
+    @SuppressWarnings("unchecked")
+    public DisaggregatedKeyedStateBackend<Integer> create(
+            KeyGroupRange range, Collection<KeyedStateHandle> handles) throws Exception {
+        if (env == null) {
+            env = new MockEnvironmentBuilder().build();
+        }
+        DisaggregatedKeyedStateBackend<Integer> b =
+                (DisaggregatedKeyedStateBackend<Integer>)
+                        backend.createKeyedStateBackend(
+                                new KeyedStateBackendParametersImpl<>(
+                                        env,
+                                        new JobID(),
+                                        "test-op",
+                                        IntSerializer.INSTANCE,
+                                        MAX_PARALLELISM,
+                                        range,
+                                        env.getTaskKvStateRegistry(),
+                                        TtlTimeProvider.DEFAULT,
+                                        new UnregisteredMetricsGroup(),
+                                        handles,
+                                        new CloseableRegistry()));
+        open.add(b);
+        return b;
+    }
+
+    /** Disposes {@code b} now, as a task does when it ends. */
+    public void dispose(DisaggregatedKeyedStateBackend<Integer> b) {
+        if (open.remove(b)) {
+            b.dispose();
+        }
+    }
+
+    /** Takes a snapshot and runs its asynchronous part to the end (Flink's task, no failure). */
+    public static SnapshotResult<KeyedStateHandle> snapshot(
+            DisaggregatedKeyedStateBackend<Integer> b,
+            long checkpointId,
+            CheckpointStreamFactory streams,
+            CheckpointOptions options)
+            throws Exception {
+        RunnableFuture<SnapshotResult<KeyedStateHandle>> f =
+                b.snapshot(checkpointId, 0L, streams, options);
+        f.run();
+        return f.get();
+    }
+
+    @Override
+    public void close() throws Exception {
+        for (DisaggregatedKeyedStateBackend<Integer> b : new ArrayList<>(open)) {
+            dispose(b);
+        }
+        if (env != null) {
+            env.close();
+            env = null;
+        }
+    }
+}
