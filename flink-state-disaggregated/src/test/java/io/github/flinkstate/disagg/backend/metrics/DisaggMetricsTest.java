@@ -2,19 +2,15 @@ package io.github.flinkstate.disagg.backend.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.flinkstate.disagg.DisaggregatedOptions;
-import io.github.flinkstate.disagg.DisaggregatedStateBackend;
+import io.github.flinkstate.disagg.backend.DisaggregatedKeyedStateBackend;
+import io.github.flinkstate.disagg.backend.testutil.DisaggBackends;
 import java.io.File;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.RunnableFuture;
-import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
-import org.apache.flink.api.common.typeutils.base.IntSerializer;
 import org.apache.flink.api.common.typeutils.base.StringSerializer;
 import org.apache.flink.configuration.MemorySize;
-import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.metrics.Gauge;
@@ -22,19 +18,12 @@ import org.apache.flink.metrics.Metric;
 import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
-import org.apache.flink.runtime.operators.testutils.MockEnvironment;
-import org.apache.flink.runtime.operators.testutils.MockEnvironmentBuilder;
-import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
 import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
-import org.apache.flink.runtime.state.KeyGroupRange;
-import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
 import org.apache.flink.runtime.state.KeyedStateHandle;
-import org.apache.flink.runtime.state.SnapshotResult;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.runtime.state.filesystem.FsCheckpointStreamFactory;
 import org.apache.flink.runtime.state.internal.InternalValueState;
-import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -55,18 +44,21 @@ class DisaggMetricsTest {
 
     @Test
     void gaugesFollowFlushesCheckpointsAndRemoteReads() throws Exception {
-        MockEnvironment env = new MockEnvironmentBuilder().build();
-        CapturingGroup before = new CapturingGroup("");
-        AbstractKeyedStateBackend<Integer> writer = create(env, before, List.of());
-        KeyedStateHandle handle;
-        try {
+        try (DisaggBackends backends =
+                new DisaggBackends(
+                        DisaggBackends.backend(
+                                new File(tmp, "primary").toURI().toString(),
+                                MemorySize.parse("64kb")))) {
+            CapturingGroup before = new CapturingGroup("");
+            DisaggregatedKeyedStateBackend<Integer> writer =
+                    backends.create(DisaggBackends.ALL, List.of(), before);
             InternalValueState<Integer, VoidNamespace, String> v = value(writer);
             for (int k = 0; k < KEYS; k++) {
                 writer.setCurrentKey(k);
                 v.update("value-" + k + "-" + "x".repeat(40));
             }
             assertThat(before.longValue("disaggregated.restoreDurationMs")).isZero();
-            handle = snapshot(writer);
+            KeyedStateHandle handle = snapshot(writer);
             IncrementalRemoteKeyedStateHandle inc = (IncrementalRemoteKeyedStateHandle) handle;
             assertThat(before.longValue("disaggregated.flushes")).isPositive();
             assertThat(before.longValue("disaggregated.lastCheckpointFiles"))
@@ -76,19 +68,17 @@ class DisaggMetricsTest {
                     .isEqualTo(inc.getStateSize());
             assertThat(before.longValue("disaggregated.lastCheckpointNewBytes"))
                     .isEqualTo(inc.getCheckpointedSize());
-        } finally {
-            writer.dispose();
-        }
+            backends.dispose(writer);
 
-        CapturingGroup after = new CapturingGroup("");
-        AbstractKeyedStateBackend<Integer> reader = create(env, after, List.of(handle));
-        try {
+            CapturingGroup after = new CapturingGroup("");
+            DisaggregatedKeyedStateBackend<Integer> reader =
+                    backends.create(DisaggBackends.ALL, List.of(handle), after);
             long readsAtRestore = after.longValue("disaggregated.primaryReads");
-            InternalValueState<Integer, VoidNamespace, String> v = value(reader);
+            InternalValueState<Integer, VoidNamespace, String> r = value(reader);
             for (int round = 0; round < 2; round++) {
                 for (int k = 0; k < KEYS; k++) {
                     reader.setCurrentKey(k);
-                    assertThat(v.value()).startsWith("value-" + k + "-");
+                    assertThat(r.value()).startsWith("value-" + k + "-");
                 }
             }
             assertThat(after.longValue("disaggregated.primaryReads")).isGreaterThan(readsAtRestore);
@@ -105,44 +95,18 @@ class DisaggMetricsTest {
                             "disaggregated.compactions",
                             "disaggregated.lastCompactionDurationMs",
                             "disaggregated.writeAmplification");
-        } finally {
-            reader.dispose();
         }
     }
 
-    private AbstractKeyedStateBackend<Integer> create(
-            MockEnvironment env, MetricGroup metrics, List<KeyedStateHandle> handles)
-            throws Exception {
-        DisaggregatedStateBackend backend =
-                new DisaggregatedStateBackend()
-                        .with(
-                                DisaggregatedOptions.PRIMARY_DIRECTORY,
-                                new File(tmp, "primary").toURI().toString())
-                        .with(DisaggregatedOptions.MEMTABLE_SIZE, MemorySize.parse("64kb"));
-        return (AbstractKeyedStateBackend<Integer>)
-                backend.createKeyedStateBackend(
-                        new KeyedStateBackendParametersImpl<>(
-                                env,
-                                new JobID(),
-                                "metrics-op",
-                                IntSerializer.INSTANCE,
-                                128,
-                                new KeyGroupRange(0, 127),
-                                env.getTaskKvStateRegistry(),
-                                TtlTimeProvider.DEFAULT,
-                                metrics,
-                                handles,
-                                new CloseableRegistry()));
-    }
-
     private static InternalValueState<Integer, VoidNamespace, String> value(
-            AbstractKeyedStateBackend<Integer> b) throws Exception {
+            DisaggregatedKeyedStateBackend<Integer> b) throws Exception {
         return (InternalValueState<Integer, VoidNamespace, String>)
                 b.getPartitionedState(
                         VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, VALUE);
     }
 
-    private KeyedStateHandle snapshot(AbstractKeyedStateBackend<Integer> b) throws Exception {
+    private KeyedStateHandle snapshot(DisaggregatedKeyedStateBackend<Integer> b)
+            throws Exception {
         Path chk = new Path(new File(tmp, "chk").toURI());
         FsCheckpointStreamFactory streams =
                 new FsCheckpointStreamFactory(
@@ -151,11 +115,12 @@ class DisaggMetricsTest {
                         new Path(chk, "shared"),
                         1024,
                         4096);
-        RunnableFuture<SnapshotResult<KeyedStateHandle>> f =
-                b.snapshot(1, 0, streams, CheckpointOptions.forCheckpointWithDefaultLocation());
-        f.run();
+        KeyedStateHandle h =
+                DisaggBackends.snapshot(
+                                b, 1, streams, CheckpointOptions.forCheckpointWithDefaultLocation())
+                        .getJobManagerOwnedSnapshot();
         b.notifyCheckpointComplete(1);
-        return f.get().getJobManagerOwnedSnapshot();
+        return h;
     }
 
     /** Records every metric registered on it or on its subgroups under its dotted name. */

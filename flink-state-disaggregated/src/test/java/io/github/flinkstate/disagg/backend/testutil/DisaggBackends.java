@@ -11,6 +11,7 @@ import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.typeutils.base.IntSerializer;
 import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.core.fs.CloseableRegistry;
+import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.checkpoint.StateAssignmentOperation;
@@ -56,9 +57,16 @@ public final class DisaggBackends implements AutoCloseable {
     }
 
     /** A keyed backend for {@code range}, restored from {@code handles} (empty: a fresh one). */
-    @SuppressWarnings("unchecked")
     public DisaggregatedKeyedStateBackend<Integer> create(
             KeyGroupRange range, Collection<KeyedStateHandle> handles) throws Exception {
+        return create(range, handles, new UnregisteredMetricsGroup());
+    }
+
+    /** As {@link #create(KeyGroupRange, Collection)}, registering metrics on {@code metrics}. */
+    @SuppressWarnings("unchecked")
+    public DisaggregatedKeyedStateBackend<Integer> create(
+            KeyGroupRange range, Collection<KeyedStateHandle> handles, MetricGroup metrics)
+            throws Exception {
         if (env == null) {
             env = new MockEnvironmentBuilder().build();
         }
@@ -74,7 +82,7 @@ public final class DisaggBackends implements AutoCloseable {
                                         range,
                                         env.getTaskKvStateRegistry(),
                                         TtlTimeProvider.DEFAULT,
-                                        new UnregisteredMetricsGroup(),
+                                        metrics,
                                         handles,
                                         new CloseableRegistry()));
         open.add(b);
