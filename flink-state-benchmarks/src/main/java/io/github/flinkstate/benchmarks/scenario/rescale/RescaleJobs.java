@@ -54,15 +54,19 @@ public final class RescaleJobs {
     }
 
     /**
-     * The verify job at {@code parallelism}, restoring {@code checkpointPath} (NO_CLAIM, so one
-     * checkpoint can be restored several times): probes keys {@code 0..keys-1} once each.
+     * The verify job at {@code parallelism}, restoring {@code checkpointPath} in {@code claimMode}:
+     * probes keys {@code 0..keys-1} once each. The verify job takes no checkpoint, so even a CLAIM
+     * restore leaves the retained checkpoint usable for the next restore: Flink only discards a
+     * claimed checkpoint when a newer one subsumes it, and the backends never delete the files of a
+     * restored checkpoint.
      */
     public static JobGraph verify(
             Configuration config,
             int parallelism,
             long keys,
             int valueBytes,
-            String checkpointPath) {
+            String checkpointPath,
+            RecoveryClaimMode claimMode) {
         StreamExecutionEnvironment env = environment(config, parallelism);
         env.fromSequence(0, keys - 1)
                 .setParallelism(1)
@@ -76,7 +80,7 @@ public final class RescaleJobs {
                 .name("discard");
         JobGraph job = env.getStreamGraph().getJobGraph();
         job.setSavepointRestoreSettings(
-                SavepointRestoreSettings.forPath(checkpointPath, true, RecoveryClaimMode.NO_CLAIM));
+                SavepointRestoreSettings.forPath(checkpointPath, true, claimMode));
         return job;
     }
 
