@@ -94,6 +94,39 @@ public final class BackendSpec {
                 });
     }
 
+    /**
+     * This spec with extra settings applied after its own, e.g. {@code
+     * state.backend.rocksdb.memory.partitioned-index-filters=true}; the name gets them appended in
+     * brackets. An empty map returns this spec.
+     */
+    public BackendSpec with(java.util.Map<String, String> settings) {
+        if (settings.isEmpty()) {
+            return this;
+        }
+        return new BackendSpec(
+                name + settings.toString().replace('{', '[').replace('}', ']'),
+                c -> {
+                    configurer.accept(c);
+                    settings.forEach(c::setString);
+                });
+    }
+
+    /** Parses {@code "k1=v1;k2=v2"} (empty: no settings). */
+    public static java.util.Map<String, String> parseSettings(String list) {
+        java.util.Map<String, String> out = new java.util.LinkedHashMap<>();
+        for (String item : list.split(";")) {
+            if (item.isBlank()) {
+                continue;
+            }
+            int eq = item.indexOf('=');
+            if (eq <= 0) {
+                throw new IllegalArgumentException("Expected key=value, got '" + item + "'");
+            }
+            out.put(item.substring(0, eq).trim(), item.substring(eq + 1).trim());
+        }
+        return out;
+    }
+
     /** The LRU cache over RocksDB with the given number of entries per keyed backend. */
     public static BackendSpec lruOverRocksDb(int maxEntries) {
         return new BackendSpec(

@@ -194,7 +194,9 @@ public final class DisaggregatedReport {
                                 + " (INITIALIZING to RUNNING), median over the repeats ± half the"
                                 + " max-min spread (n = restores); speed-up = the other backend's"
                                 + " time / the disaggregated backend's time. `read all` = the"
-                                + " verify job's one read of every key after the restore, ms.%n%n",
+                                + " verify job's one read of every key after the restore, ms, of"
+                                + " the median run (`stopped at` = the read hit the scenario's"
+                                + " deadline; every key it read was right).%n%n",
                         file,
                         results.keys(),
                         results.valueBytes()));

@@ -53,7 +53,9 @@ public final class RescaleScenario {
 
     public static void main(String[] args) throws Exception {
         Args flags = args().parseOrExit(args);
-        List<BackendSpec> backends = BackendSpec.parseList(flags.get("backends"));
+        Map<String, String> settings = BackendSpec.parseSettings(flags.get("backend-conf"));
+        List<BackendSpec> backends = new ArrayList<>();
+        BackendSpec.parseList(flags.get("backends")).forEach(b -> backends.add(b.with(settings)));
         List<Transition> transitions = Transition.parseList(flags.get("transitions"));
         long stateBytes = (long) (flags.getDouble("state-mb") * 1024 * 1024);
         int valueBytes = flags.getInt("value-bytes");
@@ -236,6 +238,7 @@ public final class RescaleScenario {
                 .flag("value-bytes", "256", "bytes per value")
                 .flag("repeats", "3", "restores per checkpoint and transition (median reported)")
                 .flag("claim-mode", "no_claim", "restore mode of every restore: no_claim or claim")
+                .flag("backend-conf", "", "extra settings for every backend: k1=v1;k2=v2")
                 .flag(
                         "read-deadline-s",
                         "1800",
