@@ -256,7 +256,8 @@ public final class DisaggregatedReport {
         ResultTable table = new ResultTable(RescaleResults.SCENARIO, results.toBenchResults());
         String chart =
                 "rescale-disagg-"
-                        + slug(ResultTable.formatScore(results.stateBytes() / 1048576.0) + "mib-")
+                        + slug(ResultTable.formatScore(results.stateBytes() / 1048576.0) + "mib")
+                        + "-"
                         + slug(claim)
                         + ".svg";
         SvgBarChart.write(

@@ -97,6 +97,9 @@ public final class RescaleScenario {
         }
         printMatrix(runs, transitions);
         System.out.println("JSON written to " + json.getAbsolutePath());
+        // ForSt leaves native threads attached to the JVM as non-daemon threads after its DBs are
+        // closed, which would keep this JVM alive.
+        System.exit(0);
     }
 
     /**
