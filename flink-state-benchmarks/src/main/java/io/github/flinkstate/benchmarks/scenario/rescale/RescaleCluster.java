@@ -33,10 +33,10 @@ import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
  *       (incremental where the backend supports it, retained on cancellation in a local directory),
  *       waits for it to complete, cancels the job.
  *   <li>{@link #restore}: runs the verify job from that checkpoint at another parallelism, waits
- *       until every key was probed (the job then finishes; it is cancelled if it has not), and
- *       returns the measurement. It throws if any key is missing or wrong, if the job did not
- *       restore that checkpoint, or if a timestamp is missing: a backend that loses state never
- *       yields a number.
+ *       until every key was probed, cancels it (it never finishes by itself, see {@link
+ *       RescaleJobs}), and returns the measurement. It throws if any key is missing or wrong, if
+ *       the job did not restore that checkpoint, or if a timestamp is missing: a backend that loses
+ *       state never yields a number.
  * </ol>
  *
  * <p>Both jobs keep checkpointing enabled (interval 1 h, min pause 30 min, so no periodic
@@ -69,8 +69,7 @@ public final class RescaleCluster implements AutoCloseable {
         config.setString(
                 "execution.checkpointing.externalized-checkpoint-retention",
                 "RETAIN_ON_CANCELLATION");
-        // The verify job ends by itself when its bounded source is done, without the final
-        // checkpoint Flink would otherwise trigger and wait for.
+        // No final checkpoint when tasks finish (the jobs are cancelled, never finish).
         config.setString("execution.checkpointing.checkpoints-after-tasks-finish", "false");
         config.setString("restart-strategy.type", "none");
         // Same memory per slot for every job, whatever its parallelism.
