@@ -51,7 +51,21 @@ public final class RescaleScenario {
 
     private RescaleScenario() {}
 
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] args) {
+        // ForSt leaves native threads attached to the JVM as non-daemon threads after its DBs are
+        // closed, which would keep this JVM alive: exit explicitly, also after a failure.
+        int status = 1;
+        try {
+            runMain(args);
+            status = 0;
+        } catch (Throwable t) {
+            t.printStackTrace();
+        } finally {
+            System.exit(status);
+        }
+    }
+
+    private static void runMain(String[] args) throws Exception {
         Args flags = args().parseOrExit(args);
         Map<String, String> settings = BackendSpec.parseSettings(flags.get("backend-conf"));
         List<BackendSpec> backends = new ArrayList<>();
@@ -97,9 +111,6 @@ public final class RescaleScenario {
         }
         printMatrix(runs, transitions);
         System.out.println("JSON written to " + json.getAbsolutePath());
-        // ForSt leaves native threads attached to the JVM as non-daemon threads after its DBs are
-        // closed, which would keep this JVM alive.
-        System.exit(0);
     }
 
     /**
