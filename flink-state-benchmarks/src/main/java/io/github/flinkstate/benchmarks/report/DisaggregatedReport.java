@@ -254,6 +254,10 @@ public final class DisaggregatedReport {
             md.append(' ').append(String.join(" / ", reads)).append(" |\n");
         }
         ResultTable table = new ResultTable(RescaleResults.SCENARIO, results.toBenchResults());
+        if (table.baseline("rocksdb") == null) {
+            md.append('\n');
+            return;
+        }
         String chart =
                 "rescale-disagg-"
                         + slug(ResultTable.formatScore(results.stateBytes() / 1048576.0) + "mib")
