@@ -231,10 +231,14 @@ public final class RescaleScenario {
         }
     }
 
-    /** Parses {@code no_claim} / {@code claim} (any case, '-' or '_'). */
+    /**
+     * Parses {@code no_claim} / {@code claim} (any case, '-' or '_'); Flink's deprecated LEGACY
+     * mode is refused.
+     */
     static RecoveryClaimMode claimMode(String value) {
         String v = value.trim().toUpperCase(Locale.ROOT).replace('-', '_');
-        for (RecoveryClaimMode mode : RecoveryClaimMode.values()) {
+        for (RecoveryClaimMode mode :
+                List.of(RecoveryClaimMode.NO_CLAIM, RecoveryClaimMode.CLAIM)) {
             if (mode.name().equals(v)) {
                 return mode;
             }
