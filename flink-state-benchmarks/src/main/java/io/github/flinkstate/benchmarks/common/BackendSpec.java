@@ -3,6 +3,7 @@ package io.github.flinkstate.benchmarks.common;
 import io.github.flinkstate.changelog.ChangelogStateBackendFactory;
 import io.github.flinkstate.changelog.DfsBatchedChangelogStorageFactory;
 import io.github.flinkstate.changelog.DfsChangelogOptions;
+import io.github.flinkstate.disagg.DisaggregatedStateBackendFactory;
 import io.github.flinkstate.lru.LruCacheOptions;
 import io.github.flinkstate.lru.LruCacheStateBackendFactory;
 import java.io.File;
@@ -61,6 +62,71 @@ public final class BackendSpec {
                 });
     }
 
+    /**
+     * Our disaggregated backend ({@code DisaggregatedStateBackendFactory}) with its defaults: the
+     * primary directory is a folder under the job's checkpoint directory, so checkpoints reference
+     * the engine's files in place and restores open them in place.
+     */
+    public static BackendSpec disaggregated() {
+        return new BackendSpec(
+                "disaggregated",
+                c ->
+                        c.setString(
+                                "state.backend.type",
+                                DisaggregatedStateBackendFactory.class.getName()));
+    }
+
+    /**
+     * Flink's ForSt backend as a disaggregated backend for the synchronous state API: its primary
+     * directory (SST files) on the checkpoint directory ({@code state.backend.forst.primary-dir:
+     * checkpoint-dir}, its default) and the synchronous API not forced onto the local disk ({@code
+     * state.backend.forst.sync.enforce-local: false}; ForSt's default, true, makes it a local
+     * RocksDB-like backend). Incremental checkpoints.
+     */
+    public static BackendSpec forSt() {
+        return new BackendSpec(
+                "forst",
+                c -> {
+                    c.setString("state.backend.type", "forst");
+                    c.setString("state.backend.forst.primary-dir", "checkpoint-dir");
+                    c.setString("state.backend.forst.sync.enforce-local", "false");
+                    c.setString("execution.checkpointing.incremental", "true");
+                });
+    }
+
+    /**
+     * This spec with extra settings applied after its own, e.g. {@code
+     * state.backend.rocksdb.memory.partitioned-index-filters=true}; the name gets them appended in
+     * brackets. An empty map returns this spec.
+     */
+    public BackendSpec with(java.util.Map<String, String> settings) {
+        if (settings.isEmpty()) {
+            return this;
+        }
+        return new BackendSpec(
+                name + settings.toString().replace('{', '[').replace('}', ']'),
+                c -> {
+                    configurer.accept(c);
+                    settings.forEach(c::setString);
+                });
+    }
+
+    /** Parses {@code "k1=v1;k2=v2"} (empty: no settings). */
+    public static java.util.Map<String, String> parseSettings(String list) {
+        java.util.Map<String, String> out = new java.util.LinkedHashMap<>();
+        for (String item : list.split(";")) {
+            if (item.isBlank()) {
+                continue;
+            }
+            int eq = item.indexOf('=');
+            if (eq <= 0) {
+                throw new IllegalArgumentException("Expected key=value, got '" + item + "'");
+            }
+            out.put(item.substring(0, eq).trim(), item.substring(eq + 1).trim());
+        }
+        return out;
+    }
+
     /** The LRU cache over RocksDB with the given number of entries per keyed backend. */
     public static BackendSpec lruOverRocksDb(int maxEntries) {
         return new BackendSpec(
@@ -102,8 +168,8 @@ public final class BackendSpec {
     }
 
     /**
-     * Parses "hashmap,rocksdb,rocksdb-ingest,lru:1000,changelog:rocksdb,changelog:lru:1000" style
-     * lists.
+     * Parses "hashmap,rocksdb,rocksdb-ingest,disaggregated,forst,lru:1000,changelog:rocksdb,
+     * changelog:lru:1000" style lists.
      */
     public static List<BackendSpec> parseList(String list) {
         List<BackendSpec> specs = new ArrayList<>();
@@ -115,6 +181,10 @@ public final class BackendSpec {
                 specs.add(rocksDb());
             } else if (s.equals("rocksdb-ingest")) {
                 specs.add(rocksDbIngest());
+            } else if (s.equals("disaggregated")) {
+                specs.add(disaggregated());
+            } else if (s.equals("forst")) {
+                specs.add(forSt());
             } else if (s.startsWith("changelog:")) {
                 specs.add(changelogOver(parseList(s.substring("changelog:".length())).get(0)));
             } else if (s.startsWith("lru:")) {
@@ -123,7 +193,7 @@ public final class BackendSpec {
                 throw new IllegalArgumentException(
                         "Unknown backend '"
                                 + item
-                                + "'; use hashmap, rocksdb, rocksdb-ingest, "
+                                + "'; use hashmap, rocksdb, rocksdb-ingest, disaggregated, forst, "
                                 + "lru:<entries> or changelog:<backend>");
             }
         }

@@ -3,6 +3,8 @@ package io.github.flinkstate.benchmarks.jmh;
 import io.github.flinkstate.changelog.DfsBatchedChangelogStorage;
 import io.github.flinkstate.changelog.DfsChangelogOptions;
 import io.github.flinkstate.changelog.DfsChangelogSettings;
+import io.github.flinkstate.disagg.DisaggregatedOptions;
+import io.github.flinkstate.disagg.DisaggregatedStateBackend;
 import io.github.flinkstate.lru.StateBackendWrapperWithLRUCache;
 import java.io.File;
 import java.io.IOException;
@@ -21,6 +23,8 @@ import org.apache.flink.runtime.state.LocalRecoveryConfig;
 import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.changelog.StateChangelogStorage;
 import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
+import org.apache.flink.state.forst.ForStOptions;
+import org.apache.flink.state.forst.ForStStateBackend;
 import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
 import org.apache.flink.util.concurrent.ExecutorThreadFactory;
 
@@ -53,7 +57,16 @@ import org.apache.flink.util.concurrent.ExecutorThreadFactory;
  *       DfsBatchedChangelogStorage}).
  * </ul>
  *
- * <p>Not listed yet: the disaggregated backend (its module is not ready).
+ * <p>The disaggregated variants, each with its defaults:
+ *
+ * <ul>
+ *   <li>{@code DISAGGREGATED}: our {@link DisaggregatedStateBackend}; its primary directory is its
+ *       default, a folder under the job's checkpoint directory, which the fixture puts on the local
+ *       file system, and its local working directory is {@code dbDir};
+ *   <li>{@code FORST}: Flink's {@link ForStStateBackend} with its defaults: the synchronous state
+ *       API is forced local ({@code state.backend.forst.sync.enforce-local: true}), so its SST
+ *       files live in {@code dbDir} (its local directory), as RocksDB's do.
+ * </ul>
  */
 public enum BenchmarkBackend {
     HASHMAP,
@@ -62,7 +75,9 @@ public enum BenchmarkBackend {
     LRU_50,
     LRU_100,
     CHANGELOG_FS,
-    CHANGELOG_DFS_BATCHED;
+    CHANGELOG_DFS_BATCHED,
+    DISAGGREGATED,
+    FORST;
 
     /**
      * Runs the discards of Flink's changelog registry on a daemon thread, so forks exit promptly.
@@ -73,7 +88,8 @@ public enum BenchmarkBackend {
     /**
      * A new, unconfigured backend instance.
      *
-     * @param dbDir directory for RocksDB's files (unused by HASHMAP)
+     * @param dbDir local directory for RocksDB's, ForSt's and the disaggregated engine's working
+     *     files (unused by HASHMAP)
      * @param workingSetEntries cache entries the benchmark can touch (sizes the LRU variants)
      */
     public StateBackend create(File dbDir, long workingSetEntries) {
@@ -85,6 +101,11 @@ public enum BenchmarkBackend {
             case CHANGELOG_FS:
             case CHANGELOG_DFS_BATCHED:
                 return changelog(rocksDb(dbDir));
+            case DISAGGREGATED:
+                return new DisaggregatedStateBackend()
+                        .with(DisaggregatedOptions.LOCAL_DIRECTORY, dbDir.getAbsolutePath());
+            case FORST:
+                return forSt(dbDir);
             default:
                 return new StateBackendWrapperWithLRUCache(
                         rocksDb(dbDir), cacheEntries(workingSetEntries));
@@ -173,6 +194,12 @@ public enum BenchmarkBackend {
         } catch (ReflectiveOperationException e) {
             throw new IllegalStateException("Cannot create Flink's ChangelogStateBackend", e);
         }
+    }
+
+    private static StateBackend forSt(File dbDir) {
+        Configuration config = new Configuration();
+        config.set(ForStOptions.LOCAL_DIRECTORIES, dbDir.getAbsolutePath());
+        return new ForStStateBackend().configure(config, BenchmarkBackend.class.getClassLoader());
     }
 
     private static StateBackend rocksDb(File dbDir) {

@@ -8,6 +8,7 @@ import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.typeutils.base.LongSerializer;
 import org.apache.flink.core.fs.CloseableRegistry;
+import org.apache.flink.core.fs.Path;
 import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.runtime.operators.testutils.MockEnvironment;
 import org.apache.flink.runtime.operators.testutils.MockEnvironmentBuilder;
@@ -19,7 +20,7 @@ import org.apache.flink.runtime.state.TestTaskStateManager;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.runtime.state.changelog.StateChangelogStorage;
-import org.apache.flink.runtime.state.storage.JobManagerCheckpointStorage;
+import org.apache.flink.runtime.state.storage.FileSystemCheckpointStorage;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
 import org.apache.flink.util.FileUtils;
 
@@ -28,9 +29,12 @@ import org.apache.flink.util.FileUtils;
  * {@link MockEnvironment}, as a Flink task would build it: 128 key groups, all owned, and 256 MB of
  * managed memory (RocksDB's block cache and write buffers come out of it).
  *
- * <p>The changelog variants get a changelog storage (DSTL) in the temporary directory, handed to
- * the backend through the environment's {@link TestTaskStateManager}, and periodic materialization
- * is disabled in the environment's execution config.
+ * <p>Every variant gets a file-system checkpoint storage in the temporary directory as the
+ * environment's checkpoint storage access (the changelog, ForSt and disaggregated backends ask for
+ * it; the disaggregated backend's primary directory is under it). No checkpoint is taken. The
+ * changelog variants get a changelog storage (DSTL) in the temporary directory, handed to the
+ * backend through the environment's {@link TestTaskStateManager}, and periodic materialization is
+ * disabled in the environment's execution config.
  *
  * <p>Not thread-safe. Lifecycle: {@link #open} creates the backend and a temporary directory;
  * {@link #close} disposes the backend and deletes the directory.
@@ -79,11 +83,12 @@ public final class KeyedBackendFixture implements AutoCloseable {
             env = builder.build();
             // Materialization off: the benchmarks measure the cost of logging changes.
             env.getExecutionConfig().enablePeriodicMaterialize(false);
-            if (kind.isChangelog()) {
-                // The changelog backend asks the environment for it (no checkpoint is taken).
-                env.setCheckpointStorageAccess(
-                        new JobManagerCheckpointStorage().createCheckpointStorage(jobId));
-            }
+            // The changelog, disaggregated and ForSt backends ask the environment for its
+            // checkpoint storage (ForSt fails with a NullPointerException without it); no
+            // checkpoint is taken. The disaggregated backend keeps its primary directory under it.
+            env.setCheckpointStorageAccess(
+                    new FileSystemCheckpointStorage(new Path(new File(dir, "checkpoints").toURI()))
+                            .createCheckpointStorage(jobId));
             StateBackend stateBackend = kind.create(new File(dir, "db"), workingSetEntries);
             CheckpointableKeyedStateBackend<Long> backend =
                     stateBackend.createKeyedStateBackend(

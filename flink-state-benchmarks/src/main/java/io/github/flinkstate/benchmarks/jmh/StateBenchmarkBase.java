@@ -39,7 +39,9 @@ public abstract class StateBenchmarkBase {
         "LRU_50",
         "LRU_100",
         "CHANGELOG_FS",
-        "CHANGELOG_DFS_BATCHED"
+        "CHANGELOG_DFS_BATCHED",
+        "DISAGGREGATED",
+        "FORST"
     })
     public BenchmarkBackend backend;
 

@@ -40,6 +40,8 @@ public record RescaleResults(
      *     unknown
      * @param readAllMs the median run's time to read every key once after the restore, -1 if
      *     unknown
+     * @param readComplete false if the median run's read was stopped at the scenario's deadline
+     *     (then {@code readAllMs} is the time until it was stopped)
      * @param repeats how many restores were measured
      */
     public record Entry(
@@ -50,6 +52,7 @@ public record RescaleResults(
             List<Long> subtaskRestoreMs,
             long restoredBytes,
             long readAllMs,
+            boolean readComplete,
             int repeats) {}
 
     public RescaleResults {
@@ -105,6 +108,7 @@ public record RescaleResults(
                             subtasks,
                             median.path("restoredBytes").asLong(-1),
                             median.path("readAllMs").asLong(-1),
+                            median.path("readComplete").asBoolean(true),
                             rs.size()));
         }
         JsonNode m = root.path("machine");

@@ -11,6 +11,7 @@ import io.github.flinkstate.benchmarks.scenario.rescale.RetainedCheckpoint;
 import io.github.flinkstate.benchmarks.scenario.rescale.Transition;
 import java.io.File;
 import java.nio.file.Files;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -18,6 +19,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import org.apache.flink.core.execution.RecoveryClaimMode;
 import org.apache.flink.util.FileUtils;
 
 /**
@@ -49,32 +51,71 @@ public final class RescaleScenario {
 
     private RescaleScenario() {}
 
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] args) {
+        // ForSt leaves native threads attached to the JVM as non-daemon threads after its DBs are
+        // closed, which would keep this JVM alive: exit explicitly, also after a failure.
+        int status = 1;
+        try {
+            runMain(args);
+            status = 0;
+        } catch (Throwable t) {
+            t.printStackTrace();
+        } finally {
+            System.exit(status);
+        }
+    }
+
+    private static void runMain(String[] args) throws Exception {
         Args flags = args().parseOrExit(args);
-        List<BackendSpec> backends = BackendSpec.parseList(flags.get("backends"));
+        Map<String, String> settings = BackendSpec.parseSettings(flags.get("backend-conf"));
+        List<BackendSpec> backends = new ArrayList<>();
+        BackendSpec.parseList(flags.get("backends")).forEach(b -> backends.add(b.with(settings)));
         List<Transition> transitions = Transition.parseList(flags.get("transitions"));
         long stateBytes = (long) (flags.getDouble("state-mb") * 1024 * 1024);
         int valueBytes = flags.getInt("value-bytes");
         int repeats = flags.getInt("repeats");
+        RecoveryClaimMode claimMode = claimMode(flags.get("claim-mode"));
+        Duration readDeadline = Duration.ofSeconds(flags.getLong("read-deadline-s"));
         File json = new File(flags.get("json"));
         long keys = Math.max(1, stateBytes / valueBytes);
 
         System.out.printf(
                 Locale.ROOT,
-                "%d keys x %d bytes = %.1f MiB of keyed state, max parallelism 128%n",
+                "%d keys x %d bytes = %.1f MiB of keyed state, max parallelism 128, %s restores%n",
                 keys,
                 valueBytes,
-                keys * (double) valueBytes / 1048576);
-        List<RescaleRun> runs = run(backends, transitions, keys, valueBytes, repeats);
+                keys * (double) valueBytes / 1048576,
+                claimMode);
+        // One backend at a time, the JSON rewritten after each: an interrupted run keeps the
+        // backends it finished.
+        List<RescaleRun> runs = new ArrayList<>();
+        for (BackendSpec backend : backends) {
+            runs.addAll(
+                    run(
+                            List.of(backend),
+                            transitions,
+                            keys,
+                            valueBytes,
+                            repeats,
+                            claimMode,
+                            readDeadline));
+            RescaleResultsJson.write(
+                    json,
+                    MachineInfo.current(),
+                    keys * valueBytes,
+                    valueBytes,
+                    keys,
+                    repeats,
+                    claimMode,
+                    runs);
+        }
         printMatrix(runs, transitions);
-        RescaleResultsJson.write(
-                json, MachineInfo.current(), keys * valueBytes, valueBytes, keys, repeats, runs);
         System.out.println("JSON written to " + json.getAbsolutePath());
     }
 
     /**
-     * Runs the matrix: for every backend, one cluster; for every distinct p1, one load; for every
-     * transition and repeat, one verified restore. Throws on the first lost key.
+     * {@link #run(List, List, long, int, int, RecoveryClaimMode, Duration)} with NO_CLAIM restores
+     * and a 30-minute read deadline.
      */
     public static List<RescaleRun> run(
             List<BackendSpec> backends,
@@ -83,6 +124,31 @@ public final class RescaleScenario {
             int valueBytes,
             int repeats)
             throws Exception {
+        return run(
+                backends,
+                transitions,
+                keys,
+                valueBytes,
+                repeats,
+                RecoveryClaimMode.NO_CLAIM,
+                Duration.ofMinutes(30));
+    }
+
+    /**
+     * Runs the matrix: for every backend, one cluster; for every distinct p1, one load; for every
+     * transition and repeat, one verified restore in {@code claimMode}. Throws on the first lost
+     * key. A read of every key after a restore that is still running after {@code readDeadline} is
+     * stopped; its measurement says how many keys it verified.
+     */
+    public static List<RescaleRun> run(
+            List<BackendSpec> backends,
+            List<Transition> transitions,
+            long keys,
+            int valueBytes,
+            int repeats,
+            RecoveryClaimMode claimMode,
+            Duration readDeadline)
+            throws Exception {
         int slots = transitions.stream().mapToInt(t -> Math.max(t.from(), t.to())).max().orElse(1);
         List<RescaleRun> runs = new ArrayList<>();
         for (BackendSpec backend : backends) {
@@ -90,7 +156,8 @@ public final class RescaleScenario {
                     Files.createTempDirectory(
                                     "rescale-" + backend.name().replaceAll("[^a-z0-9]", "_"))
                             .toFile();
-            try (RescaleCluster cluster = new RescaleCluster(backend, dir, slots)) {
+            try (RescaleCluster cluster =
+                    new RescaleCluster(backend, dir, slots).readDeadline(readDeadline)) {
                 Map<Integer, RetainedCheckpoint> checkpoints = new HashMap<>();
                 for (Transition t : transitions) {
                     RetainedCheckpoint cp = checkpoints.get(t.from());
@@ -106,7 +173,8 @@ public final class RescaleScenario {
                                 cp.fullBytes() / 1048576.0);
                     }
                     for (int r = 0; r < repeats; r++) {
-                        RestoreMeasurement m = cluster.restore(cp, t.to(), keys, valueBytes);
+                        RestoreMeasurement m =
+                                cluster.restore(cp, t.to(), keys, valueBytes, claimMode);
                         RescaleRun run = new RescaleRun(backend.name(), t, r, cp, m);
                         runs.add(run);
                         printRun(run);
@@ -123,7 +191,7 @@ public final class RescaleScenario {
         RestoreMeasurement m = run.measurement();
         System.out.printf(
                 Locale.ROOT,
-                "%-18s %5s  max %6d ms  per subtask %s ms  restored %s  (all %d keys verified, read in %d ms)%n",
+                "%-18s %5s  max %6d ms  per subtask %s ms  restored %s  (%s %d keys verified, read in %d ms)%n",
                 run.backend(),
                 run.transition(),
                 m.maxRestoreMs(),
@@ -131,6 +199,7 @@ public final class RescaleScenario {
                 m.restoredBytes() < 0
                         ? "n/a"
                         : String.format(Locale.ROOT, "%.1f MiB", m.restoredBytes() / 1048576.0),
+                m.readComplete() ? "all" : "READ STOPPED AT ITS DEADLINE:",
                 m.keysVerified(),
                 m.readAllMs());
     }
@@ -162,6 +231,22 @@ public final class RescaleScenario {
         }
     }
 
+    /**
+     * Parses {@code no_claim} / {@code claim} (any case, '-' or '_'); Flink's deprecated LEGACY
+     * mode is refused.
+     */
+    static RecoveryClaimMode claimMode(String value) {
+        String v = value.trim().toUpperCase(Locale.ROOT).replace('-', '_');
+        for (RecoveryClaimMode mode :
+                List.of(RecoveryClaimMode.NO_CLAIM, RecoveryClaimMode.CLAIM)) {
+            if (mode.name().equals(v)) {
+                return mode;
+            }
+        }
+        throw new IllegalArgumentException(
+                "Unknown claim mode '" + value + "'; use no_claim or claim");
+    }
+
     /** The scenario's flags. */
     static Args args() {
         return Args.of("RescaleScenario")
@@ -170,6 +255,12 @@ public final class RescaleScenario {
                 .flag("state-mb", "64", "keyed state to write, MiB")
                 .flag("value-bytes", "256", "bytes per value")
                 .flag("repeats", "3", "restores per checkpoint and transition (median reported)")
+                .flag("claim-mode", "no_claim", "restore mode of every restore: no_claim or claim")
+                .flag("backend-conf", "", "extra settings for every backend: k1=v1;k2=v2")
+                .flag(
+                        "read-deadline-s",
+                        "1800",
+                        "stop the read of every key after a restore after this many seconds")
                 .flag("json", "target/rescale.json", "result file");
     }
 }

@@ -150,6 +150,20 @@ class StateBenchmarkWorkCheckTest {
     }
 
     @Test
+    void disaggregatedVariantsAreOurBackendAndForSt() throws Exception {
+        try (KeyedBackendFixture fixture =
+                KeyedBackendFixture.open(BenchmarkBackend.DISAGGREGATED, KEYS)) {
+            assertThat(fixture.backend().getClass().getName())
+                    .isEqualTo(
+                            "io.github.flinkstate.disagg.backend.DisaggregatedKeyedStateBackend");
+        }
+        try (KeyedBackendFixture fixture = KeyedBackendFixture.open(BenchmarkBackend.FORST, KEYS)) {
+            assertThat(fixture.backend().getClass().getName())
+                    .isEqualTo("org.apache.flink.state.forst.sync.ForStSyncKeyedStateBackend");
+        }
+    }
+
+    @Test
     void workCheckRejectsAnIterationWithoutWorkOrWithLostReads() throws Exception {
         ValueStateBenchmark b = new ValueStateBenchmark();
         b.backend = BenchmarkBackend.HASHMAP;

@@ -10,7 +10,9 @@ import io.github.flinkstate.benchmarks.scenario.rescale.RestoreMeasurement;
 import io.github.flinkstate.benchmarks.scenario.rescale.RetainedCheckpoint;
 import io.github.flinkstate.benchmarks.scenario.rescale.Transition;
 import java.io.File;
+import java.time.Duration;
 import java.util.List;
+import org.apache.flink.core.execution.RecoveryClaimMode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -58,6 +60,37 @@ class RescaleScenarioTest {
             assertThat(run.checkpoint().parallelism()).isEqualTo(run.transition().from());
             assertThat(run.checkpoint().fullBytes()).isGreaterThan(KEYS * VALUE_BYTES);
         }
+    }
+
+    @Test
+    void disaggregatedAndForSt_claimMode_verifyEveryKeyAndReuseTheCheckpoint() throws Exception {
+        List<RescaleRun> runs =
+                RescaleScenario.run(
+                        BackendSpec.parseList("disaggregated,forst"),
+                        Transition.parseList("2-1"),
+                        KEYS,
+                        VALUE_BYTES,
+                        2,
+                        RecoveryClaimMode.CLAIM,
+                        Duration.ofMinutes(5));
+
+        // Two CLAIM restores of the same checkpoint per backend: the verify job takes no
+        // checkpoint, so the claimed one is neither subsumed nor discarded.
+        assertThat(runs).hasSize(4);
+        for (RescaleRun run : runs) {
+            assertThat(run.measurement().keysVerified())
+                    .as(run.backend() + " repeat " + run.repeat())
+                    .isEqualTo(KEYS);
+            assertThat(run.measurement().subtaskRestoreMs()).hasSize(1);
+        }
+    }
+
+    @Test
+    void claimModeFlag() {
+        assertThat(RescaleScenario.claimMode("claim")).isEqualTo(RecoveryClaimMode.CLAIM);
+        assertThat(RescaleScenario.claimMode("No-Claim")).isEqualTo(RecoveryClaimMode.NO_CLAIM);
+        assertThatThrownBy(() -> RescaleScenario.claimMode("legacy"))
+                .hasMessageContaining("Unknown claim mode");
     }
 
     @Test

@@ -4,9 +4,10 @@ import org.apache.flink.api.common.functions.FlatMapFunction;
 import org.apache.flink.util.Collector;
 
 /**
- * Load-job filter behind an unbounded sequence source: passes ids {@code 0 .. keys-1} through once,
- * then drops every further id after a 1 ms pause, so the job stays running (and can take the
- * retained checkpoint) without writing any more state. Stateless.
+ * Filter behind an unbounded sequence source (load and verify jobs): passes ids {@code 0 .. keys-1}
+ * through once, then drops every further id after a 1 ms pause, so the job stays running (the load
+ * job can take the retained checkpoint, the verify job does not finish and discard a claimed
+ * checkpoint) without sending any more records. Stateless.
  */
 final class FirstKeys implements FlatMapFunction<Long, Long> {
 

@@ -12,6 +12,7 @@ import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.CheckpointType;
+import org.apache.flink.core.execution.RecoveryClaimMode;
 import org.apache.flink.runtime.checkpoint.AbstractCheckpointStats;
 import org.apache.flink.runtime.checkpoint.CheckpointStatsSnapshot;
 import org.apache.flink.runtime.checkpoint.CompletedCheckpointStats;
@@ -32,10 +33,10 @@ import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
  *       (incremental where the backend supports it, retained on cancellation in a local directory),
  *       waits for it to complete, cancels the job.
  *   <li>{@link #restore}: runs the verify job from that checkpoint at another parallelism, waits
- *       until every key was probed (the job then finishes; it is cancelled if it has not), and
- *       returns the measurement. It throws if any key is missing or wrong, if the job did not
- *       restore that checkpoint, or if a timestamp is missing: a backend that loses state never
- *       yields a number.
+ *       until every key was probed, cancels it (it never finishes by itself, see {@link
+ *       RescaleJobs}), and returns the measurement. It throws if any key is missing or wrong, if
+ *       the job did not restore that checkpoint, or if a timestamp is missing: a backend that loses
+ *       state never yields a number.
  * </ol>
  *
  * <p>Both jobs keep checkpointing enabled (interval 1 h, min pause 30 min, so no periodic
@@ -52,6 +53,7 @@ public final class RescaleCluster implements AutoCloseable {
     private final String backendName;
     private final Configuration config;
     private final MiniCluster cluster;
+    private Duration readDeadline = JOB_TIMEOUT;
 
     /**
      * @param checkpointDir local directory for the retained checkpoints (the caller deletes it)
@@ -67,8 +69,7 @@ public final class RescaleCluster implements AutoCloseable {
         config.setString(
                 "execution.checkpointing.externalized-checkpoint-retention",
                 "RETAIN_ON_CANCELLATION");
-        // The verify job ends by itself when its bounded source is done, without the final
-        // checkpoint Flink would otherwise trigger and wait for.
+        // No final checkpoint when tasks finish (the jobs are cancelled, never finish).
         config.setString("execution.checkpointing.checkpoints-after-tasks-finish", "false");
         config.setString("restart-strategy.type", "none");
         // Same memory per slot for every job, whatever its parallelism.
@@ -84,6 +85,16 @@ public final class RescaleCluster implements AutoCloseable {
                                 .setNumSlotsPerTaskManager(slots)
                                 .build());
         cluster.start();
+    }
+
+    /**
+     * Bounds the verify job's read of every key after a restore: a read still running {@code
+     * deadline} after its first probe is stopped, and the measurement says how many keys it
+     * verified (all right) instead of failing the run. Default: 30 minutes.
+     */
+    public RescaleCluster readDeadline(Duration deadline) {
+        this.readDeadline = deadline;
+        return this;
     }
 
     /** Loads {@code keys} values at {@code parallelism} and returns the retained checkpoint. */
@@ -114,19 +125,43 @@ public final class RescaleCluster implements AutoCloseable {
         }
     }
 
-    /** Restores {@code checkpoint} at {@code parallelism}, verifies every key and measures. */
+    /**
+     * Restores {@code checkpoint} at {@code parallelism} in NO_CLAIM mode, verifies every key and
+     * measures.
+     */
     public RestoreMeasurement restore(
             RetainedCheckpoint checkpoint, int parallelism, long keys, int valueBytes)
             throws Exception {
+        return restore(checkpoint, parallelism, keys, valueBytes, RecoveryClaimMode.NO_CLAIM);
+    }
+
+    /**
+     * Restores {@code checkpoint} at {@code parallelism} in {@code claimMode}, verifies every key
+     * and measures.
+     */
+    public RestoreMeasurement restore(
+            RetainedCheckpoint checkpoint,
+            int parallelism,
+            long keys,
+            int valueBytes,
+            RecoveryClaimMode claimMode)
+            throws Exception {
         ProbeTally.reset();
         InitializationSpans.reset();
-        JobGraph job = RescaleJobs.verify(config, parallelism, keys, valueBytes, checkpoint.path());
+        JobGraph job =
+                RescaleJobs.verify(
+                        config, parallelism, keys, valueBytes, checkpoint.path(), claimMode);
         JobID id = cluster.submitJob(job).get().getJobID();
         String what = backendName + " " + checkpoint.parallelism() + "->" + parallelism;
         Map<String, Long> span;
         AccessExecutionGraph graph;
+        boolean readComplete;
         try {
-            awaitOrFail(id, what + " verify", () -> ProbeTally.total() >= keys);
+            // The restore itself must finish; the read deadline starts at the first probe.
+            awaitOrFail(id, what + " verify", () -> ProbeTally.total() > 0);
+            readComplete =
+                    awaitOrFail(
+                            id, what + " verify", () -> ProbeTally.total() >= keys, readDeadline);
             span = awaitSpan(checkpoint.checkpointId());
             graph = cluster.getExecutionGraph(id).get();
         } finally {
@@ -135,7 +170,8 @@ public final class RescaleCluster implements AutoCloseable {
         long ok = ProbeTally.count(ProbeTally.Outcome.OK);
         long missing = ProbeTally.count(ProbeTally.Outcome.MISSING);
         long wrong = ProbeTally.count(ProbeTally.Outcome.WRONG);
-        if (ok != keys || missing != 0 || wrong != 0 || ProbeTally.total() != keys) {
+        long expected = readComplete ? keys : ProbeTally.total();
+        if (ok != expected || missing != 0 || wrong != 0 || ProbeTally.total() != expected) {
             throw new IllegalStateException(
                     String.format(
                             "%s: STATE LOST after restore: %d keys, %d found with the right value, %d missing, %d wrong",
@@ -161,6 +197,7 @@ public final class RescaleCluster implements AutoCloseable {
                 probes,
                 ok,
                 ProbeTally.spanMillis(),
+                readComplete,
                 span == null ? Map.of() : span);
     }
 
@@ -182,12 +219,24 @@ public final class RescaleCluster implements AutoCloseable {
 
     /** Polls {@code done}; fails if the job reaches a terminal state first or takes too long. */
     private void awaitOrFail(JobID id, String what, BooleanSupplier done) throws Exception {
-        long deadline = System.nanoTime() + JOB_TIMEOUT.toNanos();
+        if (!awaitOrFail(id, what, done, JOB_TIMEOUT)) {
+            throw new IllegalStateException(
+                    backendName + " " + what + " job did not finish within " + JOB_TIMEOUT);
+        }
+    }
+
+    /**
+     * Polls {@code done}; fails if the job reaches a terminal state first; returns false if {@code
+     * timeout} passes first.
+     */
+    private boolean awaitOrFail(JobID id, String what, BooleanSupplier done, Duration timeout)
+            throws Exception {
+        long deadline = System.nanoTime() + timeout.toNanos();
         while (!done.getAsBoolean()) {
             JobStatus status = cluster.getJobStatus(id).get();
             if (status.isGloballyTerminalState()) {
                 if (done.getAsBoolean()) {
-                    return;
+                    return true;
                 }
                 JobResult result = cluster.requestJobResult(id).get();
                 Throwable cause =
@@ -198,11 +247,11 @@ public final class RescaleCluster implements AutoCloseable {
                         backendName + " " + what + " job ended with " + status, cause);
             }
             if (System.nanoTime() > deadline) {
-                throw new IllegalStateException(
-                        backendName + " " + what + " job did not finish within " + JOB_TIMEOUT);
+                return false;
             }
             Thread.sleep(20);
         }
+        return true;
     }
 
     private CompletedCheckpointStats awaitCompletedStats(JobID id, long checkpointId)

@@ -15,10 +15,14 @@ import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
  *
  * <pre>
  *   load:   sequence 0..inf (p=1) -> FirstKeys (p=1) -> keyBy -> WriteValues  (p=from) -> discard
- *   verify: sequence 0..keys-1 (p=1)              -> keyBy -> VerifyValues (p=to)   -> discard
+ *   verify: sequence 0..inf (p=1) -> FirstKeys (p=1) -> keyBy -> VerifyValues (p=to)   -> discard
  * </pre>
  *
- * The sources have different uids; the verify job ignores the load source's state (it must probe
+ * Neither job ends by itself: the driver cancels it. For the verify job this matters in CLAIM mode:
+ * a job that reaches FINISHED discards the checkpoint it claimed (a retained checkpoint is only
+ * kept on cancellation), so the next restore of the same checkpoint would find it deleted.
+ *
+ * <p>The sources have different uids; the verify job ignores the load source's state (it must probe
  * every key from 0, not resume the sequence). Stateless.
  */
 public final class RescaleJobs {
@@ -54,20 +58,29 @@ public final class RescaleJobs {
     }
 
     /**
-     * The verify job at {@code parallelism}, restoring {@code checkpointPath} (NO_CLAIM, so one
-     * checkpoint can be restored several times): probes keys {@code 0..keys-1} once each.
+     * The verify job at {@code parallelism}, restoring {@code checkpointPath} in {@code claimMode}:
+     * probes keys {@code 0..keys-1} once each and keeps running until cancelled. The verify job
+     * takes no checkpoint and is always cancelled, so even a CLAIM restore leaves the retained
+     * checkpoint usable for the next restore: Flink discards a claimed checkpoint when a newer one
+     * subsumes it or when the job finishes, and the backends never delete the files of a restored
+     * checkpoint.
      */
     public static JobGraph verify(
             Configuration config,
             int parallelism,
             long keys,
             int valueBytes,
-            String checkpointPath) {
+            String checkpointPath,
+            RecoveryClaimMode claimMode) {
         StreamExecutionEnvironment env = environment(config, parallelism);
-        env.fromSequence(0, keys - 1)
+        env.fromSequence(0, Long.MAX_VALUE)
                 .setParallelism(1)
                 .uid("probe-source")
                 .name("probe-source")
+                .flatMap(new FirstKeys(keys))
+                .setParallelism(1)
+                .uid("probe-first-keys")
+                .name("probe-first-keys")
                 .keyBy(k -> k, Types.LONG)
                 .process(new VerifyValues(valueBytes))
                 .uid(KEYED_UID)
@@ -76,7 +89,7 @@ public final class RescaleJobs {
                 .name("discard");
         JobGraph job = env.getStreamGraph().getJobGraph();
         job.setSavepointRestoreSettings(
-                SavepointRestoreSettings.forPath(checkpointPath, true, RecoveryClaimMode.NO_CLAIM));
+                SavepointRestoreSettings.forPath(checkpointPath, true, claimMode));
         return job;
     }
 

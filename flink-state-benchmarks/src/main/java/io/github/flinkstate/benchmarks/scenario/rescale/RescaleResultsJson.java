@@ -8,6 +8,7 @@ import io.github.flinkstate.benchmarks.report.MachineInfo;
 import java.io.File;
 import java.io.IOException;
 import java.util.List;
+import org.apache.flink.core.execution.RecoveryClaimMode;
 
 /**
  * Writes the rescale scenario's raw results, the file {@code report.RescaleResults} reads:
@@ -16,10 +17,11 @@ import java.util.List;
  * {"scenario": "rescale",
  *  "machine": {"cores": 2, "java": "17.0.15", "os": "Linux 6.8", "arch": "amd64"},
  *  "stateBytes": 67108864, "valueBytes": 256, "keys": 262144, "maxParallelism": 128, "repeats": 1,
+ *  "claimMode": "NO_CLAIM",
  *  "restoreTime": "<how subtaskRestoreMs is measured>",
  *  "runs": [{"backend": "rocksdb", "from": 2, "to": 1, "repeat": 0,
  *            "maxRestoreMs": 812, "subtaskRestoreMs": [812], "probesPerSubtask": [262144],
- *            "keysVerified": 262144, "readAllMs": 1480, "checkpointId": 1, "checkpointFullBytes": 70254411,
+ *            "keysVerified": 262144, "readAllMs": 1480, "readComplete": true, "checkpointId": 1, "checkpointFullBytes": 70254411,
  *            "checkpointedBytes": 70254411, "restoredBytes": 70254411,
  *            "flinkJobInitialization": {"maxRestoreStateDurationMs": 640, ...}}, ...]}
  * }</pre>
@@ -41,6 +43,7 @@ public final class RescaleResultsJson {
             int valueBytes,
             long keys,
             int repeats,
+            RecoveryClaimMode claimMode,
             List<RescaleRun> runs)
             throws IOException {
         ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
@@ -52,6 +55,7 @@ public final class RescaleResultsJson {
         root.put("keys", keys);
         root.put("maxParallelism", RescaleJobs.MAX_PARALLELISM);
         root.put("repeats", repeats);
+        root.put("claimMode", claimMode.name());
         root.put("restoreTime", RESTORE_TIME);
         ArrayNode out = root.putArray("runs");
         for (RescaleRun run : runs) {
@@ -66,6 +70,7 @@ public final class RescaleResultsJson {
             r.probesPerSubtask().forEach(n.putArray("probesPerSubtask")::add);
             n.put("keysVerified", r.keysVerified());
             n.put("readAllMs", r.readAllMs());
+            n.put("readComplete", r.readComplete());
             n.put("checkpointId", run.checkpoint().checkpointId());
             n.put("checkpointFullBytes", run.checkpoint().fullBytes());
             n.put("checkpointedBytes", run.checkpoint().checkpointedBytes());

@@ -10,10 +10,12 @@ import java.util.Map;
  *     Flink's INITIALIZING state (INITIALIZING to RUNNING timestamps in the execution graph), which
  *     is where keyed state is downloaded and restored
  * @param probesPerSubtask keys that each subtask verified (index order)
- * @param keysVerified keys found with the right value (always all keys: a lost or wrong key fails
- *     the verify job before a measurement is made)
+ * @param keysVerified keys found with the right value (all keys, unless the read was stopped at its
+ *     deadline: a lost or wrong key fails the verify job before a measurement is made)
  * @param readAllMs time from the first to the last probe: one point read of every key right after
  *     the restore (not part of the restore time; shows the state the restore left behind)
+ * @param readComplete false when the read of every key was stopped at the scenario's read deadline
+ *     ({@code keysVerified} keys were read, all right); the restore time is measured either way
  * @param flinkSpan numeric attributes of Flink's {@code JobInitialization} span for this restore
  *     (max/sum over all subtasks of the job); empty when Flink did not emit it in time
  */
@@ -22,6 +24,7 @@ public record RestoreMeasurement(
         List<Long> probesPerSubtask,
         long keysVerified,
         long readAllMs,
+        boolean readComplete,
         Map<String, Long> flinkSpan) {
 
     public RestoreMeasurement {
