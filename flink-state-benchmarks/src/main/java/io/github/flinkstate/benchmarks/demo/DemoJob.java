@@ -47,7 +47,7 @@ import org.apache.flink.runtime.minicluster.MiniCluster;
 public final class DemoJob {
 
     static final String DEFAULT_BACKENDS =
-            "hashmap,rocksdb,lru:100000,lru:250,changelog:rocksdb,changelog:lru:100000";
+            "hashmap,rocksdb,disaggregated,lru:100000,lru:250,changelog:rocksdb,changelog:lru:100000";
 
     /** Upper bound of the records of one throughput run. */
     private static final long MAX_RUN_RECORDS = 50_000_000;

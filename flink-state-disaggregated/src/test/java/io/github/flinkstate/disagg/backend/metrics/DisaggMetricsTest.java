@@ -105,8 +105,7 @@ class DisaggMetricsTest {
                         VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, VALUE);
     }
 
-    private KeyedStateHandle snapshot(DisaggregatedKeyedStateBackend<Integer> b)
-            throws Exception {
+    private KeyedStateHandle snapshot(DisaggregatedKeyedStateBackend<Integer> b) throws Exception {
         Path chk = new Path(new File(tmp, "chk").toURI());
         FsCheckpointStreamFactory streams =
                 new FsCheckpointStreamFactory(
