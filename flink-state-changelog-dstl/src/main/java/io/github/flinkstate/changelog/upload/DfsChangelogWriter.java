@@ -406,11 +406,21 @@ public final class DfsChangelogWriter
                 }
                 StreamStateHandle file = results.get(i).file();
                 if (!current) {
+                    LOG.debug("{} sqn {}: stale result in {}", logId, state.sequenceNumber, file);
                     registry.release(file);
                 } else {
                     state.status = ChangeSetState.Status.UPLOADED;
                     state.result = results.get(i);
-                    if (closed || (!isLive(state) && !capturedByPending(state))) {
+                    boolean release = closed || (!isLive(state) && !capturedByPending(state));
+                    LOG.debug(
+                            "{} sqn {} uploaded to {} (closed {}, live {}, captured {})",
+                            logId,
+                            state.sequenceNumber,
+                            file,
+                            closed,
+                            isLive(state),
+                            capturedByPending(state));
+                    if (release) {
                         // truncated meanwhile and no ongoing persist will hand it out; a
                         // captured one keeps its reference, i.e. is never deleted here
                         registry.release(file);
