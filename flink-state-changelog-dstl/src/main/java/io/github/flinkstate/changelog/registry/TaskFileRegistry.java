@@ -101,6 +101,10 @@ public final class TaskFileRegistry {
             }
             if (!isSubsumed(lastCheckpointId)) {
                 inDoubt.add(new Doubtful(file, lastCheckpointId));
+                LOG.debug(
+                        "DSTL file {} in doubt until checkpoint {} is subsumed",
+                        file,
+                        lastCheckpointId);
                 return;
             }
         }
@@ -177,6 +181,7 @@ public final class TaskFileRegistry {
         if (localCopy != null) {
             localCopies.put(file, localCopy);
         }
+        LOG.debug("DSTL file {} tracked with {} references", file, changeSets);
     }
 
     /**
@@ -192,6 +197,7 @@ public final class TaskFileRegistry {
                 return;
             }
             delete = count == 1;
+            LOG.debug("DSTL file {} released ({} references left)", file, count - 1);
             if (delete) {
                 refCounts.remove(file);
                 localCopy = localCopies.remove(file);

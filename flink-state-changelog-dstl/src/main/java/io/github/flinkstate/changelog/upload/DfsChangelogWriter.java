@@ -37,17 +37,19 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Ownership (see docs/changelog-dstl.md, "Deletion rules"): a file is deleted by the TaskManager
  * ({@link TaskFileRegistry}) only when all its change sets were released and none was handed over.
- * A change set is handed over (the JobManager owns its file) by {@link #confirm} of a checkpoint
- * whose range contains it, and by a {@link #reset} when an earlier checkpoint used it. It is
- * released by {@link #truncate} and {@link #close} if no persist result ever contained it (nor
- * will: a reset fails the aborted checkpoint's pending persist), by {@link #truncateAndClose} (the
- * tail no checkpoint contains), by a {@link #reset} of the only checkpoint that used it (it is then
- * re-uploaded when needed again), or when its upload result is stale. A change set that some
- * persist result contained but no confirm covered is, on truncation or close, {@link
- * TaskFileRegistry#releaseWhenSubsumed released once its last checkpoint can no longer be
- * retained}: it may belong to the retained checkpoint (a skipped confirm) or to an aborted one the
- * JobManager never saw. Change bytes are kept until confirm or truncation so that a reset can
- * re-upload them.
+ * A change set is handed over (the JobManager owns its file) only by {@link #confirm} of a
+ * checkpoint whose range contains it: only then is it sure that the JobManager received a result
+ * containing it. It is released by {@link #truncate} and {@link #close} if no persist result ever
+ * contained it (nor will: a reset fails the aborted checkpoint's pending persist), by {@link
+ * #truncateAndClose} (the tail no checkpoint contains), by a {@link #reset} of the only checkpoint
+ * that used it (it is then re-uploaded when needed again), or when its upload result is stale. A
+ * change set that some persist result contained, or that a pending persist captured, but that no
+ * confirm covered is, on truncation or close (or on the arrival of its upload if it was truncated
+ * meanwhile), {@link TaskFileRegistry#releaseWhenSubsumed released once its last checkpoint can no
+ * longer be retained}: it may belong to the retained checkpoint (a skipped confirm) or to an
+ * aborted one the JobManager never saw (also when a reset of a later checkpoint comes: the earlier
+ * one may have been aborted without a reset of its own). Change bytes are kept until confirm or
+ * truncation so that a reset can re-upload them.
  *
  * <p>The task mailbox is not used: results are applied under the lock on upload threads.
  *
@@ -245,21 +247,21 @@ public final class DfsChangelogWriter
                     // the JobManager never saw this result: keep using it
                     continue;
                 }
-                if (state.firstCheckpoint < checkpointId) {
-                    // an earlier checkpoint may still complete with this file: JM owns it
-                    state.confirmed = true;
-                    state.changeSet = null;
-                    registry.handOver(state.result.file());
-                } else {
-                    // only the aborted checkpoint used it: re-upload if requested again
-                    registry.release(state.result.file());
-                    state.result = null;
-                    state.status = ChangeSetState.Status.NOT_UPLOADED;
-                    state.firstCheckpoint = Long.MAX_VALUE;
-                    state.lastCheckpoint = Long.MIN_VALUE;
-                    state.reportedIncrementally = false;
-                    notUploadedBytes += state.rawBytes;
+                if (state.firstCheckpoint < checkpointId || state.lastCheckpoint > checkpointId) {
+                    // another checkpoint's result contains it: that checkpoint may be retained
+                    // (its confirm skipped) or may have been aborted unseen by the JobManager.
+                    // Keep it unconfirmed: truncation and close release it once that checkpoint
+                    // is subsumed; handing it over here would leak it in the second case.
+                    continue;
                 }
+                // only the aborted checkpoint used it: re-upload if requested again
+                registry.release(state.result.file());
+                state.result = null;
+                state.status = ChangeSetState.Status.NOT_UPLOADED;
+                state.firstCheckpoint = Long.MAX_VALUE;
+                state.lastCheckpoint = Long.MIN_VALUE;
+                state.reportedIncrementally = false;
+                notUploadedBytes += state.rawBytes;
             }
             Iterator<PendingPersist> it = pending.iterator();
             while (it.hasNext()) {
@@ -406,14 +408,29 @@ public final class DfsChangelogWriter
                 }
                 StreamStateHandle file = results.get(i).file();
                 if (!current) {
+                    LOG.debug("{} sqn {}: stale result in {}", logId, state.sequenceNumber, file);
                     registry.release(file);
                 } else {
                     state.status = ChangeSetState.Status.UPLOADED;
                     state.result = results.get(i);
-                    if (closed || (!isLive(state) && !capturedByPending(state))) {
-                        // truncated meanwhile and no ongoing persist will hand it out; a
-                        // captured one keeps its reference, i.e. is never deleted here
+                    long capturedBy = capturingCheckpoint(state);
+                    LOG.debug(
+                            "{} sqn {} uploaded to {} (closed {}, live {}, captured by {})",
+                            logId,
+                            state.sequenceNumber,
+                            file,
+                            closed,
+                            isLive(state),
+                            capturedBy == Long.MIN_VALUE ? "none" : capturedBy);
+                    if (closed || (!isLive(state) && capturedBy == Long.MIN_VALUE)) {
+                        // truncated meanwhile (or closed) and no ongoing persist hands it out
                         registry.release(file);
+                    } else if (!isLive(state)) {
+                        // truncated meanwhile: no later persist can contain it. A pending
+                        // persist that captured it hands it out below, but its checkpoint may
+                        // be aborted unseen (e.g. 10's persist still pending when 11 started
+                        // and was reset): release it once that checkpoint is subsumed
+                        registry.releaseWhenSubsumed(file, capturedBy);
                     }
                 }
             }
@@ -521,18 +538,6 @@ public final class DfsChangelogWriter
             }
         }
         return result;
-    }
-
-    @GuardedBy("this")
-    private boolean capturedByPending(ChangeSetState state) {
-        for (PendingPersist persist : pending) {
-            for (ChangeSetState captured : persist.changeSets) {
-                if (captured == state) {
-                    return true;
-                }
-            }
-        }
-        return false;
     }
 
     @GuardedBy("this")

@@ -428,4 +428,75 @@ class DfsChangelogWriterTest {
         assertThat(files(cp1)).allMatch(DfsChangelogWriterTest::exists);
         assertThat(Changes.read(storage.createReader(), cp1)).containsExactly("1:a");
     }
+
+    // ---- the seed-4 leak of MultiWriterProtocolModelTest; each failed before its fix --------
+
+    @Test
+    void resetOfLaterCheckpoint_keepsTheEarlierCheckpointsFile_andDeletesItOnceSubsumed()
+            throws Exception {
+        open();
+        DfsChangelogWriter writer = writer();
+        writer.append(1, bytes("a"));
+        // checkpoints 10 and 11 both hand out sqn 0 (one file); the JobManager sees neither:
+        // 11 is aborted (reset), 10 was aborted before, after 11 started, so no reset for it
+        StreamStateHandle file = files(persist(writer, 0, 10)).iterator().next();
+        persist(writer, 0, 11);
+        SequenceNumber to = writer.nextSequenceNumber();
+        writer.reset(SequenceNumber.of(0), to, 11);
+        assertThat(storage.getRegistry().isTracked(file))
+                .as("the reset must not hand the file to a JobManager that may never see it")
+                .isTrue();
+
+        // materialized up to sqn 1 and truncated: checkpoint 10 might still be the retained one
+        // (completed, its confirm skipped), so the file is kept until 10 is subsumed
+        writer.truncate(to);
+        assertThat(exists(file)).isTrue();
+        assertThat(storage.getRegistry().referencesInDoubt()).isOne();
+
+        // checkpoint 12 completes without the file: nobody can reference it any more
+        persist(writer, 1, 12);
+        writer.confirm(to, to, 12);
+        awaitDeleted(file);
+        assertThat(storage.getRegistry().referencesInDoubt()).isZero();
+    }
+
+    @Test
+    void uploadTruncatedWhileInFlight_capturedByPersistOfAbortedCheckpoint_isDeletedOnceSubsumed()
+            throws Exception {
+        Configuration config = TestStorages.config(new Path(new File(tmp, "dfs").toURI()));
+        // uploads wait in the batch until 20 bytes are queued; 10 bytes start a pre-emptive one
+        config.set(DfsChangelogOptions.PERSIST_DELAY, Duration.ofHours(1));
+        config.set(DfsChangelogOptions.PERSIST_SIZE_THRESHOLD, MemorySize.parse("20b"));
+        config.set(DfsChangelogOptions.PREEMPTIVE_PERSIST_THRESHOLD, MemorySize.parse("10b"));
+        open(config);
+        DfsChangelogWriter writer = writer();
+        DfsChangelogWriter other = writer();
+        writer.append(1, bytes("0123456789")); // sqn 0, its upload waits in the batch
+        // checkpoint 10's persist captures sqn 0; checkpoint 11 starts before 10's abort
+        // notification (so 10 gets no reset), then 11 is aborted: 10's persist stays pending
+        CompletableFuture<SnapshotResult<ChangelogStateHandleStreamImpl>> persist10 =
+                writer.persist(SequenceNumber.of(0), 10);
+        CompletableFuture<SnapshotResult<ChangelogStateHandleStreamImpl>> persist11 =
+                writer.persist(SequenceNumber.of(0), 11);
+        SequenceNumber materialized = writer.nextSequenceNumber();
+        writer.reset(SequenceNumber.of(0), materialized, 11);
+        assertThat(persist11).isCompletedExceptionally();
+        assertThat(persist10).isNotDone();
+        // checkpoint 12 completes without sqn 0 (materialized), which is then truncated while
+        // its upload is still in flight
+        assertThat(persist(writer, 1, 12)).isNull();
+        writer.confirm(materialized, materialized, 12);
+        writer.truncate(materialized);
+
+        other.append(2, bytes("abcdefghij")); // pre-emptive: fills and sends the batch
+        StreamStateHandle file =
+                files(persist10.get().getJobManagerOwnedSnapshot()).iterator().next();
+        TestStorages.waitUntil(
+                () -> ((InFlightLimiter) storage.getAvailabilityProvider()).inFlightBytes() == 0,
+                "both uploads' callbacks ran");
+        other.truncate(other.nextSequenceNumber()); // never checkpointed: releases its share
+        // checkpoint 10's result reached no JobManager and 10 can no longer complete
+        awaitDeleted(file);
+        assertThat(storage.getRegistry().trackedFiles()).isZero();
+    }
 }

@@ -21,6 +21,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.LongStream;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.MemorySize;
@@ -57,6 +58,7 @@ class MultiWriterProtocolModelTest {
 
     private static final Logger LOG = LoggerFactory.getLogger(MultiWriterProtocolModelTest.class);
     private static final int SUBTASKS = 3;
+    private static final AtomicInteger RUNS = new AtomicInteger();
 
     @TempDir File tmp;
 
@@ -180,20 +182,34 @@ class MultiWriterProtocolModelTest {
             for (Part part : parts) {
                 for (String file : files(part.handle)) {
                     registered.merge(file, id, Math::max);
+                    LOG.debug("JM registers {} for checkpoint {}", file, id);
                 }
             }
             return true;
         }
     }
 
+    /**
+     * Seeds 1..30; {@code -DmodelSeed=N} runs only seed N and {@code -DmodelRuns=R} repeats the
+     * chosen seed(s) R times in one JVM, to chase rare interleavings (e.g. {@code -DmodelSeed=4
+     * -DmodelRuns=300}).
+     */
     static LongStream seeds() {
-        return LongStream.rangeClosed(1, 30);
+        String seed = System.getProperty("modelSeed");
+        int runs = Integer.getInteger("modelRuns", 1);
+        LongStream seeds =
+                seed == null || seed.isBlank()
+                        ? LongStream.rangeClosed(1, 30)
+                        : LongStream.of(Long.parseLong(seed.trim()));
+        long[] chosen = seeds.toArray();
+        return LongStream.range(0, (long) chosen.length * runs)
+                .map(i -> chosen[(int) (i % chosen.length)]);
     }
 
     @ParameterizedTest(name = "seed={0}")
     @MethodSource("seeds")
     void randomJobProtocol_neitherDeletesEarlyNorLeaks(long seed) throws Exception {
-        LOG.info("MultiWriterProtocolModelTest seed {}", seed);
+        LOG.info("MultiWriterProtocolModelTest seed {} (run {})", seed, RUNS.incrementAndGet());
         Random random = new Random(seed);
         File dfs = new File(tmp, "dfs");
         Configuration config = TestStorages.config(FS.path(dfs));
@@ -243,15 +259,18 @@ class MultiWriterProtocolModelTest {
                                     subtask.writer.persist(subtask.materializedTo, cp.id)));
                 }
                 pending.put(cp.id, cp);
+                LOG.debug("model step {}: trigger checkpoint {}", step, cp.id);
             } else if (op < 12 && !pending.isEmpty()) { // complete one pending checkpoint
                 List<Long> ids = new ArrayList<>(pending.keySet());
                 Checkpoint cp = pending.remove(ids.get(random.nextInt(ids.size())));
+                LOG.debug("model step {}: complete checkpoint {}", step, cp.id);
                 if (!cp.acknowledge(registered)) {
                     abort(cp, subtasks);
                     continue;
                 }
                 for (Long older : new ArrayList<>(pending.headMap(cp.id).keySet())) {
                     Checkpoint aborted = pending.remove(older);
+                    LOG.debug("model step {}: abort older checkpoint {}", step, aborted.id);
                     if (random.nextBoolean()) {
                         aborted.acknowledge(registered); // acks arrived before the abort
                     }
@@ -278,6 +297,7 @@ class MultiWriterProtocolModelTest {
                 }
             } else if (op < 14 && !pending.isEmpty()) { // abort the newest pending checkpoint
                 Checkpoint aborted = pending.remove(pending.lastKey());
+                LOG.debug("model step {}: abort newest checkpoint {}", step, aborted.id);
                 if (random.nextBoolean()) {
                     aborted.acknowledge(registered);
                 } // else: declined, its persists may still be uploading at the reset
@@ -287,8 +307,10 @@ class MultiWriterProtocolModelTest {
                 SequenceNumber upTo = subtask.seal();
                 subtask.materializedTo = upTo;
                 subtask.materializedUpTo = upTo;
+                LOG.debug("model step {}: materialize {} up to {}", step, subtask.range, upTo);
                 subtask.truncate();
             } else if (op == 17) { // failover: tasks fail, pending checkpoints are discarded
+                LOG.debug("model step {}: failover", step);
                 pending.clear();
                 for (Subtask subtask : subtasks) {
                     if (random.nextBoolean() || subtask == subtasks.get(0)) {
@@ -305,6 +327,7 @@ class MultiWriterProtocolModelTest {
         }
 
         // drain: abort pending, materialize everything, complete an empty checkpoint
+        LOG.debug("model: drain");
         for (Checkpoint aborted : pending.values()) {
             abort(aborted, subtasks);
         }
@@ -387,7 +410,8 @@ class MultiWriterProtocolModelTest {
                 .removeIf(
                         e -> {
                             if (!used.contains(e.getKey()) && e.getValue() < retained.id) {
-                                new File(e.getKey()).delete(); // the JM, not logged
+                                new File(e.getKey()).delete(); // the JM
+                                LOG.debug("JM deletes {}", e.getKey());
                                 return true;
                             }
                             return false;
