@@ -1,10 +1,8 @@
 package io.github.flinkstate.disagg.engine.cache;
 
 import java.io.IOException;
-import java.io.InterruptedIOException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
@@ -94,7 +92,7 @@ public final class CachedFile {
         CompletableFuture<byte[]> running = loading.putIfAbsent(block, mine);
         if (running != null) {
             cache.recordJoinedLoad();
-            return await(running);
+            return InFlight.await(running, "a read");
         }
         try {
             payload = slots.get(block); // a load may have finished since our lookup
@@ -108,31 +106,6 @@ public final class CachedFile {
             throw t;
         } finally {
             loading.remove(block, mine);
-        }
-    }
-
-    private static byte[] await(CompletableFuture<byte[]> load) throws IOException {
-        try {
-            return load.get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            InterruptedIOException io =
-                    new InterruptedIOException("interrupted waiting for a read");
-            io.initCause(e);
-            throw io;
-        } catch (ExecutionException e) {
-            Throwable c = e.getCause();
-            if (c instanceof IOException) {
-                // a new instance, so that this thread's stack shows where it waited
-                throw new IOException(c.getMessage(), c);
-            }
-            if (c instanceof RuntimeException) {
-                throw (RuntimeException) c;
-            }
-            if (c instanceof Error) {
-                throw (Error) c;
-            }
-            throw new IOException(c);
         }
     }
 

@@ -4,11 +4,10 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
+import io.github.flinkstate.disagg.engine.cache.InFlight;
 import java.io.IOException;
-import java.io.InterruptedIOException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
@@ -80,7 +79,7 @@ public final class ReaderCache {
         CompletableFuture<SstReader> mine = new CompletableFuture<>();
         CompletableFuture<SstReader> running = opening.putIfAbsent(path, mine);
         if (running != null) {
-            return await(running);
+            return InFlight.await(running, "a file to open");
         }
         try {
             r = readers.getIfPresent(path);
@@ -125,30 +124,6 @@ public final class ReaderCache {
         long per = metadataPerMebi.get();
         long tail = fileSize * per / (1 << 20) * 5 / 4;
         return Math.max(MIN_TAIL_BYTES, Math.min(MAX_TAIL_BYTES, tail));
-    }
-
-    private static SstReader await(CompletableFuture<SstReader> open) throws IOException {
-        try {
-            return open.get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            InterruptedIOException io =
-                    new InterruptedIOException("interrupted waiting for a file to open");
-            io.initCause(e);
-            throw io;
-        } catch (ExecutionException e) {
-            Throwable c = e.getCause();
-            if (c instanceof IOException) {
-                throw new IOException(c.getMessage(), c);
-            }
-            if (c instanceof RuntimeException) {
-                throw (RuntimeException) c;
-            }
-            if (c instanceof Error) {
-                throw (Error) c;
-            }
-            throw new IOException(c);
-        }
     }
 
     public void evict(String path) {
