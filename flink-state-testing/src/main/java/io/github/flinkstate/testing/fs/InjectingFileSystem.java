@@ -62,6 +62,7 @@ public final class InjectingFileSystem extends FileSystem {
 
     private final FileSystem delegate;
     private final String scheme;
+    private final AtomicInteger openInputStreams = new AtomicInteger();
     private final FsCounters counters = new FsCounters();
 
     private final Map<FsOp, Latency> latencies = new ConcurrentHashMap<>();
@@ -291,6 +292,11 @@ public final class InjectingFileSystem extends FileSystem {
         counters.reset();
     }
 
+    /** Input streams opened through this file system and not closed yet (never reset). */
+    public int openInputStreams() {
+        return openInputStreams.get();
+    }
+
     /** Calls and bytes per operation kind and per path. */
     public FsCounters counters() {
         return counters;
@@ -418,7 +424,14 @@ public final class InjectingFileSystem extends FileSystem {
         String k = key(f);
         before(FsOp.OPEN, k);
         checkVisible(f);
-        return new InjectingInputStream(delegate.open(toDelegate(f)), k, this);
+        FSDataInputStream in = delegate.open(toDelegate(f));
+        openInputStreams.incrementAndGet();
+        return new InjectingInputStream(in, k, this);
+    }
+
+    /** Called once by a stream of {@link #open} when it is closed. */
+    void inputStreamClosed() {
+        openInputStreams.decrementAndGet();
     }
 
     @Override

@@ -14,6 +14,7 @@ final class InjectingInputStream extends FSDataInputStream {
     private final FSDataInputStream in;
     private final String path;
     private final InjectingFileSystem fs;
+    private boolean closed;
 
     InjectingInputStream(FSDataInputStream in, String path, InjectingFileSystem fs) {
         this.in = in;
@@ -79,6 +80,10 @@ final class InjectingInputStream extends FSDataInputStream {
 
     @Override
     public void close() throws IOException {
+        if (!closed) {
+            closed = true;
+            fs.inputStreamClosed();
+        }
         in.close();
     }
 }

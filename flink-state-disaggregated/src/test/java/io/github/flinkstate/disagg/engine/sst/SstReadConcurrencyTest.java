@@ -30,11 +30,11 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The remote-first read path of one SST file, on the test kit's {@link InjectingFileSystem} (hangs
- * make reads overlap deterministically, its counters count round trips) over a {@link
- * StreamCountingFileSystem} (streams open right now): concurrent reads of one file proceed in
- * parallel up to the per-file bound, concurrent misses of one block are read once, opening reads
- * the metadata in one tail read, two files open concurrently, a failed read does not poison the
- * stream pool, and closed or evicted readers close their streams. No assertion on time.
+ * make reads overlap deterministically, its counters count round trips and {@link
+ * InjectingFileSystem#openInputStreams} the streams open right now): concurrent reads of one file
+ * proceed in parallel up to the per-file bound, concurrent misses of one block are read once,
+ * opening reads the metadata in one tail read, two files open concurrently, a failed read does not
+ * poison the stream pool, and closed or evicted readers close their streams. No assertion on time.
  */
 @Timeout(60)
 class SstReadConcurrencyTest {
@@ -44,14 +44,12 @@ class SstReadConcurrencyTest {
 
     @TempDir File tmp;
 
-    private StreamCountingFileSystem streams;
     private InjectingFileSystem fs;
     private ExecutorService pool;
 
     @BeforeEach
     void setUp() {
-        streams = new StreamCountingFileSystem(FileSystem.getLocalFileSystem());
-        fs = new InjectingFileSystem(streams);
+        fs = new InjectingFileSystem(FileSystem.getLocalFileSystem());
         pool = Executors.newCachedThreadPool();
     }
 
@@ -107,15 +105,15 @@ class SstReadConcurrencyTest {
             }
             // With reads serialised on one stream only one read could ever wait in the hang.
             Waits.until("4 reads of one file in flight", DEADLINE, () -> hang.blockedCalls() == 4);
-            assertThat(streams.openInputStreams()).isEqualTo(4);
+            assertThat(fs.openInputStreams()).isEqualTo(4);
             hang.release();
             for (int t = 0; t < 8; t++) {
                 checkValue(gets.get(t).get(), t * step);
             }
         }
-        assertThat(streams.openInputStreams()).as("idle streams stay open").isLessThanOrEqualTo(4);
+        assertThat(fs.openInputStreams()).as("idle streams stay open").isLessThanOrEqualTo(4);
         r.close();
-        assertThat(streams.openInputStreams()).as("close closes every stream").isZero();
+        assertThat(fs.openInputStreams()).as("close closes every stream").isZero();
     }
 
     @Test
@@ -183,7 +181,7 @@ class SstReadConcurrencyTest {
         assertThat(fs.counters().calls(FsOp.STATUS, k)).isEqualTo(1);
         assertThat(fs.counters().calls(FsOp.READ, k)).isEqualTo(1);
         unknown.close();
-        assertThat(streams.openInputStreams()).isZero();
+        assertThat(fs.openInputStreams()).isZero();
     }
 
     @Test
@@ -210,7 +208,7 @@ class SstReadConcurrencyTest {
             assertThat(fs.counters().calls(FsOp.READ, k) - before).as("file %d", f).isEqualTo(1);
         }
         cache.clear();
-        assertThat(streams.openInputStreams()).isZero();
+        assertThat(fs.openInputStreams()).isZero();
     }
 
     @Test
@@ -243,7 +241,7 @@ class SstReadConcurrencyTest {
         }
         assertThat(fs.counters().calls(FsOp.OPEN, slowKey)).as("one open of f0").isEqualTo(1);
         cache.clear();
-        assertThat(streams.openInputStreams()).isZero();
+        assertThat(fs.openInputStreams()).isZero();
     }
 
     @Test
@@ -259,9 +257,7 @@ class SstReadConcurrencyTest {
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining(p.toString())
                 .hasMessageContaining("Truncated");
-        assertThat(streams.openInputStreams())
-                .as("the failed stream was closed")
-                .isLessThanOrEqualTo(1);
+        assertThat(fs.openInputStreams()).as("the failed stream was closed").isLessThanOrEqualTo(1);
         fs.heal();
         for (int i = 0; i < ENTRIES; i += 97) {
             checkValue(r.get(key(i)), i);
@@ -273,9 +269,9 @@ class SstReadConcurrencyTest {
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining(p.toString());
         checkValue(r.get(key(1700)), 1700);
-        assertThat(streams.openInputStreams()).isLessThanOrEqualTo(2);
+        assertThat(fs.openInputStreams()).isLessThanOrEqualTo(2);
         r.close();
-        assertThat(streams.openInputStreams()).isZero();
+        assertThat(fs.openInputStreams()).isZero();
     }
 
     @Test
@@ -294,7 +290,7 @@ class SstReadConcurrencyTest {
                                         4,
                                         64 << 10))
                 .hasMessageContaining("footer");
-        assertThat(streams.openInputStreams()).isZero();
+        assertThat(fs.openInputStreams()).isZero();
     }
 
     @Test
@@ -307,13 +303,13 @@ class SstReadConcurrencyTest {
             get = pool.submit(() -> r.get(key(900)));
             Waits.until("a read in flight", DEADLINE, () -> hang.blockedCalls() == 1);
             cache.evict(p.toString());
-            assertThat(streams.openInputStreams()).as("the stream in use").isEqualTo(1);
+            assertThat(fs.openInputStreams()).as("the stream in use").isEqualTo(1);
             hang.release();
             checkValue(get.get(), 900);
         }
-        assertThat(streams.openInputStreams()).as("returned to a closed pool").isZero();
+        assertThat(fs.openInputStreams()).as("returned to a closed pool").isZero();
         // An evicted reader still answers (on a short-lived stream), leaking nothing.
         checkValue(r.get(key(901)), 901);
-        assertThat(streams.openInputStreams()).isZero();
+        assertThat(fs.openInputStreams()).isZero();
     }
 }
