@@ -25,11 +25,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.apache.flink.api.common.JobStatus;
-import org.apache.flink.api.common.state.MapStateDescriptor;
-import org.apache.flink.api.common.state.ValueStateDescriptor;
-import org.apache.flink.api.common.typeutils.base.IntSerializer;
-import org.apache.flink.api.common.typeutils.base.LongSerializer;
-import org.apache.flink.api.common.typeutils.base.StringSerializer;
 import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.core.execution.RecoveryClaimMode;
 import org.apache.flink.core.fs.Path;
@@ -37,7 +32,6 @@ import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.checkpoint.CheckpointType;
 import org.apache.flink.runtime.checkpoint.CompletedCheckpoint;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
-import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
 import org.apache.flink.runtime.state.CheckpointStorageLocation;
 import org.apache.flink.runtime.state.CheckpointStorageLocationReference;
 import org.apache.flink.runtime.state.IncrementalKeyedStateHandle.HandleAndLocalPath;
@@ -47,11 +41,7 @@ import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.SnapshotResult;
 import org.apache.flink.runtime.state.StateUtil;
 import org.apache.flink.runtime.state.StreamStateHandle;
-import org.apache.flink.runtime.state.VoidNamespace;
-import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.runtime.state.filesystem.FileStateHandle;
-import org.apache.flink.runtime.state.internal.InternalMapState;
-import org.apache.flink.runtime.state.internal.InternalValueState;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Timeout;
@@ -98,11 +88,6 @@ class CheckpointLifecycleTest {
     private static final int CHECKPOINTS = 32;
     private static final int KEYS = 1500;
     private static final int WRITES_PER_CHECKPOINT = 700;
-
-    private static final ValueStateDescriptor<Long> VALUE =
-            new ValueStateDescriptor<>("value", LongSerializer.INSTANCE);
-    private static final MapStateDescriptor<Integer, String> MAP =
-            new MapStateDescriptor<>("map", IntSerializer.INSTANCE, StringSerializer.INSTANCE);
 
     enum Restore {
         NONE,
@@ -290,18 +275,18 @@ class CheckpointLifecycleTest {
             int op = random.nextInt(10);
             if (op < 5) {
                 long v = random.nextLong();
-                value(b).update(v);
+                KeyedFixture.value(b).update(v);
                 values.put(key, v);
             } else if (op < 6) {
-                value(b).clear();
+                KeyedFixture.value(b).clear();
                 values.remove(key);
             } else if (op < 9) {
                 int uk = random.nextInt(8);
                 String v = "v" + random.nextInt() + "-".repeat(random.nextInt(60));
-                map(b).put(uk, v);
+                KeyedFixture.map(b).put(uk, v);
                 maps.computeIfAbsent(key, k -> new TreeMap<>()).put(uk, v);
             } else {
-                map(b).clear();
+                KeyedFixture.map(b).clear();
                 maps.remove(key);
             }
         }
@@ -418,11 +403,11 @@ class CheckpointLifecycleTest {
                 Map<Integer, Map<Integer, String>> m = mapsAt.get(cp.getCheckpointID());
                 for (int key = 0; key < KEYS; key++) {
                     b.setCurrentKey(key);
-                    assertThat(value(b).value())
+                    assertThat(KeyedFixture.value(b).value())
                             .as("value of key %d in checkpoint %d", key, cp.getCheckpointID())
                             .isEqualTo(v.get(key));
                     Map<Integer, String> actual = new TreeMap<>();
-                    Iterable<Map.Entry<Integer, String>> entries = map(b).entries();
+                    Iterable<Map.Entry<Integer, String>> entries = KeyedFixture.map(b).entries();
                     if (entries != null) {
                         entries.forEach(e -> actual.put(e.getKey(), e.getValue()));
                     }
@@ -462,25 +447,5 @@ class CheckpointLifecycleTest {
         Map<Integer, Map<Integer, String>> out = new HashMap<>();
         m.forEach((k, v) -> out.put(k, new TreeMap<>(v)));
         return out;
-    }
-
-    @SuppressWarnings("unchecked")
-    private static InternalValueState<Integer, VoidNamespace, Long> value(
-            AbstractKeyedStateBackend<Integer> b) throws Exception {
-        InternalValueState<Integer, VoidNamespace, Long> s =
-                (InternalValueState<Integer, VoidNamespace, Long>)
-                        b.getOrCreateKeyedState(VoidNamespaceSerializer.INSTANCE, VALUE);
-        s.setCurrentNamespace(VoidNamespace.INSTANCE);
-        return s;
-    }
-
-    @SuppressWarnings("unchecked")
-    private static InternalMapState<Integer, VoidNamespace, Integer, String> map(
-            AbstractKeyedStateBackend<Integer> b) throws Exception {
-        InternalMapState<Integer, VoidNamespace, Integer, String> s =
-                (InternalMapState<Integer, VoidNamespace, Integer, String>)
-                        b.getOrCreateKeyedState(VoidNamespaceSerializer.INSTANCE, MAP);
-        s.setCurrentNamespace(VoidNamespace.INSTANCE);
-        return s;
     }
 }

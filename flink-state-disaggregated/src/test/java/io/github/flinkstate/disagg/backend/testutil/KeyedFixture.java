@@ -100,11 +100,12 @@ public final class KeyedFixture {
         return null;
     }
 
-    // getOrCreateKeyedState caches the state per name, as operators get it; a restored state may
-    // be registered only once (Flink's serializer providers refuse a second registration)
+    // The fixture's states in the void namespace. getOrCreateKeyedState caches the state per name,
+    // as operators get it; a restored state may be registered only once (Flink's serializer
+    // providers refuse a second registration).
 
     @SuppressWarnings("unchecked")
-    private static InternalValueState<Integer, VoidNamespace, Long> value(
+    public static InternalValueState<Integer, VoidNamespace, Long> value(
             AbstractKeyedStateBackend<Integer> b) throws Exception {
         InternalValueState<Integer, VoidNamespace, Long> s =
                 (InternalValueState<Integer, VoidNamespace, Long>)
@@ -114,7 +115,7 @@ public final class KeyedFixture {
     }
 
     @SuppressWarnings("unchecked")
-    private static InternalListState<Integer, VoidNamespace, String> list(
+    public static InternalListState<Integer, VoidNamespace, String> list(
             AbstractKeyedStateBackend<Integer> b) throws Exception {
         InternalListState<Integer, VoidNamespace, String> s =
                 (InternalListState<Integer, VoidNamespace, String>)
@@ -124,7 +125,7 @@ public final class KeyedFixture {
     }
 
     @SuppressWarnings("unchecked")
-    private static InternalMapState<Integer, VoidNamespace, Integer, String> map(
+    public static InternalMapState<Integer, VoidNamespace, Integer, String> map(
             AbstractKeyedStateBackend<Integer> b) throws Exception {
         InternalMapState<Integer, VoidNamespace, Integer, String> s =
                 (InternalMapState<Integer, VoidNamespace, Integer, String>)
