@@ -120,7 +120,25 @@ public final class ClusterConfig {
                         "logger.hadoop.level = WARN",
                         "logger.pekko.name = org.apache.pekko",
                         "logger.pekko.level = WARN",
-                        ""));
+                        debugLoggers()));
+    }
+
+    /**
+     * Extra DEBUG loggers from {@code -Dcluster.debugLoggers=org.apache.flink.state.changelog,...}
+     * (comma-separated logger names), for tracing a scenario; none by default.
+     */
+    private static String debugLoggers() {
+        StringBuilder b = new StringBuilder();
+        int i = 0;
+        for (String name : System.getProperty("cluster.debugLoggers", "").split(",")) {
+            if (!name.isBlank()) {
+                b.append("logger.debug").append(i).append(".name = ").append(name.trim());
+                b.append('\n');
+                b.append("logger.debug").append(i).append(".level = DEBUG\n");
+                i++;
+            }
+        }
+        return b.toString();
     }
 
     private static String quote(String v) {

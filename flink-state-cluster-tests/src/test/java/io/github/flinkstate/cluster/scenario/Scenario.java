@@ -250,6 +250,8 @@ final class Scenario implements AutoCloseable {
             }
             b.append("kills ");
             kills.forEach(k -> b.append(java.util.Arrays.toString(k)));
+            b.append(" cancels ");
+            cancels.forEach(c -> b.append(java.util.Arrays.toString(c)));
         }
         report.leftovers(b.toString());
         byCause.forEach((cause, files) -> report.note("leftover (" + cause + "): " + files));

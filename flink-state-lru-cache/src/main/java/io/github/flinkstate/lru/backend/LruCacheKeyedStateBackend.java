@@ -449,7 +449,7 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
                             keyGroupRange,
                             checkpointId,
                             streamFactory)
-                    .toAsyncSnapshotFutureTask(cancelStreamRegistry);
+                    .toFuture(cancelStreamRegistry);
         } catch (Exception | Error e) {
             if (frozen != null) {
                 cache.release(frozen.version());

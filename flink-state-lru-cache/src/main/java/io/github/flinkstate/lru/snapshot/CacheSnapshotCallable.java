@@ -2,7 +2,9 @@ package io.github.flinkstate.lru.snapshot;
 
 import io.github.flinkstate.lru.cow.CowLruMap;
 import io.github.flinkstate.lru.cow.CowSnapshot;
+import java.io.IOException;
 import java.util.concurrent.RunnableFuture;
+import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.runtime.state.AsyncSnapshotCallable;
 import org.apache.flink.runtime.state.CheckpointStreamFactory;
 import org.apache.flink.runtime.state.KeyGroupRange;
@@ -21,7 +23,11 @@ import org.slf4j.LoggerFactory;
  * packs both into one handle ({@link SnapshotEnvelope}). Always releases the frozen cache view,
  * also when cancelled.
  *
- * <p>Thread safety: runs once, on the checkpointing thread.
+ * <p>Cancellation: cancelling this snapshot's I/O cancels the delegate's snapshot at once (so the
+ * delegate stops uploading and deletes what it wrote), and {@link #toFuture} returns a future that
+ * deletes a result completed after its cancellation, which nobody else would ever see.
+ *
+ * <p>Thread safety: runs once, on the checkpointing thread; cancellation may come from any thread.
  */
 public final class CacheSnapshotCallable
         extends AsyncSnapshotCallable<SnapshotResult<KeyedStateHandle>> {
@@ -51,6 +57,31 @@ public final class CacheSnapshotCallable
         this.keyGroupRange = keyGroupRange;
         this.checkpointId = checkpointId;
         this.streamFactory = streamFactory;
+        try {
+            snapshotCloseableRegistry.registerCloseable(this::cancelDelegate);
+        } catch (IOException e) {
+            throw new IllegalStateException("a new snapshot's registry is open", e);
+        }
+    }
+
+    /**
+     * The future Flink runs and may cancel; registered in {@code taskRegistry} (the backend's
+     * cancellation registry) so that disposing the backend cancels it.
+     */
+    public RunnableFuture<SnapshotResult<KeyedStateHandle>> toFuture(CloseableRegistry taskRegistry)
+            throws IOException {
+        return new DiscardingSnapshotFuture(this, taskRegistry);
+    }
+
+    /** Cancels this snapshot's I/O (and so the delegate's snapshot); see {@link #cancel()}. */
+    void cancelSnapshot() {
+        cancel();
+    }
+
+    private void cancelDelegate() {
+        if (!delegateFuture.isDone()) {
+            delegateFuture.cancel(true);
+        }
     }
 
     @Override

@@ -1,0 +1,213 @@
+package io.github.flinkstate.lru.snapshot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.flinkstate.lru.StateBackendWrapperWithLRUCache;
+import io.github.flinkstate.lru.support.KeyedBackendHarness;
+import io.github.flinkstate.testing.wait.Waits;
+import java.io.File;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.RunnableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeutils.base.StringSerializer;
+import org.apache.flink.runtime.checkpoint.CheckpointOptions;
+import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
+import org.apache.flink.runtime.state.CheckpointStateOutputStream;
+import org.apache.flink.runtime.state.CheckpointStreamFactory;
+import org.apache.flink.runtime.state.CheckpointedStateScope;
+import org.apache.flink.runtime.state.KeyedStateHandle;
+import org.apache.flink.runtime.state.SnapshotResult;
+import org.apache.flink.runtime.state.StreamStateHandle;
+import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * A checkpoint of the cache over RocksDB that is cancelled while RocksDB still uploads (a job
+ * cancelled or failing over during a checkpoint) must leave no file behind: nobody registers the
+ * files of a cancelled snapshot, so the backend has to delete them. The upload here ignores the
+ * interrupt of the cancellation, as HDFS clients can; the cluster tests first showed the leak as
+ * four RocksDB {@code shared/} files written about 100 ms after their job was cancelled.
+ */
+class CancelledSnapshotCleanupTest {
+
+    private static final ValueStateDescriptor<String> VALUE =
+            new ValueStateDescriptor<>("value", StringSerializer.INSTANCE);
+
+    @TempDir File tmp;
+
+    @ParameterizedTest(name = "dirty cache entries at the checkpoint: {0}")
+    @ValueSource(booleans = {false, true})
+    void aSnapshotCancelledWhileTheDelegateUploadsLeavesNoFile(boolean dirtyEntries)
+            throws Exception {
+        try (KeyedBackendHarness harness = new KeyedBackendHarness(tmp)) {
+            EmbeddedRocksDBStateBackend rocks = new EmbeddedRocksDBStateBackend(true);
+            rocks.setDbStoragePath(new File(tmp, "rocks").getAbsolutePath());
+            rocks.setNumberOfTransferThreads(1);
+            AbstractKeyedStateBackend<Integer> backend =
+                    harness.create(new StateBackendWrapperWithLRUCache(rocks, 100), List.of());
+            ValueState<String> value = KeyedBackendHarness.state(backend, VALUE);
+            for (int k = 0; k < 5_000; k++) {
+                backend.setCurrentKey(k);
+                value.update("value-of-key-" + k + "-" + "x".repeat(k % 37));
+            }
+            if (!dirtyEntries) {
+                backend.numKeyValueStateEntries(); // writes every cached entry back
+            }
+
+            BlockingStreamFactory streams = new BlockingStreamFactory(harness.streamFactory());
+            RunnableFuture<SnapshotResult<KeyedStateHandle>> future =
+                    backend.snapshot(
+                            1L, 0L, streams, CheckpointOptions.forCheckpointWithDefaultLocation());
+            Thread checkpointing = new Thread(future, "async-part-of-checkpoint-1");
+            checkpointing.start();
+            assertThat(streams.blocked.await(30, TimeUnit.SECONDS))
+                    .as("RocksDB started uploading")
+                    .isTrue();
+
+            assertThat(future.cancel(true)).isTrue();
+            streams.release.countDown();
+            checkpointing.join(TimeUnit.SECONDS.toMillis(30));
+            assertThat(checkpointing.isAlive()).as("the cancelled snapshot ended").isFalse();
+
+            Waits.until(
+                    "every file of the cancelled checkpoint deleted (left: "
+                            + checkpointFiles()
+                            + ")",
+                    Duration.ofSeconds(10),
+                    () -> checkpointFiles().isEmpty());
+        }
+    }
+
+    /** Files in the harness's checkpoint directories, except its placeholder metadata file. */
+    private List<String> checkpointFiles() {
+        List<String> out = new ArrayList<>();
+        for (String dir : List.of("chk", "shared")) {
+            File[] files = new File(tmp, dir).listFiles();
+            if (files != null) {
+                for (File f : files) {
+                    if (!f.getName().equals("_metadata")) {
+                        out.add(dir + "/" + f.getName());
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Blocks the first write to the first shared-scope stream until {@link #release}, ignoring
+     * interrupts meanwhile (as an HDFS client in the middle of a write can).
+     */
+    private static final class BlockingStreamFactory implements CheckpointStreamFactory {
+        private final CheckpointStreamFactory delegate;
+        private final CountDownLatch blocked = new CountDownLatch(1);
+        private final CountDownLatch release = new CountDownLatch(1);
+        private final AtomicBoolean armed = new AtomicBoolean(true);
+
+        BlockingStreamFactory(CheckpointStreamFactory delegate) {
+            this.delegate = delegate;
+        }
+
+        @Override
+        public CheckpointStateOutputStream createCheckpointStateOutputStream(
+                CheckpointedStateScope scope) throws IOException {
+            CheckpointStateOutputStream out = delegate.createCheckpointStateOutputStream(scope);
+            boolean block = scope == CheckpointedStateScope.SHARED && armed.getAndSet(false);
+            return block ? new BlockingStream(out) : out;
+        }
+
+        @Override
+        public boolean canFastDuplicate(StreamStateHandle handle, CheckpointedStateScope scope)
+                throws IOException {
+            return delegate.canFastDuplicate(handle, scope);
+        }
+
+        @Override
+        public List<StreamStateHandle> duplicate(
+                List<StreamStateHandle> handles, CheckpointedStateScope scope) throws IOException {
+            return delegate.duplicate(handles, scope);
+        }
+
+        @Override
+        public void reusePreviousStateHandle(Collection<? extends StreamStateHandle> previous) {
+            delegate.reusePreviousStateHandle(previous);
+        }
+
+        @Override
+        public boolean couldReuseStateHandle(StreamStateHandle handle) {
+            return delegate.couldReuseStateHandle(handle);
+        }
+
+        private final class BlockingStream extends CheckpointStateOutputStream {
+            private final CheckpointStateOutputStream out;
+            private boolean waited;
+
+            BlockingStream(CheckpointStateOutputStream out) {
+                this.out = out;
+            }
+
+            private void maybeBlock() {
+                if (waited) {
+                    return;
+                }
+                waited = true;
+                blocked.countDown();
+                while (true) {
+                    try {
+                        release.await();
+                        return;
+                    } catch (InterruptedException ignored) {
+                        // deliberately swallowed: this write does not react to cancellation
+                    }
+                }
+            }
+
+            @Override
+            public void write(int b) throws IOException {
+                maybeBlock();
+                out.write(b);
+            }
+
+            @Override
+            public void write(byte[] b, int off, int len) throws IOException {
+                maybeBlock();
+                out.write(b, off, len);
+            }
+
+            @Override
+            public long getPos() throws IOException {
+                return out.getPos();
+            }
+
+            @Override
+            public void flush() throws IOException {
+                out.flush();
+            }
+
+            @Override
+            public void sync() throws IOException {
+                out.sync();
+            }
+
+            @Override
+            public StreamStateHandle closeAndGetHandle() throws IOException {
+                return out.closeAndGetHandle();
+            }
+
+            @Override
+            public void close() throws IOException {
+                out.close();
+            }
+        }
+    }
+}
