@@ -1,6 +1,7 @@
 package io.github.flinkstate.benchmarks.scenario.checkpoint;
 
 import io.github.flinkstate.benchmarks.common.BackendSpec;
+import io.github.flinkstate.benchmarks.common.CompletedCheckpoints;
 import io.github.flinkstate.benchmarks.scenario.rescale.WriteValues;
 import java.io.File;
 import java.time.Duration;
@@ -12,8 +13,6 @@ import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.CheckpointType;
-import org.apache.flink.runtime.checkpoint.AbstractCheckpointStats;
-import org.apache.flink.runtime.checkpoint.CheckpointStatsSnapshot;
 import org.apache.flink.runtime.checkpoint.CompletedCheckpointStats;
 import org.apache.flink.runtime.jobgraph.JobGraph;
 import org.apache.flink.runtime.minicluster.MiniCluster;
@@ -150,19 +149,8 @@ public final class CheckpointDurationRun {
     /** Triggers one checkpoint and waits for its statistics; fails if it does not complete. */
     private CompletedCheckpointStats checkpoint(MiniCluster cluster, JobID id) throws Exception {
         long checkpointId = cluster.triggerCheckpoint(id, CheckpointType.CONFIGURED).get();
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (System.nanoTime() < deadline) {
-            CheckpointStatsSnapshot stats =
-                    cluster.getExecutionGraph(id).get().getCheckpointStatsSnapshot();
-            AbstractCheckpointStats cp =
-                    stats == null ? null : stats.getHistory().getCheckpointById(checkpointId);
-            if (cp instanceof CompletedCheckpointStats completed) {
-                return completed;
-            }
-            Thread.sleep(10);
-        }
-        throw new IllegalStateException(
-                backend.name() + ": no statistics for completed checkpoint " + checkpointId);
+        return CompletedCheckpoints.await(
+                cluster, id, checkpointId, Duration.ofSeconds(30), backend.name());
     }
 
     private void await(MiniCluster cluster, JobID id, String what, BooleanSupplier done)
