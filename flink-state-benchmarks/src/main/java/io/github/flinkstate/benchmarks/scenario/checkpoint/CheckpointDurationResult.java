@@ -12,9 +12,11 @@ import java.util.List;
  * @param stateBytes full state size of the last measured checkpoint (Flink's {@code stateSize})
  * @param loadMillis time to write every key once
  * @param firstMillis duration of the first checkpoint after the load (everything is new)
- * @param firstCheckpointedBytes bytes that first checkpoint uploaded
+ * @param firstCheckpointedBytes Flink's checkpointed size of that first checkpoint
  * @param durationsMillis durations of the measured checkpoints, in order
- * @param checkpointedBytes bytes each measured checkpoint uploaded, in order
+ * @param checkpointedBytes Flink's checkpointed size of each measured checkpoint, in order: bytes
+ *     no earlier checkpoint referenced (uploaded by RocksDB and ForSt; for the disaggregated
+ *     backend written to the primary storage since the last checkpoint, mostly by compactions)
  */
 public record CheckpointDurationResult(
         String backend,

@@ -36,7 +36,7 @@ public final class CheckpointDurationTable {
                         args.get("rounds")));
         b.append(
                 "| backend | state (MiB) | load (s) | first checkpoint (ms / MiB) | p50 (ms) | max (ms)"
-                        + " | uploaded per checkpoint, p50 (MiB) | durations (ms) |\n");
+                        + " | new bytes per checkpoint, p50 (MiB) | durations (ms) |\n");
         b.append("|---|---|---|---|---|---|---|---|\n");
         for (CheckpointDurationResult r : results) {
             b.append(
