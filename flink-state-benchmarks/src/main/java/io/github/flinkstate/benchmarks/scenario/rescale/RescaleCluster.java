@@ -1,6 +1,7 @@
 package io.github.flinkstate.benchmarks.scenario.rescale;
 
 import io.github.flinkstate.benchmarks.common.BackendSpec;
+import io.github.flinkstate.benchmarks.common.CompletedCheckpoints;
 import io.github.flinkstate.benchmarks.common.RestoreTimes;
 import java.io.File;
 import java.time.Duration;
@@ -13,8 +14,6 @@ import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.CheckpointType;
 import org.apache.flink.core.execution.RecoveryClaimMode;
-import org.apache.flink.runtime.checkpoint.AbstractCheckpointStats;
-import org.apache.flink.runtime.checkpoint.CheckpointStatsSnapshot;
 import org.apache.flink.runtime.checkpoint.CompletedCheckpointStats;
 import org.apache.flink.runtime.checkpoint.RestoredCheckpointStats;
 import org.apache.flink.runtime.executiongraph.AccessExecutionGraph;
@@ -256,19 +255,7 @@ public final class RescaleCluster implements AutoCloseable {
 
     private CompletedCheckpointStats awaitCompletedStats(JobID id, long checkpointId)
             throws Exception {
-        long deadline = System.nanoTime() + SPAN_TIMEOUT.toNanos();
-        while (System.nanoTime() < deadline) {
-            CheckpointStatsSnapshot stats =
-                    cluster.getExecutionGraph(id).get().getCheckpointStatsSnapshot();
-            AbstractCheckpointStats cp =
-                    stats == null ? null : stats.getHistory().getCheckpointById(checkpointId);
-            if (cp instanceof CompletedCheckpointStats completed) {
-                return completed;
-            }
-            Thread.sleep(20);
-        }
-        throw new IllegalStateException(
-                backendName + ": no statistics for completed checkpoint " + checkpointId);
+        return CompletedCheckpoints.await(cluster, id, checkpointId, SPAN_TIMEOUT, backendName);
     }
 
     private static Map<String, Long> awaitSpan(long checkpointId) throws InterruptedException {

@@ -1,0 +1,89 @@
+package io.github.flinkstate.benchmarks.scenario;
+
+import io.github.flinkstate.benchmarks.common.Args;
+import io.github.flinkstate.benchmarks.common.BackendSpec;
+import io.github.flinkstate.benchmarks.scenario.checkpoint.CheckpointDurationResult;
+import io.github.flinkstate.benchmarks.scenario.checkpoint.CheckpointDurationRun;
+import io.github.flinkstate.benchmarks.scenario.checkpoint.CheckpointDurationTable;
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.flink.util.FileUtils;
+
+/**
+ * Checkpoint duration of a steadily updated job at several state sizes, for each backend in the
+ * same run (issue 10: "checkpoint duration growing at most 1.2x from 100 MB to 2 GB"). Each (round,
+ * size, backend) is one {@link CheckpointDurationRun} on a fresh MiniCluster; backends alternate
+ * within a round so that drift of the machine hits them alike. Prints a Markdown table and writes
+ * it to {@code --out} if given.
+ *
+ * <p>Usage: {@code mvn -pl flink-state-benchmarks exec:exec@checkpoint-duration
+ * -Dscenario.args="--sizes-mb 100,2048 --rounds 2"}.
+ */
+public final class CheckpointDurationScenario {
+
+    private CheckpointDurationScenario() {}
+
+    public static void main(String[] argv) throws Exception {
+        Args args =
+                Args.of("CheckpointDurationScenario")
+                        .flag("backends", "disaggregated,rocksdb,forst", "backends to compare")
+                        .flag("sizes-mb", "100,2048", "state sizes in MiB, comma-separated")
+                        .flag("value-bytes", "1024", "bytes per value (keys = size / this)")
+                        .flag("updates-per-second", "5000", "steady updates after the load")
+                        .flag("pause-ms", "2000", "steady updates before each checkpoint")
+                        .flag("warmup", "2", "checkpoints after the first one not measured")
+                        .flag("checkpoints", "10", "measured checkpoints per run")
+                        .flag("rounds", "1", "runs per backend and size")
+                        .flag("parallelism", "2", "keyed operator parallelism (= slots)")
+                        .flag("out", "", "Markdown file for the table (empty: stdout only)")
+                        .parseOrExit(argv);
+        List<BackendSpec> backends = BackendSpec.parseList(args.get("backends"));
+        List<Long> sizes = new ArrayList<>();
+        for (String s : args.get("sizes-mb").split(",")) {
+            sizes.add(Long.parseLong(s.trim()) << 20);
+        }
+        List<CheckpointDurationResult> results = new ArrayList<>();
+        for (int round = 1; round <= args.getInt("rounds"); round++) {
+            for (long size : sizes) {
+                for (BackendSpec backend : backends) {
+                    File dir = Files.createTempDirectory("flinkstate-cp-duration").toFile();
+                    try {
+                        CheckpointDurationResult r =
+                                new CheckpointDurationRun(
+                                                backend,
+                                                args.getInt("parallelism"),
+                                                args.getInt("value-bytes"),
+                                                args.getInt("updates-per-second"),
+                                                Duration.ofMillis(args.getLong("pause-ms")),
+                                                args.getInt("warmup"),
+                                                args.getInt("checkpoints"))
+                                        .run(size, dir);
+                        results.add(r);
+                        System.out.printf(
+                                "round %d %s %d MiB: load %d ms, first %d ms, p50 %d ms, max %d ms, durations %s%n",
+                                round,
+                                r.backend(),
+                                size >> 20,
+                                r.loadMillis(),
+                                r.firstMillis(),
+                                r.p50Millis(),
+                                r.maxMillis(),
+                                r.durationsMillis());
+                    } finally {
+                        FileUtils.deleteDirectoryQuietly(dir);
+                    }
+                }
+            }
+        }
+        String table = CheckpointDurationTable.markdown(results, args);
+        System.out.println(table);
+        if (!args.get("out").isEmpty()) {
+            Files.writeString(Path.of(args.get("out")), table);
+        }
+        System.exit(0);
+    }
+}

@@ -1,0 +1,172 @@
+package io.github.flinkstate.benchmarks.scenario.checkpoint;
+
+import io.github.flinkstate.benchmarks.common.BackendSpec;
+import io.github.flinkstate.benchmarks.common.CompletedCheckpoints;
+import io.github.flinkstate.benchmarks.scenario.rescale.WriteValues;
+import java.io.File;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.JobStatus;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.execution.CheckpointType;
+import org.apache.flink.runtime.checkpoint.CompletedCheckpointStats;
+import org.apache.flink.runtime.jobgraph.JobGraph;
+import org.apache.flink.runtime.minicluster.MiniCluster;
+import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
+
+/**
+ * One measurement of checkpoint duration for one backend and one state size, on its own embedded
+ * {@link MiniCluster} (one TaskManager, {@code parallelism} slots, 256 MiB managed memory per
+ * slot's share as in the rescale scenario):
+ *
+ * <pre>
+ *   sequence 0..inf (p=1) -> SteadyKeys (p=1) -> keyBy -> WriteValues (p) -> discard
+ * </pre>
+ *
+ * <ol>
+ *   <li>load: every key written once, no checkpoint running;
+ *   <li>the first checkpoint (everything is new) is measured separately;
+ *   <li>{@code warmup} further checkpoints are taken and ignored, then {@code checkpoints} are
+ *       measured; before each, the job runs {@code pause} of steady updates, so each checkpoint
+ *       covers about the same amount of changed state whatever the total size.
+ * </ol>
+ *
+ * Checkpoints are triggered by the driver (periodic checkpointing is set to 1 h), so none overlaps
+ * the load or another. Not thread-safe; one run at a time.
+ */
+public final class CheckpointDurationRun {
+
+    private static final Duration TIMEOUT = Duration.ofMinutes(30);
+
+    private final BackendSpec backend;
+    private final int parallelism;
+    private final int valueBytes;
+    private final int updatesPerSecond;
+    private final Duration pause;
+    private final int warmup;
+    private final int checkpoints;
+
+    public CheckpointDurationRun(
+            BackendSpec backend,
+            int parallelism,
+            int valueBytes,
+            int updatesPerSecond,
+            Duration pause,
+            int warmup,
+            int checkpoints) {
+        this.backend = backend;
+        this.parallelism = parallelism;
+        this.valueBytes = valueBytes;
+        this.updatesPerSecond = updatesPerSecond;
+        this.pause = pause;
+        this.warmup = warmup;
+        this.checkpoints = checkpoints;
+    }
+
+    /** Loads about {@code targetBytes} of state and measures; the checkpoints go to {@code dir}. */
+    public CheckpointDurationResult run(long targetBytes, File dir) throws Exception {
+        long keys = Math.max(1, targetBytes / valueBytes);
+        Configuration config = new Configuration();
+        backend.applyTo(config);
+        config.setString("execution.checkpointing.interval", "1 h");
+        config.setString("execution.checkpointing.min-pause", "0 ms");
+        config.setString("execution.checkpointing.dir", dir.toURI().toString());
+        config.setString("execution.checkpointing.checkpoints-after-tasks-finish", "false");
+        config.setString("web.checkpoints.history", Integer.toString(warmup + checkpoints + 10));
+        config.setString("restart-strategy.type", "none");
+        config.setString("taskmanager.memory.managed.size", "256m");
+        WriteValues.reset();
+        try (MiniCluster cluster =
+                new MiniCluster(
+                        new MiniClusterConfiguration.Builder()
+                                .setConfiguration(config)
+                                .setNumTaskManagers(1)
+                                .setNumSlotsPerTaskManager(parallelism)
+                                .build())) {
+            cluster.start();
+            JobID id = cluster.submitJob(job(config, keys)).get().getJobID();
+            try {
+                long loadStart = System.nanoTime();
+                await(cluster, id, "load", () -> WriteValues.written() >= keys);
+                long loadMillis = (System.nanoTime() - loadStart) / 1_000_000;
+                CompletedCheckpointStats first = checkpoint(cluster, id);
+                for (int i = 0; i < warmup; i++) {
+                    Thread.sleep(pause.toMillis());
+                    checkpoint(cluster, id);
+                }
+                List<Long> durations = new ArrayList<>();
+                List<Long> uploaded = new ArrayList<>();
+                CompletedCheckpointStats last = first;
+                for (int i = 0; i < checkpoints; i++) {
+                    Thread.sleep(pause.toMillis());
+                    last = checkpoint(cluster, id);
+                    durations.add(last.getEndToEndDuration());
+                    uploaded.add(last.getCheckpointedSize());
+                }
+                return new CheckpointDurationResult(
+                        backend.name(),
+                        targetBytes,
+                        keys,
+                        last.getStateSize(),
+                        loadMillis,
+                        first.getEndToEndDuration(),
+                        first.getCheckpointedSize(),
+                        durations,
+                        uploaded);
+            } finally {
+                if (!cluster.getJobStatus(id).get().isGloballyTerminalState()) {
+                    cluster.cancelJob(id).get();
+                }
+                cluster.requestJobResult(id).get();
+            }
+        }
+    }
+
+    private JobGraph job(Configuration config, long keys) {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(config);
+        env.setParallelism(parallelism);
+        env.setMaxParallelism(128);
+        env.fromSequence(0, Long.MAX_VALUE)
+                .setParallelism(1)
+                .name("sequence")
+                .flatMap(new SteadyKeys(keys, updatesPerSecond))
+                .setParallelism(1)
+                .name("steady-keys")
+                .keyBy(k -> k, Types.LONG)
+                .process(new WriteValues(valueBytes))
+                .name("write-values")
+                .sinkTo(new DiscardingSink<>())
+                .name("discard");
+        return env.getStreamGraph().getJobGraph();
+    }
+
+    /** Triggers one checkpoint and waits for its statistics; fails if it does not complete. */
+    private CompletedCheckpointStats checkpoint(MiniCluster cluster, JobID id) throws Exception {
+        long checkpointId = cluster.triggerCheckpoint(id, CheckpointType.CONFIGURED).get();
+        return CompletedCheckpoints.await(
+                cluster, id, checkpointId, Duration.ofSeconds(30), backend.name());
+    }
+
+    private void await(MiniCluster cluster, JobID id, String what, BooleanSupplier done)
+            throws Exception {
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
+        while (!done.getAsBoolean()) {
+            JobStatus status = cluster.getJobStatus(id).get();
+            if (status.isGloballyTerminalState()) {
+                throw new IllegalStateException(
+                        backend.name() + " " + what + ": the job ended with " + status);
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException(
+                        backend.name() + " " + what + " did not finish within " + TIMEOUT);
+            }
+            Thread.sleep(20);
+        }
+    }
+}
