@@ -12,6 +12,7 @@ import org.apache.flink.runtime.state.ConfigurableStateBackend;
 import org.apache.flink.runtime.state.TestTaskStateManager;
 import org.apache.flink.runtime.state.changelog.StateChangelogStorage;
 import org.apache.flink.runtime.state.storage.JobManagerCheckpointStorage;
+import org.apache.flink.testutils.junit.extensions.parameterized.Parameter;
 import org.apache.flink.testutils.junit.extensions.parameterized.ParameterizedTestExtension;
 import org.apache.flink.testutils.junit.extensions.parameterized.Parameters;
 import org.junit.jupiter.api.AfterEach;
@@ -32,10 +33,15 @@ public class ChangelogOverDisaggregatedStateBackendTest
 
     @TempDir static File tmp;
 
-    @Parameters(name = "dfs-batched")
+    @Parameters(name = "lru-cache-between={0}")
     public static List<Object[]> parameters() {
-        return List.<Object[]>of(new Object[0]);
+        return List.of(new Object[] {false}, new Object[] {true});
     }
+
+    /**
+     * Whether an LRU cache of one entry sits between the changelog and the disaggregated backend.
+     */
+    @Parameter public boolean lruCacheBetween;
 
     /** One folder per test case: primary directory and DSTL files. */
     private final File dir = new File(tmp, UUID.randomUUID().toString());
@@ -43,7 +49,9 @@ public class ChangelogOverDisaggregatedStateBackendTest
     private final List<StateChangelogStorage<?>> storages = new ArrayList<>();
 
     private Configuration config() {
-        return ComposedBackends.changelogOverDisaggregated(dir);
+        return lruCacheBetween
+                ? ComposedBackends.changelogOverLruCacheOverDisaggregated(dir, 1)
+                : ComposedBackends.changelogOverDisaggregated(dir);
     }
 
     @Override

@@ -67,6 +67,19 @@ final class ComposedBackends {
     }
 
     /**
+     * As {@link #changelogOverDisaggregated}, with the LRU cache between the changelog backend and
+     * the disaggregated one: {@code state.backend.changelog.delegate: <the LRU cache factory>},
+     * {@code state.backend.cache.delegate: <the disaggregated factory>}.
+     */
+    static Configuration changelogOverLruCacheOverDisaggregated(File dir, int maxEntries) {
+        Configuration config = changelogOverDisaggregated(dir);
+        config.set(DfsChangelogOptions.DELEGATE, LruCacheStateBackendFactory.class.getName());
+        config.set(LruCacheOptions.DELEGATE, DISAGGREGATED);
+        config.set(LruCacheOptions.MAX_ENTRIES_NUM, maxEntries);
+        return config;
+    }
+
+    /**
      * {@code state.backend.type: <the LRU cache factory>}, {@code state.backend.cache.delegate:
      * <the disaggregated factory>}, {@code state.backend.cache.max-entries-num: maxEntries}.
      */

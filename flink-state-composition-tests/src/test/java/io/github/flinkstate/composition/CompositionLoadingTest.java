@@ -39,6 +39,17 @@ class CompositionLoadingTest {
     }
 
     @Test
+    void changelogOverLruConfiguration_stacksAllThree() throws Exception {
+        StateBackend backend =
+                ComposedBackends.load(
+                        ComposedBackends.changelogOverLruCacheOverDisaggregated(dir, 1));
+        StateBackend cache = ((DelegatingStateBackend) backend).getDelegatedStateBackend();
+        assertThat(cache).isInstanceOf(StateBackendWrapperWithLRUCache.class);
+        assertThat(((StateBackendWrapperWithLRUCache) cache).getDelegate())
+                .isInstanceOf(DisaggregatedStateBackend.class);
+    }
+
+    @Test
     void lruConfiguration_loadsTheCache_overDisaggregated() throws Exception {
         StateBackend backend =
                 ComposedBackends.load(ComposedBackends.lruCacheOverDisaggregated(dir, 1));
