@@ -1,6 +1,7 @@
 package io.github.flinkstate.disagg.engine;
 
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
+import io.github.flinkstate.disagg.engine.compaction.CompactionFilter;
 import io.github.flinkstate.disagg.engine.fs.FileDeletionPolicy;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.sst.SstReader;
@@ -33,6 +34,7 @@ public final class LsmOptions {
     private FileDeletionPolicy deletionPolicy = FileDeletionPolicy.ownedFilesOnly();
     private boolean backgroundCompaction = true;
     private int backgroundThreads = 2;
+    private CompactionFilter.Factory compactionFilter = CompactionFilter.Factory.NONE;
 
     /**
      * @param fileSystem the file system of the primary copy (file://, hdfs://, ...); also used to
@@ -65,6 +67,7 @@ public final class LsmOptions {
         o.deletionPolicy = deletionPolicy;
         o.backgroundCompaction = backgroundCompaction;
         o.backgroundThreads = backgroundThreads;
+        o.compactionFilter = compactionFilter;
         return o;
     }
 
@@ -236,6 +239,19 @@ public final class LsmOptions {
             throw new IllegalArgumentException("background threads must be 1 or 2: " + v);
         }
         backgroundThreads = v;
+        return this;
+    }
+
+    /**
+     * Decides which entries compactions and flushes drop (see {@link CompactionFilter} for what the
+     * engine guarantees). Default: none.
+     */
+    public CompactionFilter.Factory compactionFilter() {
+        return compactionFilter;
+    }
+
+    public LsmOptions compactionFilter(CompactionFilter.Factory v) {
+        compactionFilter = Objects.requireNonNull(v);
         return this;
     }
 

@@ -2,6 +2,7 @@ package io.github.flinkstate.disagg.engine;
 
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.compaction.Compaction;
+import io.github.flinkstate.disagg.engine.compaction.CompactionFilter;
 import io.github.flinkstate.disagg.engine.compaction.CompactionJob;
 import io.github.flinkstate.disagg.engine.compaction.LeveledCompactionPicker;
 import io.github.flinkstate.disagg.engine.compaction.SstOutputs;
@@ -23,8 +24,10 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -32,6 +35,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
@@ -306,7 +310,11 @@ public final class LsmStore implements AutoCloseable {
                 if (!oldest.isEmpty()) {
                     try {
                         long t0 = System.nanoTime();
-                        file = outputs.writeMemtable(oldest);
+                        file =
+                                outputs.writeMemtable(
+                                        oldest,
+                                        options.compactionFilter().newRun(),
+                                        stats.entriesFiltered);
                         stats.recordFlush(System.nanoTime() - t0);
                     } catch (IOException | RuntimeException e) {
                         stats.flushFailures.incrementAndGet();
@@ -371,7 +379,7 @@ public final class LsmStore implements AutoCloseable {
 
     /** Runs one picked compaction on the caller's thread; false if there was nothing to do. */
     public boolean compactOnce() throws IOException {
-        return runCompaction(-1);
+        return runCompaction(picker::pick);
     }
 
     /** Runs compactions until the picker finds no more work. */
@@ -381,26 +389,44 @@ public final class LsmStore implements AutoCloseable {
         }
     }
 
-    /** Pushes all data down level by level to the last level (drops all deletes), then idles. */
+    /**
+     * Pushes all data down level by level to the last level (drops all deletes), then idles. With a
+     * {@link CompactionFilter}, files that were not rewritten on the way (already at the bottom, or
+     * moved down without rewriting) are then rewritten in place, so that every entry live at the
+     * call has passed the filter once.
+     */
     public void compactAll() throws IOException {
+        Set<String> before = new HashSet<>(liveFiles());
         for (int l = 0; l < versions.current().numLevels() - 1; l++) {
-            while (runCompaction(l)) {
+            int level = l;
+            while (runCompaction(v -> picker.pickForced(v, level))) {
                 // loop
             }
         }
         compactUntilIdle();
+        if (options.compactionFilter() != CompactionFilter.Factory.NONE) {
+            for (String path : before) {
+                runCompaction(v -> picker.pickRewrite(v, path));
+            }
+        }
     }
 
-    private boolean runCompaction(int forcedLevel) throws IOException {
+    private boolean runCompaction(Function<Version, Compaction> pick) throws IOException {
         compactionLock.lock();
         Version v = versions.acquire();
         try {
             ensureOpen();
-            Compaction c = forcedLevel < 0 ? picker.pick(v) : picker.pickForced(v, forcedLevel);
+            Compaction c = pick.apply(v);
             if (c == null) {
                 return false;
             }
-            CompactionJob job = new CompactionJob(c, readers, outputs, options.targetFileBytes());
+            CompactionJob job =
+                    new CompactionJob(
+                            c,
+                            readers,
+                            outputs,
+                            options.targetFileBytes(),
+                            c.trivialMove() ? null : options.compactionFilter().newRun());
             long t0 = System.nanoTime();
             VersionEdit edit = job.run();
             if (!c.trivialMove()) {
@@ -413,6 +439,7 @@ public final class LsmStore implements AutoCloseable {
                 stats.compactions.incrementAndGet();
                 stats.compactionBytesRead.addAndGet(c.inputBytes());
                 stats.compactionBytesWritten.addAndGet(job.bytesWritten());
+                stats.entriesFiltered.addAndGet(job.filtered());
             }
             LOG.debug(
                     "Compacted L{}->L{} ({} + {} files) into {}",
@@ -641,6 +668,28 @@ public final class LsmStore implements AutoCloseable {
             out[i] = v.level(i).size();
         }
         return out;
+    }
+
+    /**
+     * Entries physically stored: the entry counts of the live files (whole files, including parts a
+     * clip hides) plus the memtables' entries; point deletes and shadowed older versions count too.
+     * Compactions and the {@link CompactionFilter} make it shrink.
+     */
+    public long storedEntries() {
+        List<Memtable> list;
+        Version v;
+        synchronized (versions) {
+            list = memtables;
+            v = versions.current();
+        }
+        long n = 0;
+        for (Memtable m : list) {
+            n += m.entryCount();
+        }
+        for (FileMeta f : v.allFiles()) {
+            n += f.entries();
+        }
+        return n;
     }
 
     /** Paths of all files in the current version. */

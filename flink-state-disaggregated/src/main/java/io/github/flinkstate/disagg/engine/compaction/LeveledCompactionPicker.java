@@ -70,6 +70,27 @@ public final class LeveledCompactionPicker {
         return build(v, level, new ArrayList<>(v.level(level)));
     }
 
+    /**
+     * A rewrite of the live file {@code path} into its own level (so that every entry passes the
+     * compaction filter), or null when the file is no longer live.
+     */
+    public Compaction pickRewrite(Version v, String path) {
+        for (int l = 0; l < v.numLevels(); l++) {
+            for (FileMeta f : v.level(l)) {
+                if (f.path().equals(path)) {
+                    if (l == 0) {
+                        // L0 files overlap: rewrite them all together into L1 instead
+                        return v.numLevels() > 1 ? build(v, 0, new ArrayList<>(v.level(0))) : null;
+                    }
+                    KeyRange r = f.effectiveRange();
+                    return new Compaction(
+                            l, l, List.of(f), List.of(), r, !v.overlapsBelow(l, r), false);
+                }
+            }
+        }
+        return null;
+    }
+
     long targetBytes(int level) {
         long t = levelBaseBytes;
         for (int i = 1; i < level; i++) {
