@@ -28,6 +28,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -100,6 +101,10 @@ public final class LsmStore implements AutoCloseable {
     private final AtomicBoolean compactionScheduled = new AtomicBoolean();
     private final AtomicLong lastSeq;
     private final AtomicLong memtableIds = new AtomicLong();
+
+    /** When each live file became live in this store (restored files: when it was opened). */
+    private final Map<String, Long> births = new ConcurrentHashMap<>();
+
     private volatile List<Memtable> memtables;
     private volatile IOException backgroundError;
     private volatile boolean closed;
@@ -123,12 +128,18 @@ public final class LsmStore implements AutoCloseable {
                         span);
         this.versions = new VersionSet(span, levels, this::onObsolete);
         this.reads = new ReadPath(readers);
+        long opened = options.clock().getAsLong();
+        levels.forEach(l -> l.forEach(f -> births.put(f.path(), opened)));
         this.picker =
                 new LeveledCompactionPicker(
                         levels.size(),
                         options.l0CompactionTrigger(),
                         options.levelBaseBytes(),
-                        options.levelMultiplier());
+                        options.levelMultiplier(),
+                        options.compactionFilter() == CompactionFilter.Factory.NONE
+                                ? 0
+                                : options.periodicCompactionMillis(),
+                        f -> options.clock().getAsLong() - births.getOrDefault(f.path(), opened));
         this.lastSeq = new AtomicLong(lastSeq);
         this.memtables = List.of(new Memtable(memtableIds.incrementAndGet()));
         int id = IDS.incrementAndGet();
@@ -327,7 +338,9 @@ public final class LsmStore implements AutoCloseable {
                 }
                 synchronized (versions) {
                     if (file != null) {
-                        versions.install(new VersionEdit().add(0, file));
+                        VersionEdit edit = new VersionEdit().add(0, file);
+                        noteBirths(edit);
+                        versions.install(edit);
                     }
                     List<Memtable> next = new ArrayList<>(memtables);
                     next.remove(oldest);
@@ -432,6 +445,7 @@ public final class LsmStore implements AutoCloseable {
             if (!c.trivialMove()) {
                 stats.recordCompaction(System.nanoTime() - t0);
             }
+            noteBirths(edit);
             versions.install(edit);
             if (c.trivialMove()) {
                 stats.trivialMoves.incrementAndGet();
@@ -455,8 +469,17 @@ public final class LsmStore implements AutoCloseable {
         }
     }
 
+    /** Records when the files an edit adds become live; called right before installing it. */
+    private void noteBirths(VersionEdit edit) {
+        long now = options.clock().getAsLong();
+        for (VersionEdit.LevelFile lf : edit.added()) {
+            births.putIfAbsent(lf.file().path(), now); // a file moved down keeps its birth
+        }
+    }
+
     private void onObsolete(List<FileMeta> files) {
         for (FileMeta f : files) {
+            births.remove(f.path());
             readers.evict(f.path());
             if (options.deletionPolicy().mayDelete(f)) {
                 try {
@@ -568,6 +591,10 @@ public final class LsmStore implements AutoCloseable {
         byte[] manifest = ManifestCodec.encode(span, seq, v);
         Map<String, Long> files = new HashMap<>();
         v.allFiles().forEach(f -> files.put(f.path(), f.fileSize()));
+        if (picker.hasAgedFile(v)) {
+            // a store without writes flushes nothing; its checkpoints start periodic compactions
+            maybeScheduleCompaction();
+        }
         return new LsmSnapshot(manifest, files, seq, () -> versions.release(v));
     }
 
@@ -602,7 +629,9 @@ public final class LsmStore implements AutoCloseable {
             copyFile(new Path(path), target, old.fileSize());
             FileMeta copy = old.copiedTo(target.toString());
             synchronized (versions) {
-                versions.install(new VersionEdit().remove(level, old).add(level, copy));
+                VersionEdit edit = new VersionEdit().remove(level, old).add(level, copy);
+                noteBirths(edit);
+                versions.install(edit);
             }
             stats.filesRehomed.incrementAndGet();
             return copy.path();

@@ -226,4 +226,51 @@ class CompactionFilterTest {
         }
         snap.release();
     }
+
+    @Test
+    void periodicCompaction_rewritesFilesThatNoOtherCompactionTouches() throws Exception {
+        AtomicLong clock = new AtomicLong();
+        LsmOptions o = options("s", 0, 7).periodicCompactionMillis(1000).clock(clock::get);
+        try (LsmStore store = LsmStore.open(o)) {
+            for (int i = 0; i < 300; i++) {
+                store.put(LsmModelRunner.key(i % 8, 0, i), expiringAt(100, i));
+            }
+            store.flush();
+            store.compactAll(); // clock 0: the bottom files are born
+            assertThat(store.compactOnce()).isFalse();
+
+            now.set(500); // expired, but nothing would compact these files
+            clock.set(999);
+            assertThat(store.compactOnce()).isFalse();
+            clock.set(1000);
+            assertThat(store.compactOnce()).isTrue();
+            store.compactUntilIdle();
+            assertThat(store.storedEntries()).isZero();
+            store.checkInvariants();
+        }
+    }
+
+    @Test
+    void periodicCompaction_ofAStoreWithoutWrites_isStartedByASnapshot() throws Exception {
+        AtomicLong clock = new AtomicLong();
+        LsmOptions o =
+                options("s", 0, 7)
+                        .backgroundCompaction(true)
+                        .periodicCompactionMillis(1000)
+                        .clock(clock::get);
+        try (LsmStore store = LsmStore.open(o)) {
+            for (int i = 0; i < 300; i++) {
+                store.put(LsmModelRunner.key(i % 8, 0, i), expiringAt(100, i));
+            }
+            store.flush();
+            store.compactAll();
+            now.set(500);
+            clock.set(1000);
+            store.snapshot().release(); // no writes, no flush: the snapshot schedules the work
+            while (store.storedEntries() != 0) {
+                Thread.sleep(10); // bounded by the class timeout
+            }
+            store.checkInvariants();
+        }
+    }
 }

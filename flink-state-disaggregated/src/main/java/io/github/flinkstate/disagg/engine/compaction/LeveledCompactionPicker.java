@@ -6,6 +6,7 @@ import io.github.flinkstate.disagg.engine.version.FileMeta;
 import io.github.flinkstate.disagg.engine.version.Version;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.ToLongFunction;
 
 /**
  * Chooses the next compaction with a leveled policy (see docs/disaggregated-engine.md for why).
@@ -18,10 +19,14 @@ import java.util.List;
  *       of Ln+1. A single Ln file with no overlap below and no clip is moved, not rewritten.
  *   <li>With no scored work, a file whose key-group clip hides data (restored from a foreign
  *       snapshot) is rewritten in place to drop the out-of-range keys.
+ *   <li>With nothing else to do and a periodic compaction time set, the oldest file that has been
+ *       live for at least that long is rewritten in place (an L0 file: all of L0 into L1), so that
+ *       the compaction filter sees data that no other compaction would touch.
  * </ol>
  *
  * <p>Thread safety: not thread-safe; used by the single compaction thread (the pointers are its
- * private state).
+ * private state), except {@link #hasAgedFile}, which reads only immutable state and may be called
+ * from any thread.
  */
 public final class LeveledCompactionPicker {
 
@@ -29,13 +34,32 @@ public final class LeveledCompactionPicker {
     private final long levelBaseBytes;
     private final int multiplier;
     private final byte[][] pointers;
+    private final long periodicMillis;
+    private final ToLongFunction<FileMeta> ageMillis;
 
     public LeveledCompactionPicker(
             int numLevels, int l0Trigger, long levelBaseBytes, int multiplier) {
+        this(numLevels, l0Trigger, levelBaseBytes, multiplier, 0, f -> 0);
+    }
+
+    /**
+     * @param periodicMillis files live for at least this long are rewritten when there is nothing
+     *     else to do; 0 = never
+     * @param ageMillis how long a file has been live in the store
+     */
+    public LeveledCompactionPicker(
+            int numLevels,
+            int l0Trigger,
+            long levelBaseBytes,
+            int multiplier,
+            long periodicMillis,
+            ToLongFunction<FileMeta> ageMillis) {
         this.l0Trigger = l0Trigger;
         this.levelBaseBytes = levelBaseBytes;
         this.multiplier = multiplier;
         this.pointers = new byte[numLevels][];
+        this.periodicMillis = periodicMillis;
+        this.ageMillis = ageMillis;
     }
 
     /** The next compaction for version {@code v}, or null if nothing needs doing. */
@@ -59,7 +83,35 @@ public final class LeveledCompactionPicker {
         if (best > 0) {
             return build(v, best, List.of(pickFile(v, best)));
         }
-        return pickClipCleanup(v);
+        Compaction cleanup = pickClipCleanup(v);
+        return cleanup != null ? cleanup : pickAged(v);
+    }
+
+    /** The oldest file live for at least the periodic compaction time, or null. */
+    FileMeta oldestAged(Version v) {
+        if (periodicMillis <= 0) {
+            return null;
+        }
+        FileMeta oldest = null;
+        long oldestAge = -1;
+        for (FileMeta f : v.allFiles()) {
+            long age = ageMillis.applyAsLong(f);
+            if (age >= periodicMillis && age > oldestAge) {
+                oldest = f;
+                oldestAge = age;
+            }
+        }
+        return oldest;
+    }
+
+    /** Whether some file waits for a periodic compaction. */
+    public boolean hasAgedFile(Version v) {
+        return oldestAged(v) != null;
+    }
+
+    private Compaction pickAged(Version v) {
+        FileMeta f = oldestAged(v);
+        return f == null ? null : pickRewrite(v, f.path());
     }
 
     /** A compaction of everything down to the bottom, level by level (used by compactAll). */
