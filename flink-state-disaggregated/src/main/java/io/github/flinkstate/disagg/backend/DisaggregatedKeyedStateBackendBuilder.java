@@ -77,7 +77,8 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                             .blockCache(new BlockCache(settings.blockCacheBytes()))
                             .backgroundThreads(settings.backgroundThreads())
                             .deletionPolicy(f -> f.createdHere() && ownership.obsolete(f.path()))
-                            .compactionFilter(ttlFilters);
+                            .compactionFilter(ttlFilters)
+                            .periodicCompactionMillis(settings.periodicCompactionMillis());
             HeapPriorityQueueSetFactory queueFactory =
                     new HeapPriorityQueueSetFactory(range, numberOfKeyGroups, 128);
             Map<String, HeapPriorityQueueSnapshotRestoreWrapper<?>> queues = new HashMap<>();

@@ -261,10 +261,10 @@ public final class LsmOptions {
     }
 
     /**
-     * With a compaction filter, a file live for at least this long is rewritten in place when the
-     * store has no other compaction to do (checked after flushes and at snapshots), so that the
-     * filter sees data no other compaction touches. A restored file counts from the store's open. 0
-     * (default) = never.
+     * While the compaction filter is {@linkplain CompactionFilter.Factory#active() active}, a file
+     * live for at least this long is rewritten in place when the store has no other compaction to
+     * do (checked after flushes and at snapshots), so that the filter sees data no other compaction
+     * touches. A restored file counts from the store's open. 0 (default) = never.
      */
     public long periodicCompactionMillis() {
         return periodicCompactionMillis;

@@ -136,9 +136,10 @@ public final class LsmStore implements AutoCloseable {
                         options.l0CompactionTrigger(),
                         options.levelBaseBytes(),
                         options.levelMultiplier(),
-                        options.compactionFilter() == CompactionFilter.Factory.NONE
-                                ? 0
-                                : options.periodicCompactionMillis(),
+                        () ->
+                                options.compactionFilter().active()
+                                        ? options.periodicCompactionMillis()
+                                        : 0,
                         f -> options.clock().getAsLong() - births.getOrDefault(f.path(), opened));
         this.lastSeq = new AtomicLong(lastSeq);
         this.memtables = List.of(new Memtable(memtableIds.incrementAndGet()));
@@ -417,7 +418,7 @@ public final class LsmStore implements AutoCloseable {
             }
         }
         compactUntilIdle();
-        if (options.compactionFilter() != CompactionFilter.Factory.NONE) {
+        if (options.compactionFilter().active()) {
             for (String path : before) {
                 runCompaction(v -> picker.pickRewrite(v, path));
             }

@@ -81,6 +81,12 @@ public final class TtlCompactionFilters implements CompactionFilter.Factory {
         return new TtlEntryRule(map ? 1 : 0, map, ttl.getTimeToLive().toMillis(), queryAfter);
     }
 
+    /** True while some registered state is filtered. */
+    @Override
+    public boolean active() {
+        return !rules.isEmpty();
+    }
+
     @Override
     public CompactionFilter newRun() {
         if (rules.isEmpty()) {

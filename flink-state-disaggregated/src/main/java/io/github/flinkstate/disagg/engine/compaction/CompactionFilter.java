@@ -48,6 +48,14 @@ public interface CompactionFilter {
         Factory NONE = () -> null;
 
         /**
+         * Whether runs may filter anything now; while false the engine skips the periodic
+         * compactions that exist only for the filter ({@code LsmOptions.periodicCompactionMillis}).
+         */
+        default boolean active() {
+            return this != NONE;
+        }
+
+        /**
          * The filter for one run (a compaction or the flush of one memtable), e.g. with the current
          * time fixed for the run; null when this run filters nothing.
          */

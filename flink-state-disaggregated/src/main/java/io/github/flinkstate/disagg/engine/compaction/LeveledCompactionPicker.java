@@ -6,6 +6,7 @@ import io.github.flinkstate.disagg.engine.version.FileMeta;
 import io.github.flinkstate.disagg.engine.version.Version;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.LongSupplier;
 import java.util.function.ToLongFunction;
 
 /**
@@ -34,17 +35,17 @@ public final class LeveledCompactionPicker {
     private final long levelBaseBytes;
     private final int multiplier;
     private final byte[][] pointers;
-    private final long periodicMillis;
+    private final LongSupplier periodicMillis;
     private final ToLongFunction<FileMeta> ageMillis;
 
     public LeveledCompactionPicker(
             int numLevels, int l0Trigger, long levelBaseBytes, int multiplier) {
-        this(numLevels, l0Trigger, levelBaseBytes, multiplier, 0, f -> 0);
+        this(numLevels, l0Trigger, levelBaseBytes, multiplier, () -> 0, f -> 0);
     }
 
     /**
      * @param periodicMillis files live for at least this long are rewritten when there is nothing
-     *     else to do; 0 = never
+     *     else to do; 0 = never (read at every pick)
      * @param ageMillis how long a file has been live in the store
      */
     public LeveledCompactionPicker(
@@ -52,7 +53,7 @@ public final class LeveledCompactionPicker {
             int l0Trigger,
             long levelBaseBytes,
             int multiplier,
-            long periodicMillis,
+            LongSupplier periodicMillis,
             ToLongFunction<FileMeta> ageMillis) {
         this.l0Trigger = l0Trigger;
         this.levelBaseBytes = levelBaseBytes;
@@ -89,14 +90,15 @@ public final class LeveledCompactionPicker {
 
     /** The oldest file live for at least the periodic compaction time, or null. */
     FileMeta oldestAged(Version v) {
-        if (periodicMillis <= 0) {
+        long period = periodicMillis.getAsLong();
+        if (period <= 0) {
             return null;
         }
         FileMeta oldest = null;
         long oldestAge = -1;
         for (FileMeta f : v.allFiles()) {
             long age = ageMillis.applyAsLong(f);
-            if (age >= periodicMillis && age > oldestAge) {
+            if (age >= period && age > oldestAge) {
                 oldest = f;
                 oldestAge = age;
             }
