@@ -261,10 +261,11 @@ public final class LsmOptions {
     }
 
     /**
-     * While the compaction filter is {@linkplain CompactionFilter.Factory#active() active}, a file
-     * live for at least this long is rewritten in place when the store has no other compaction to
-     * do (checked after flushes and at snapshots), so that the filter sees data no other compaction
-     * touches. A restored file counts from the store's open. 0 (default) = never.
+     * With a compaction filter (which may adjust it: {@link
+     * CompactionFilter.Factory#periodicCompactionMillis}), a file live for at least this long is
+     * rewritten in place when the store has no other compaction to do (checked after flushes and at
+     * snapshots), so that the filter sees data no other compaction touches. A restored file counts
+     * from the store's open. 0 (default) = never.
      */
     public long periodicCompactionMillis() {
         return periodicCompactionMillis;

@@ -137,9 +137,9 @@ public final class LsmStore implements AutoCloseable {
                         options.levelBaseBytes(),
                         options.levelMultiplier(),
                         () ->
-                                options.compactionFilter().active()
-                                        ? options.periodicCompactionMillis()
-                                        : 0,
+                                options.compactionFilter()
+                                        .periodicCompactionMillis(
+                                                options.periodicCompactionMillis()),
                         f -> options.clock().getAsLong() - births.getOrDefault(f.path(), opened));
         this.lastSeq = new AtomicLong(lastSeq);
         this.memtables = List.of(new Memtable(memtableIds.incrementAndGet()));

@@ -17,12 +17,13 @@ import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
  *
  * <p>A state gets a rule when it is registered with TTL enabled and cleanup in the background
  * ({@code StateTtlConfig.getCleanupStrategies().inRocksdbCompactFilter()}: the default {@code
- * cleanupInBackground}, or an explicit {@code cleanupInRocksdbCompactFilter(n)}, whose {@code n} is
- * how many entries are judged per reading of the clock), exactly the states Flink's RocksDB backend
- * filters in its compactions. Registration first {@link #remove removes} a state's rule and
- * installs the new one only after the state's values were migrated to the new serializer, so a rule
- * never judges values of a format it was not made for (a run already going on keeps the rule it
- * started with, which matches the values it reads).
+ * cleanupInBackground}, or an explicit {@code cleanupInRocksdbCompactFilter(n[, time])}, whose
+ * {@code n} is how many entries are judged per reading of the clock and whose {@code time} is the
+ * state's periodic compaction time), exactly the states Flink's RocksDB backend filters in its
+ * compactions. Registration first {@link #remove removes} a state's rule and installs the new one
+ * only after the state's values were migrated to the new serializer, so a rule never judges values
+ * of a format it was not made for (a run already going on keeps the rule it started with, which
+ * matches the values it reads).
  *
  * <p>Thread safety: thread-safe. Rules are added and removed on the task thread; runs are created
  * by the flush and compaction threads and see a fixed copy of the rules; each run is confined to
@@ -32,6 +33,9 @@ public final class TtlCompactionFilters implements CompactionFilter.Factory {
 
     /** Entries judged per reading of the clock when the state's TTL config names no number. */
     static final long DEFAULT_QUERY_TIME_AFTER_NUM_ENTRIES = 1000;
+
+    /** Lower bound of the periodic compaction time a state may ask for. */
+    static final long MIN_PERIODIC_MILLIS = 60_000;
 
     private final TtlTimeProvider timeProvider;
     private final Map<Integer, TtlEntryRule> rules = new ConcurrentHashMap<>();
@@ -77,8 +81,31 @@ public final class TtlCompactionFilters implements CompactionFilter.Factory {
                 strategy == null
                         ? DEFAULT_QUERY_TIME_AFTER_NUM_ENTRIES
                         : Math.max(1, strategy.getQueryTimeAfterNumEntries());
+        long periodic =
+                strategy == null || strategy.getPeriodicCompactionTime() == null
+                        ? -1
+                        : Math.max(0, strategy.getPeriodicCompactionTime().toMillis());
         boolean map = desc.getType() == StateDescriptor.Type.MAP;
-        return new TtlEntryRule(map ? 1 : 0, map, ttl.getTimeToLive().toMillis(), queryAfter);
+        return new TtlEntryRule(
+                map ? 1 : 0, map, ttl.getTimeToLive().toMillis(), queryAfter, periodic);
+    }
+
+    /**
+     * The shortest periodic compaction time any filtered state asks for: its own ({@code
+     * cleanupInRocksdbCompactFilter(n, time)}, 0 = none for that state), else the backend's option
+     * ({@code configured}); 0 when no state asks for one. At least {@link #MIN_PERIODIC_MILLIS}, so
+     * that rewritten files do not come due again while the rewrite still runs.
+     */
+    @Override
+    public long periodicCompactionMillis(long configured) {
+        long min = 0;
+        for (TtlEntryRule r : rules.values()) {
+            long p = r.periodicCompactionMillis() < 0 ? configured : r.periodicCompactionMillis();
+            if (p > 0 && (min == 0 || p < min)) {
+                min = p;
+            }
+        }
+        return min == 0 ? 0 : Math.max(min, MIN_PERIODIC_MILLIS);
     }
 
     /** True while some registered state is filtered. */

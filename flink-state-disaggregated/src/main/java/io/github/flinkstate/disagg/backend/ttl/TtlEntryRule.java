@@ -23,9 +23,15 @@ import org.apache.flink.runtime.state.ttl.TtlUtils;
  * @param nullFlag whether the byte before the timestamp is a null flag (map values)
  * @param ttlMillis the state's time-to-live
  * @param queryTimeAfterNumEntries how many entries a run judges with one reading of the clock
+ * @param periodicCompactionMillis the state's own periodic compaction time ({@code
+ *     cleanupInRocksdbCompactFilter(n, time)}; 0 = off), or -1 to use the backend's option
  */
 record TtlEntryRule(
-        int timestampOffset, boolean nullFlag, long ttlMillis, long queryTimeAfterNumEntries) {
+        int timestampOffset,
+        boolean nullFlag,
+        long ttlMillis,
+        long queryTimeAfterNumEntries,
+        long periodicCompactionMillis) {
 
     /** True when {@code value} holds a timestamp that has expired at {@code now}. */
     boolean expired(byte[] value, long now) {

@@ -47,12 +47,19 @@ public interface CompactionFilter {
         /** A factory that never filters. */
         Factory NONE = () -> null;
 
-        /**
-         * Whether runs may filter anything now; while false the engine skips the periodic
-         * compactions that exist only for the filter ({@code LsmOptions.periodicCompactionMillis}).
-         */
+        /** Whether runs may filter anything now. */
         default boolean active() {
             return this != NONE;
+        }
+
+        /**
+         * The age after which a file is rewritten for this filter's sake when there is nothing else
+         * to do (read at every pick), given the store's configured one ({@code
+         * LsmOptions.periodicCompactionMillis}); 0 = none. Default: the configured one while {@link
+         * #active()}, else 0.
+         */
+        default long periodicCompactionMillis(long configured) {
+            return active() ? configured : 0;
         }
 
         /**
