@@ -1,5 +1,6 @@
 package io.github.flinkstate.disagg;
 
+import java.time.Duration;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.IllegalConfigurationException;
@@ -64,6 +65,21 @@ public final class DisaggregatedOptions {
                                     + " compactions: 1 shares one thread for both; 2 (default) gives each"
                                     + " its own. Between 1 and 2.");
 
+    public static final ConfigOption<Duration> TTL_PERIODIC_COMPACTION_TIME =
+            ConfigOptions.key("state.backend.disaggregated.ttl.periodic-compaction-time")
+                    .durationType()
+                    .defaultValue(Duration.ofDays(30))
+                    .withDescription(
+                            "Compactions drop the expired entries of states with a time-to-live"
+                                    + " and cleanup in the background (StateTtlConfig's default), but"
+                                    + " a file that no compaction touches (e.g. the last level of a"
+                                    + " state that is no longer written) keeps them, and so does every"
+                                    + " checkpoint referencing it. A file live for this long is therefore"
+                                    + " rewritten when the backend has no other compaction to do"
+                                    + " (checked after each flush and at each checkpoint); restored files"
+                                    + " count from the restore. Only while some registered state has"
+                                    + " such a TTL. 0 disables it; otherwise at least 1 min.");
+
     /** Checks every option of this class; throws naming the first bad one. */
     public static void validate(ReadableConfig config) {
         try {
@@ -81,6 +97,11 @@ public final class DisaggregatedOptions {
                     threads >= 1 && threads <= 2,
                     BACKGROUND_THREADS,
                     "must be 1 or 2, was " + threads);
+            Duration periodic = config.get(TTL_PERIODIC_COMPACTION_TIME);
+            require(
+                    periodic.isZero() || periodic.compareTo(Duration.ofMinutes(1)) >= 0,
+                    TTL_PERIODIC_COMPACTION_TIME,
+                    "must be 0 (off) or at least 1 min, was " + periodic);
             config.getOptional(PRIMARY_DIRECTORY).ifPresent(d -> checkUri(PRIMARY_DIRECTORY, d));
             config.getOptional(LOCAL_DIRECTORY).ifPresent(d -> checkUri(LOCAL_DIRECTORY, d));
         } catch (IllegalArgumentException e) {

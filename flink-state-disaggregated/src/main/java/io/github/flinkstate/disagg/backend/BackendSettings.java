@@ -22,13 +22,16 @@ import org.slf4j.LoggerFactory;
  *
  * @param primaryDir directory of this backend's engine files (one folder per operator)
  * @param localDir local working directory
+ * @param periodicCompactionMillis age after which a file is rewritten for the TTL compaction filter
+ *     (0: never)
  */
 public record BackendSettings(
         Path primaryDir,
         File localDir,
         long memtableBytes,
         long blockCacheBytes,
-        int backgroundThreads) {
+        int backgroundThreads,
+        long periodicCompactionMillis) {
 
     private static final Logger LOG = LoggerFactory.getLogger(BackendSettings.class);
 
@@ -67,7 +70,8 @@ public record BackendSettings(
                 localDir,
                 options.get(DisaggregatedOptions.MEMTABLE_SIZE).getBytes(),
                 options.get(DisaggregatedOptions.BLOCK_CACHE_SIZE).getBytes(),
-                options.get(DisaggregatedOptions.BACKGROUND_THREADS));
+                options.get(DisaggregatedOptions.BACKGROUND_THREADS),
+                options.get(DisaggregatedOptions.TTL_PERIODIC_COMPACTION_TIME).toMillis());
     }
 
     private static Path checkpointDirectory(Environment env) {

@@ -6,6 +6,7 @@ import io.github.flinkstate.disagg.backend.state.AbstractDisaggState;
 import io.github.flinkstate.disagg.backend.state.DisaggAggregatingState;
 import io.github.flinkstate.disagg.backend.state.DisaggReducingState;
 import io.github.flinkstate.disagg.backend.state.DisaggValueState;
+import io.github.flinkstate.disagg.backend.ttl.TtlCompactionFilters;
 import io.github.flinkstate.disagg.engine.LsmStore;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -70,6 +71,7 @@ public final class DisaggregatedKeyedStateBackend<K> extends AbstractKeyedStateB
         implements StateAccess<K> {
 
     private final LsmStore store;
+    private final TtlCompactionFilters ttlFilters;
     private final KeyLayout layout = new KeyLayout();
     private final Map<String, RegisteredKvState> kvStates;
     private final Map<Integer, String> stateNamesById = new HashMap<>();
@@ -92,6 +94,7 @@ public final class DisaggregatedKeyedStateBackend<K> extends AbstractKeyedStateB
             CloseableRegistry cancelStreamRegistry,
             InternalKeyContext<K> keyContext,
             LsmStore store,
+            TtlCompactionFilters ttlFilters,
             Map<String, RegisteredKvState> kvStates,
             HeapPriorityQueuesManager priorityQueues,
             DisaggSnapshotOperation.Factory<K> snapshotFactory) {
@@ -106,6 +109,7 @@ public final class DisaggregatedKeyedStateBackend<K> extends AbstractKeyedStateB
                 cancelStreamRegistry,
                 keyContext);
         this.store = store;
+        this.ttlFilters = ttlFilters;
         this.kvStates = new LinkedHashMap<>(kvStates);
         kvStates.values().forEach(s -> stateNamesById.put(s.stateId(), s.metaInfo().getName()));
         this.priorityQueues = priorityQueues;
@@ -188,8 +192,11 @@ public final class DisaggregatedKeyedStateBackend<K> extends AbstractKeyedStateB
             @Nonnull StateSnapshotTransformFactory<SEV> snapshotTransformFactory,
             boolean allowFutureMetadataUpdates)
             throws Exception {
+        // TTL compaction filter: none while the values may be migrated to a new serializer
+        ttlFilters.remove(KeyLayout.stateId(stateDesc.getName()));
         RegisteredKvState info =
                 register(namespaceSerializer, stateDesc, allowFutureMetadataUpdates);
+        ttlFilters.configure(info.stateId(), stateDesc);
         // TTL's cleanup in full snapshots: applied when a canonical savepoint is written
         ((RegisteredKeyValueStateBackendMetaInfo) info.metaInfo())
                 .updateSnapshotTransformFactory(snapshotTransformFactory);
@@ -322,6 +329,22 @@ public final class DisaggregatedKeyedStateBackend<K> extends AbstractKeyedStateB
             n += StateKeyStream.countEntries(store, keyGroupRange, info);
         }
         return (int) n;
+    }
+
+    /**
+     * Flushes the memtable and compacts the whole store now, on the calling thread (for tests and
+     * tools; compactions normally run in the background): afterwards every entry live at the call
+     * has passed the TTL compaction filter, so expired entries of TTL states with cleanup in the
+     * background are physically gone. Checkpoints taken before keep their files and content.
+     */
+    public void compactAll() throws IOException {
+        store.flush();
+        store.compactAll();
+    }
+
+    /** For tests: the TTL compaction filter of this backend. */
+    public TtlCompactionFilters ttlFilters() {
+        return ttlFilters;
     }
 
     // ------------------------------------------------------------------ snapshots

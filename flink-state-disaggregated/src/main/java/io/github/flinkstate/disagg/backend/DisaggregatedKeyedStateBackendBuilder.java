@@ -6,6 +6,7 @@ import io.github.flinkstate.disagg.backend.restore.DisaggRestoreOperation;
 import io.github.flinkstate.disagg.backend.savepoint.CanonicalRestoreOperation;
 import io.github.flinkstate.disagg.backend.snapshot.DisaggSnapshotOperation;
 import io.github.flinkstate.disagg.backend.snapshot.FileOwnership;
+import io.github.flinkstate.disagg.backend.ttl.TtlCompactionFilters;
 import io.github.flinkstate.disagg.engine.LsmOptions;
 import io.github.flinkstate.disagg.engine.LsmStore;
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
@@ -63,6 +64,7 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
         TypeSerializer<K> keySerializer = parameters.getKeySerializer().duplicate();
         ClassLoader classLoader = env.getUserCodeClassLoader().asClassLoader();
         FileOwnership ownership = new FileOwnership();
+        TtlCompactionFilters ttlFilters = new TtlCompactionFilters(parameters.getTtlTimeProvider());
         LsmStore store = null;
         try {
             LsmOptions options =
@@ -74,7 +76,9 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                             .memtableBytes(settings.memtableBytes())
                             .blockCache(new BlockCache(settings.blockCacheBytes()))
                             .backgroundThreads(settings.backgroundThreads())
-                            .deletionPolicy(f -> f.createdHere() && ownership.obsolete(f.path()));
+                            .deletionPolicy(f -> f.createdHere() && ownership.obsolete(f.path()))
+                            .compactionFilter(ttlFilters)
+                            .periodicCompactionMillis(settings.periodicCompactionMillis());
             HeapPriorityQueueSetFactory queueFactory =
                     new HeapPriorityQueueSetFactory(range, numberOfKeyGroups, 128);
             Map<String, HeapPriorityQueueSnapshotRestoreWrapper<?>> queues = new HashMap<>();
@@ -121,6 +125,7 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                     new CloseableRegistry(),
                     new InternalKeyContextImpl<>(range, numberOfKeyGroups),
                     store,
+                    ttlFilters,
                     kvStates,
                     new HeapPriorityQueuesManager(queues, queueFactory, range, numberOfKeyGroups),
                     (s, ks, kgr, kv, timers, reg, comp) ->

@@ -1,10 +1,12 @@
 package io.github.flinkstate.disagg.engine;
 
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
+import io.github.flinkstate.disagg.engine.compaction.CompactionFilter;
 import io.github.flinkstate.disagg.engine.fs.FileDeletionPolicy;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.sst.SstReader;
 import java.util.Objects;
+import java.util.function.LongSupplier;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
 
@@ -33,6 +35,9 @@ public final class LsmOptions {
     private FileDeletionPolicy deletionPolicy = FileDeletionPolicy.ownedFilesOnly();
     private boolean backgroundCompaction = true;
     private int backgroundThreads = 2;
+    private CompactionFilter.Factory compactionFilter = CompactionFilter.Factory.NONE;
+    private long periodicCompactionMillis;
+    private LongSupplier clock = System::currentTimeMillis;
 
     /**
      * @param fileSystem the file system of the primary copy (file://, hdfs://, ...); also used to
@@ -65,6 +70,9 @@ public final class LsmOptions {
         o.deletionPolicy = deletionPolicy;
         o.backgroundCompaction = backgroundCompaction;
         o.backgroundThreads = backgroundThreads;
+        o.compactionFilter = compactionFilter;
+        o.periodicCompactionMillis = periodicCompactionMillis;
+        o.clock = clock;
         return o;
     }
 
@@ -236,6 +244,48 @@ public final class LsmOptions {
             throw new IllegalArgumentException("background threads must be 1 or 2: " + v);
         }
         backgroundThreads = v;
+        return this;
+    }
+
+    /**
+     * Decides which entries compactions and flushes drop (see {@link CompactionFilter} for what the
+     * engine guarantees). Default: none.
+     */
+    public CompactionFilter.Factory compactionFilter() {
+        return compactionFilter;
+    }
+
+    public LsmOptions compactionFilter(CompactionFilter.Factory v) {
+        compactionFilter = Objects.requireNonNull(v);
+        return this;
+    }
+
+    /**
+     * With a compaction filter (which may adjust it: {@link
+     * CompactionFilter.Factory#periodicCompactionMillis}), a file live for at least this long is
+     * rewritten in place when the store has no other compaction to do (checked after flushes and at
+     * snapshots), so that the filter sees data no other compaction touches. A restored file counts
+     * from the store's open. 0 (default) = never.
+     */
+    public long periodicCompactionMillis() {
+        return periodicCompactionMillis;
+    }
+
+    public LsmOptions periodicCompactionMillis(long v) {
+        if (v < 0) {
+            throw new IllegalArgumentException("must not be negative: " + v);
+        }
+        periodicCompactionMillis = v;
+        return this;
+    }
+
+    /** Wall clock in milliseconds for file ages. Default {@link System#currentTimeMillis()}. */
+    public LongSupplier clock() {
+        return clock;
+    }
+
+    public LsmOptions clock(LongSupplier v) {
+        clock = Objects.requireNonNull(v);
         return this;
     }
 

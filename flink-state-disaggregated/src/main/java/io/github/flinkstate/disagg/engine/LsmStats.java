@@ -18,6 +18,7 @@ public final class LsmStats {
     final AtomicLong filesDeleted = new AtomicLong();
     final AtomicLong userBytesWritten = new AtomicLong();
     final AtomicLong filesRehomed = new AtomicLong();
+    final AtomicLong entriesFiltered = new AtomicLong();
     private final AtomicLong flushNanos = new AtomicLong();
     private final AtomicLong lastFlushNanos = new AtomicLong();
     private final AtomicLong compactionNanos = new AtomicLong();
@@ -51,6 +52,14 @@ public final class LsmStats {
     /** Duration of the latest compaction that rewrote data (0 before the first). */
     public long lastCompactionNanos() {
         return lastCompactionNanos.get();
+    }
+
+    /**
+     * Entries a {@code CompactionFilter} dropped in flushes and compactions (each counted once per
+     * rewrite that dropped it; one replaced by a point delete counts when the delete is written).
+     */
+    public long entriesFiltered() {
+        return entriesFiltered.get();
     }
 
     /** Restored files copied into this store's directory by {@code LsmStore.rehome}. */
@@ -119,6 +128,8 @@ public final class LsmStats {
                 + filesDeleted
                 + ", userBytes="
                 + userBytesWritten
+                + ", entriesFiltered="
+                + entriesFiltered
                 + "}";
     }
 }

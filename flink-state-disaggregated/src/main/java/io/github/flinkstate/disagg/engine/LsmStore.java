@@ -2,6 +2,7 @@ package io.github.flinkstate.disagg.engine;
 
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.compaction.Compaction;
+import io.github.flinkstate.disagg.engine.compaction.CompactionFilter;
 import io.github.flinkstate.disagg.engine.compaction.CompactionJob;
 import io.github.flinkstate.disagg.engine.compaction.LeveledCompactionPicker;
 import io.github.flinkstate.disagg.engine.compaction.SstOutputs;
@@ -23,8 +24,11 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -32,6 +36,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
@@ -96,6 +101,10 @@ public final class LsmStore implements AutoCloseable {
     private final AtomicBoolean compactionScheduled = new AtomicBoolean();
     private final AtomicLong lastSeq;
     private final AtomicLong memtableIds = new AtomicLong();
+
+    /** When each live file became live in this store (restored files: when it was opened). */
+    private final Map<String, Long> births = new ConcurrentHashMap<>();
+
     private volatile List<Memtable> memtables;
     private volatile IOException backgroundError;
     private volatile boolean closed;
@@ -119,12 +128,19 @@ public final class LsmStore implements AutoCloseable {
                         span);
         this.versions = new VersionSet(span, levels, this::onObsolete);
         this.reads = new ReadPath(readers);
+        long opened = options.clock().getAsLong();
+        levels.forEach(l -> l.forEach(f -> births.put(f.path(), opened)));
         this.picker =
                 new LeveledCompactionPicker(
                         levels.size(),
                         options.l0CompactionTrigger(),
                         options.levelBaseBytes(),
-                        options.levelMultiplier());
+                        options.levelMultiplier(),
+                        () ->
+                                options.compactionFilter()
+                                        .periodicCompactionMillis(
+                                                options.periodicCompactionMillis()),
+                        f -> options.clock().getAsLong() - births.getOrDefault(f.path(), opened));
         this.lastSeq = new AtomicLong(lastSeq);
         this.memtables = List.of(new Memtable(memtableIds.incrementAndGet()));
         int id = IDS.incrementAndGet();
@@ -306,7 +322,11 @@ public final class LsmStore implements AutoCloseable {
                 if (!oldest.isEmpty()) {
                     try {
                         long t0 = System.nanoTime();
-                        file = outputs.writeMemtable(oldest);
+                        file =
+                                outputs.writeMemtable(
+                                        oldest,
+                                        options.compactionFilter().newRun(),
+                                        stats.entriesFiltered);
                         stats.recordFlush(System.nanoTime() - t0);
                     } catch (IOException | RuntimeException e) {
                         stats.flushFailures.incrementAndGet();
@@ -319,7 +339,9 @@ public final class LsmStore implements AutoCloseable {
                 }
                 synchronized (versions) {
                     if (file != null) {
-                        versions.install(new VersionEdit().add(0, file));
+                        VersionEdit edit = new VersionEdit().add(0, file);
+                        noteBirths(edit);
+                        versions.install(edit);
                     }
                     List<Memtable> next = new ArrayList<>(memtables);
                     next.remove(oldest);
@@ -371,7 +393,7 @@ public final class LsmStore implements AutoCloseable {
 
     /** Runs one picked compaction on the caller's thread; false if there was nothing to do. */
     public boolean compactOnce() throws IOException {
-        return runCompaction(-1);
+        return runCompaction(picker::pick);
     }
 
     /** Runs compactions until the picker finds no more work. */
@@ -381,31 +403,50 @@ public final class LsmStore implements AutoCloseable {
         }
     }
 
-    /** Pushes all data down level by level to the last level (drops all deletes), then idles. */
+    /**
+     * Pushes all data down level by level to the last level (drops all deletes), then idles. With a
+     * {@link CompactionFilter}, files that were not rewritten on the way (already at the bottom, or
+     * moved down without rewriting) are then rewritten in place, so that every entry live at the
+     * call has passed the filter once.
+     */
     public void compactAll() throws IOException {
+        Set<String> before = new HashSet<>(liveFiles());
         for (int l = 0; l < versions.current().numLevels() - 1; l++) {
-            while (runCompaction(l)) {
+            int level = l;
+            while (runCompaction(v -> picker.pickForced(v, level))) {
                 // loop
             }
         }
         compactUntilIdle();
+        if (options.compactionFilter().active()) {
+            for (String path : before) {
+                runCompaction(v -> picker.pickRewrite(v, path));
+            }
+        }
     }
 
-    private boolean runCompaction(int forcedLevel) throws IOException {
+    private boolean runCompaction(Function<Version, Compaction> pick) throws IOException {
         compactionLock.lock();
         Version v = versions.acquire();
         try {
             ensureOpen();
-            Compaction c = forcedLevel < 0 ? picker.pick(v) : picker.pickForced(v, forcedLevel);
+            Compaction c = pick.apply(v);
             if (c == null) {
                 return false;
             }
-            CompactionJob job = new CompactionJob(c, readers, outputs, options.targetFileBytes());
+            CompactionJob job =
+                    new CompactionJob(
+                            c,
+                            readers,
+                            outputs,
+                            options.targetFileBytes(),
+                            c.trivialMove() ? null : options.compactionFilter().newRun());
             long t0 = System.nanoTime();
             VersionEdit edit = job.run();
             if (!c.trivialMove()) {
                 stats.recordCompaction(System.nanoTime() - t0);
             }
+            noteBirths(edit);
             versions.install(edit);
             if (c.trivialMove()) {
                 stats.trivialMoves.incrementAndGet();
@@ -413,6 +454,7 @@ public final class LsmStore implements AutoCloseable {
                 stats.compactions.incrementAndGet();
                 stats.compactionBytesRead.addAndGet(c.inputBytes());
                 stats.compactionBytesWritten.addAndGet(job.bytesWritten());
+                stats.entriesFiltered.addAndGet(job.filtered());
             }
             LOG.debug(
                     "Compacted L{}->L{} ({} + {} files) into {}",
@@ -428,8 +470,17 @@ public final class LsmStore implements AutoCloseable {
         }
     }
 
+    /** Records when the files an edit adds become live; called right before installing it. */
+    private void noteBirths(VersionEdit edit) {
+        long now = options.clock().getAsLong();
+        for (VersionEdit.LevelFile lf : edit.added()) {
+            births.putIfAbsent(lf.file().path(), now); // a file moved down keeps its birth
+        }
+    }
+
     private void onObsolete(List<FileMeta> files) {
         for (FileMeta f : files) {
+            births.remove(f.path());
             readers.evict(f.path());
             if (options.deletionPolicy().mayDelete(f)) {
                 try {
@@ -541,6 +592,10 @@ public final class LsmStore implements AutoCloseable {
         byte[] manifest = ManifestCodec.encode(span, seq, v);
         Map<String, Long> files = new HashMap<>();
         v.allFiles().forEach(f -> files.put(f.path(), f.fileSize()));
+        if (picker.hasAgedFile(v)) {
+            // a store without writes flushes nothing; its checkpoints start periodic compactions
+            maybeScheduleCompaction();
+        }
         return new LsmSnapshot(manifest, files, seq, () -> versions.release(v));
     }
 
@@ -575,7 +630,9 @@ public final class LsmStore implements AutoCloseable {
             copyFile(new Path(path), target, old.fileSize());
             FileMeta copy = old.copiedTo(target.toString());
             synchronized (versions) {
-                versions.install(new VersionEdit().remove(level, old).add(level, copy));
+                VersionEdit edit = new VersionEdit().remove(level, old).add(level, copy);
+                noteBirths(edit);
+                versions.install(edit);
             }
             stats.filesRehomed.incrementAndGet();
             return copy.path();
@@ -641,6 +698,28 @@ public final class LsmStore implements AutoCloseable {
             out[i] = v.level(i).size();
         }
         return out;
+    }
+
+    /**
+     * Entries physically stored: the entry counts of the live files (whole files, including parts a
+     * clip hides) plus the memtables' entries; point deletes and shadowed older versions count too.
+     * Compactions and the {@link CompactionFilter} make it shrink.
+     */
+    public long storedEntries() {
+        List<Memtable> list;
+        Version v;
+        synchronized (versions) {
+            list = memtables;
+            v = versions.current();
+        }
+        long n = 0;
+        for (Memtable m : list) {
+            n += m.entryCount();
+        }
+        for (FileMeta f : v.allFiles()) {
+            n += f.entries();
+        }
+        return n;
     }
 
     /** Paths of all files in the current version. */

@@ -52,6 +52,7 @@ public final class DisaggMetrics {
                 "lastCompactionDurationMs",
                 (Gauge<Long>) () -> millis(stats.lastCompactionNanos()));
         g.gauge("writeAmplification", (Gauge<Double>) stats::writeAmplification);
+        g.gauge("ttlEntriesDropped", (Gauge<Long>) stats::entriesFiltered);
         long restoreMillis = millis(restoreNanos);
         g.gauge("restoreDurationMs", (Gauge<Long>) () -> restoreMillis);
         g.gauge("lastCheckpointFiles", (Gauge<Long>) lastCheckpoint::files);

@@ -29,6 +29,9 @@ import java.util.List;
  *   <li>An entry covered by a prefix tombstone with a higher sequence number is dropped.
  *   <li>A point delete is dropped when the compaction is bottommost; prefix tombstones likewise.
  *       Otherwise they are kept so they still shadow older data in deeper levels.
+ *   <li>A put the {@link CompactionFilter} drops (it sees only puts that survived rules 1-2) is
+ *       dropped when the compaction is bottommost, else written as a point delete with the put's
+ *       sequence number, so that no older version in a deeper level shows through.
  * </ol>
  *
  * <p>Output files of one compaction are contiguous and disjoint: file i covers {@code [lower_i,
@@ -48,19 +51,34 @@ public final class CompactionJob {
     private final ReaderCache readers;
     private final SstOutputs outputs;
     private final long targetFileBytes;
+    private final CompactionFilter filter;
     private final List<Carried> carried = new ArrayList<>();
     private long bytesWritten;
+    private long filtered;
 
+    /**
+     * @param filter null, or the filter of this run (applied to the newest put of each key)
+     */
     public CompactionJob(
-            Compaction c, ReaderCache readers, SstOutputs outputs, long targetFileBytes) {
+            Compaction c,
+            ReaderCache readers,
+            SstOutputs outputs,
+            long targetFileBytes,
+            CompactionFilter filter) {
         this.c = c;
         this.readers = readers;
         this.outputs = outputs;
         this.targetFileBytes = targetFileBytes;
+        this.filter = filter;
     }
 
     public long bytesWritten() {
         return bytesWritten;
+    }
+
+    /** Puts the filter dropped (removed, or replaced by a point delete) in this run. */
+    public long filtered() {
+        return filtered;
     }
 
     /** Runs the merge and returns the edit to install. On failure, partial outputs are deleted. */
@@ -112,6 +130,14 @@ public final class CompactionJob {
                 if (tombstones.coveringSeq(key) > seq
                         || (type == EntryType.DELETE && c.bottommost())) {
                     continue;
+                }
+                if (filter != null && type == EntryType.PUT && filter.drop(key, value)) {
+                    filtered++;
+                    if (c.bottommost()) {
+                        continue;
+                    }
+                    type = EntryType.DELETE;
+                    value = null;
                 }
                 if (out != null && out.writer().bytesWritten() >= targetFileBytes) {
                     produced.add(finish(out, lower, key));

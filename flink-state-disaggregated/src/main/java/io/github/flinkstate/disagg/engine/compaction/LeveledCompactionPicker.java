@@ -6,6 +6,8 @@ import io.github.flinkstate.disagg.engine.version.FileMeta;
 import io.github.flinkstate.disagg.engine.version.Version;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.LongSupplier;
+import java.util.function.ToLongFunction;
 
 /**
  * Chooses the next compaction with a leveled policy (see docs/disaggregated-engine.md for why).
@@ -18,10 +20,14 @@ import java.util.List;
  *       of Ln+1. A single Ln file with no overlap below and no clip is moved, not rewritten.
  *   <li>With no scored work, a file whose key-group clip hides data (restored from a foreign
  *       snapshot) is rewritten in place to drop the out-of-range keys.
+ *   <li>With nothing else to do and a periodic compaction time set, the oldest file that has been
+ *       live for at least that long is rewritten in place (an L0 file: all of L0 into L1), so that
+ *       the compaction filter sees data that no other compaction would touch.
  * </ol>
  *
  * <p>Thread safety: not thread-safe; used by the single compaction thread (the pointers are its
- * private state).
+ * private state), except {@link #hasAgedFile}, which reads only immutable state and may be called
+ * from any thread.
  */
 public final class LeveledCompactionPicker {
 
@@ -29,13 +35,32 @@ public final class LeveledCompactionPicker {
     private final long levelBaseBytes;
     private final int multiplier;
     private final byte[][] pointers;
+    private final LongSupplier periodicMillis;
+    private final ToLongFunction<FileMeta> ageMillis;
 
     public LeveledCompactionPicker(
             int numLevels, int l0Trigger, long levelBaseBytes, int multiplier) {
+        this(numLevels, l0Trigger, levelBaseBytes, multiplier, () -> 0, f -> 0);
+    }
+
+    /**
+     * @param periodicMillis files live for at least this long are rewritten when there is nothing
+     *     else to do; 0 = never (read at every pick)
+     * @param ageMillis how long a file has been live in the store
+     */
+    public LeveledCompactionPicker(
+            int numLevels,
+            int l0Trigger,
+            long levelBaseBytes,
+            int multiplier,
+            LongSupplier periodicMillis,
+            ToLongFunction<FileMeta> ageMillis) {
         this.l0Trigger = l0Trigger;
         this.levelBaseBytes = levelBaseBytes;
         this.multiplier = multiplier;
         this.pointers = new byte[numLevels][];
+        this.periodicMillis = periodicMillis;
+        this.ageMillis = ageMillis;
     }
 
     /** The next compaction for version {@code v}, or null if nothing needs doing. */
@@ -59,7 +84,36 @@ public final class LeveledCompactionPicker {
         if (best > 0) {
             return build(v, best, List.of(pickFile(v, best)));
         }
-        return pickClipCleanup(v);
+        Compaction cleanup = pickClipCleanup(v);
+        return cleanup != null ? cleanup : pickAged(v);
+    }
+
+    /** The oldest file live for at least the periodic compaction time, or null. */
+    FileMeta oldestAged(Version v) {
+        long period = periodicMillis.getAsLong();
+        if (period <= 0) {
+            return null;
+        }
+        FileMeta oldest = null;
+        long oldestAge = -1;
+        for (FileMeta f : v.allFiles()) {
+            long age = ageMillis.applyAsLong(f);
+            if (age >= period && age > oldestAge) {
+                oldest = f;
+                oldestAge = age;
+            }
+        }
+        return oldest;
+    }
+
+    /** Whether some file waits for a periodic compaction. */
+    public boolean hasAgedFile(Version v) {
+        return oldestAged(v) != null;
+    }
+
+    private Compaction pickAged(Version v) {
+        FileMeta f = oldestAged(v);
+        return f == null ? null : pickRewrite(v, f.path());
     }
 
     /** A compaction of everything down to the bottom, level by level (used by compactAll). */
@@ -68,6 +122,27 @@ public final class LeveledCompactionPicker {
             return null;
         }
         return build(v, level, new ArrayList<>(v.level(level)));
+    }
+
+    /**
+     * A rewrite of the live file {@code path} into its own level (so that every entry passes the
+     * compaction filter), or null when the file is no longer live.
+     */
+    public Compaction pickRewrite(Version v, String path) {
+        for (int l = 0; l < v.numLevels(); l++) {
+            for (FileMeta f : v.level(l)) {
+                if (f.path().equals(path)) {
+                    if (l == 0) {
+                        // L0 files overlap: rewrite them all together into L1 instead
+                        return v.numLevels() > 1 ? build(v, 0, new ArrayList<>(v.level(0))) : null;
+                    }
+                    KeyRange r = f.effectiveRange();
+                    return new Compaction(
+                            l, l, List.of(f), List.of(), r, !v.overlapsBelow(l, r), false);
+                }
+            }
+        }
+        return null;
     }
 
     long targetBytes(int level) {

@@ -2,6 +2,7 @@ package io.github.flinkstate.disagg.engine.compaction;
 
 import io.github.flinkstate.disagg.engine.fs.FileNames;
 import io.github.flinkstate.disagg.engine.key.Bytes;
+import io.github.flinkstate.disagg.engine.key.EntryType;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.key.KeyRange;
 import io.github.flinkstate.disagg.engine.key.Versioned;
@@ -14,6 +15,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.flink.core.fs.FileSystem;
 
 /**
@@ -39,12 +41,12 @@ public final class SstOutputs {
         this.span = span;
     }
 
-    /** A writer for a new file; tombstones are tracked so they can go into the manifest. */
     /** The naming of this store's files. */
     public FileNames names() {
         return names;
     }
 
+    /** A writer for a new file; tombstones are tracked so they can go into the manifest. */
     public Output create() throws IOException {
         return new Output(new SstWriter(fs, names.nextSst(), blockSize, bloomBitsPerKey, span));
     }
@@ -52,18 +54,34 @@ public final class SstOutputs {
     /**
      * Writes a frozen memtable (entries and prefix tombstones) to a new file. On failure the
      * partial file is deleted and the memtable is untouched.
+     *
+     * @param filter null, or the filter of this flush: a put it drops is written as a point delete
+     *     with the same sequence number (older versions of the key may be in files)
+     * @param filtered incremented by the number of puts the filter dropped, once the file is
+     *     written
      */
-    public FileMeta writeMemtable(Memtable m) throws IOException {
+    public FileMeta writeMemtable(Memtable m, CompactionFilter filter, AtomicLong filtered)
+            throws IOException {
         Output out = create();
+        long dropped = 0;
         try {
             for (Map.Entry<byte[], Versioned> e : m.rangeOf(Bytes.EMPTY, null).entrySet()) {
                 Versioned v = e.getValue();
+                if (filter != null
+                        && v.type() == EntryType.PUT
+                        && filter.drop(e.getKey(), v.value())) {
+                    out.writer().add(e.getKey(), v.seq(), EntryType.DELETE, null);
+                    dropped++;
+                    continue;
+                }
                 out.writer().add(e.getKey(), v.seq(), v.type(), v.value());
             }
             for (Map.Entry<byte[], Long> t : m.prefixTombstones().entrySet()) {
                 out.addTombstone(t.getKey(), t.getValue());
             }
-            return out.finish(null);
+            FileMeta file = out.finish(null);
+            filtered.addAndGet(dropped);
+            return file;
         } catch (IOException | RuntimeException e) {
             out.close();
             throw new IOException(

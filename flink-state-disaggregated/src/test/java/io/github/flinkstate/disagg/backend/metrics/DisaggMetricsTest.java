@@ -94,7 +94,8 @@ class DisaggMetricsTest {
                             "disaggregated.restoreDurationMs",
                             "disaggregated.compactions",
                             "disaggregated.lastCompactionDurationMs",
-                            "disaggregated.writeAmplification");
+                            "disaggregated.writeAmplification",
+                            "disaggregated.ttlEntriesDropped");
         }
     }
 

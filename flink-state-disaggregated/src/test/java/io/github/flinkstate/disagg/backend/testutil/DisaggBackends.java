@@ -37,11 +37,18 @@ public final class DisaggBackends implements AutoCloseable {
     public static final KeyGroupRange ALL = KeyGroupRange.of(0, MAX_PARALLELISM - 1);
 
     private final DisaggregatedStateBackend backend;
+    private final TtlTimeProvider timeProvider;
     private final List<DisaggregatedKeyedStateBackend<Integer>> open = new ArrayList<>();
     private MockEnvironment env;
 
     public DisaggBackends(DisaggregatedStateBackend backend) {
+        this(backend, TtlTimeProvider.DEFAULT);
+    }
+
+    /** Backends whose state TTL (and TTL compaction filter) reads {@code timeProvider}. */
+    public DisaggBackends(DisaggregatedStateBackend backend, TtlTimeProvider timeProvider) {
         this.backend = backend;
+        this.timeProvider = timeProvider;
     }
 
     /** A backend with its primary directory at {@code primaryDirUri} (any file system URI). */
@@ -81,7 +88,7 @@ public final class DisaggBackends implements AutoCloseable {
                                         MAX_PARALLELISM,
                                         range,
                                         env.getTaskKvStateRegistry(),
-                                        TtlTimeProvider.DEFAULT,
+                                        timeProvider,
                                         metrics,
                                         handles,
                                         new CloseableRegistry()));

@@ -1,0 +1,33 @@
+package io.github.flinkstate.disagg;
+
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.IllegalConfigurationException;
+import org.junit.jupiter.api.Test;
+
+/** Option validation: a bad value fails at start naming the option. */
+class DisaggregatedOptionsTest {
+
+    private static Configuration periodic(Duration d) {
+        Configuration c = new Configuration();
+        c.set(DisaggregatedOptions.TTL_PERIODIC_COMPACTION_TIME, d);
+        return c;
+    }
+
+    @Test
+    void periodicCompactionTime_isOffOrAtLeastOneMinute() {
+        assertThatCode(() -> DisaggregatedOptions.validate(periodic(Duration.ZERO)))
+                .doesNotThrowAnyException();
+        assertThatCode(() -> DisaggregatedOptions.validate(periodic(Duration.ofHours(1))))
+                .doesNotThrowAnyException();
+        for (Duration bad : new Duration[] {Duration.ofSeconds(30), Duration.ofMillis(-1)}) {
+            assertThatThrownBy(() -> DisaggregatedOptions.validate(periodic(bad)))
+                    .isInstanceOf(IllegalConfigurationException.class)
+                    .hasMessageContaining(
+                            "'state.backend.disaggregated.ttl.periodic-compaction-time'");
+        }
+    }
+}
