@@ -7,14 +7,17 @@ import java.io.File;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.BooleanSupplier;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.CheckpointType;
+import org.apache.flink.core.execution.RecoveryClaimMode;
 import org.apache.flink.runtime.checkpoint.CompletedCheckpointStats;
 import org.apache.flink.runtime.jobgraph.JobGraph;
+import org.apache.flink.runtime.jobgraph.SavepointRestoreSettings;
 import org.apache.flink.runtime.minicluster.MiniCluster;
 import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -72,24 +75,9 @@ public final class CheckpointDurationRun {
     /** Loads about {@code targetBytes} of state and measures; the checkpoints go to {@code dir}. */
     public CheckpointDurationResult run(long targetBytes, File dir) throws Exception {
         long keys = Math.max(1, targetBytes / valueBytes);
-        Configuration config = new Configuration();
-        backend.applyTo(config);
-        config.setString("execution.checkpointing.interval", "1 h");
-        config.setString("execution.checkpointing.min-pause", "0 ms");
-        config.setString("execution.checkpointing.dir", dir.toURI().toString());
-        config.setString("execution.checkpointing.checkpoints-after-tasks-finish", "false");
-        config.setString("web.checkpoints.history", Integer.toString(warmup + checkpoints + 10));
-        config.setString("restart-strategy.type", "none");
-        config.setString("taskmanager.memory.managed.size", "256m");
+        Configuration config = config(dir);
         WriteValues.reset();
-        try (MiniCluster cluster =
-                new MiniCluster(
-                        new MiniClusterConfiguration.Builder()
-                                .setConfiguration(config)
-                                .setNumTaskManagers(1)
-                                .setNumSlotsPerTaskManager(parallelism)
-                                .build())) {
-            cluster.start();
+        try (MiniCluster cluster = cluster(config)) {
             JobID id = cluster.submitJob(job(config, keys)).get().getJobID();
             try {
                 long loadStart = System.nanoTime();
@@ -120,12 +108,122 @@ public final class CheckpointDurationRun {
                         durations,
                         uploaded);
             } finally {
-                if (!cluster.getJobStatus(id).get().isGloballyTerminalState()) {
-                    cluster.cancelJob(id).get();
-                }
-                cluster.requestJobResult(id).get();
+                cancel(cluster, id);
             }
         }
+    }
+
+    private Configuration config(File dir) {
+        Configuration config = new Configuration();
+        backend.applyTo(config);
+        config.setString("execution.checkpointing.interval", "1 h");
+        config.setString("execution.checkpointing.min-pause", "0 ms");
+        config.setString("execution.checkpointing.dir", dir.toURI().toString());
+        config.setString("execution.checkpointing.checkpoints-after-tasks-finish", "false");
+        config.setString("web.checkpoints.history", Integer.toString(warmup + checkpoints + 10));
+        config.setString(
+                "execution.checkpointing.externalized-checkpoint-retention",
+                "RETAIN_ON_CANCELLATION");
+        config.setString("restart-strategy.type", "none");
+        config.setString("taskmanager.memory.managed.size", "256m");
+        return config;
+    }
+
+    private MiniCluster cluster(Configuration config) throws Exception {
+        MiniCluster cluster =
+                new MiniCluster(
+                        new MiniClusterConfiguration.Builder()
+                                .setConfiguration(config)
+                                .setNumTaskManagers(1)
+                                .setNumSlotsPerTaskManager(parallelism)
+                                .build());
+        cluster.start();
+        return cluster;
+    }
+
+    /**
+     * Loads about {@code targetBytes}, retains one checkpoint, cancels, resumes from it in NO_CLAIM
+     * mode (the job then only updates), and measures the first checkpoint after the resume, the
+     * longest stall of the updates while it ran, and {@code checkpoints} checkpoints after it.
+     */
+    public NoClaimRestoreResult runNoClaimRestore(long targetBytes, File dir) throws Exception {
+        long keys = Math.max(1, targetBytes / valueBytes);
+        Configuration config = config(dir);
+        WriteValues.reset();
+        try (MiniCluster cluster = cluster(config)) {
+            JobID load = cluster.submitJob(job(config, keys)).get().getJobID();
+            String retained;
+            try {
+                await(cluster, load, "load", () -> WriteValues.written() >= keys);
+                retained = checkpoint(cluster, load).getExternalPath();
+            } finally {
+                cancel(cluster, load);
+            }
+            JobGraph resume = job(config, keys);
+            resume.setSavepointRestoreSettings(
+                    SavepointRestoreSettings.forPath(retained, false, RecoveryClaimMode.NO_CLAIM));
+            long before = WriteValues.written();
+            JobID id = cluster.submitJob(resume).get().getJobID();
+            try {
+                await(cluster, id, "resume", () -> WriteValues.written() > before);
+                Thread.sleep(pause.toMillis());
+                long[] stall = new long[1];
+                CompletedCheckpointStats first =
+                        CompletedCheckpoints.await(
+                                cluster,
+                                id,
+                                whileSampling(
+                                        cluster.triggerCheckpoint(id, CheckpointType.CONFIGURED),
+                                        stall),
+                                Duration.ofSeconds(30),
+                                backend.name());
+                List<Long> later = new ArrayList<>();
+                for (int i = 0; i < checkpoints; i++) {
+                    Thread.sleep(pause.toMillis());
+                    later.add(checkpoint(cluster, id).getEndToEndDuration());
+                }
+                return new NoClaimRestoreResult(
+                        backend.name(),
+                        targetBytes,
+                        first.getStateSize(),
+                        first.getEndToEndDuration(),
+                        first.getCheckpointedSize(),
+                        stall[0],
+                        later);
+            } finally {
+                cancel(cluster, id);
+            }
+        }
+    }
+
+    /**
+     * Waits for {@code checkpoint} while sampling the update counter every 5 ms; stores the longest
+     * interval without progress in {@code longestStall[0]}; returns the checkpoint's id.
+     */
+    private static long whileSampling(CompletableFuture<Long> checkpoint, long[] longestStall)
+            throws Exception {
+        long last = WriteValues.written();
+        long lastChange = System.nanoTime();
+        long longest = 0;
+        while (!checkpoint.isDone()) {
+            Thread.sleep(5);
+            long now = System.nanoTime();
+            long written = WriteValues.written();
+            if (written != last) {
+                last = written;
+                lastChange = now;
+            }
+            longest = Math.max(longest, (now - lastChange) / 1_000_000);
+        }
+        longestStall[0] = longest;
+        return checkpoint.get();
+    }
+
+    private static void cancel(MiniCluster cluster, JobID id) throws Exception {
+        if (!cluster.getJobStatus(id).get().isGloballyTerminalState()) {
+            cluster.cancelJob(id).get();
+        }
+        cluster.requestJobResult(id).get();
     }
 
     private JobGraph job(Configuration config, long keys) {
@@ -134,12 +232,15 @@ public final class CheckpointDurationRun {
         env.setMaxParallelism(128);
         env.fromSequence(0, Long.MAX_VALUE)
                 .setParallelism(1)
+                .uid("sequence")
                 .name("sequence")
                 .flatMap(new SteadyKeys(keys, updatesPerSecond))
                 .setParallelism(1)
+                .uid("steady-keys")
                 .name("steady-keys")
                 .keyBy(k -> k, Types.LONG)
                 .process(new WriteValues(valueBytes))
+                .uid("write-values")
                 .name("write-values")
                 .sinkTo(new DiscardingSink<>())
                 .name("discard");
