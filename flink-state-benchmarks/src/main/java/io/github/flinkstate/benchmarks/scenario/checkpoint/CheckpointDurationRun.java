@@ -7,7 +7,6 @@ import java.io.File;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.function.BooleanSupplier;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.JobStatus;
@@ -15,6 +14,8 @@ import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.CheckpointType;
 import org.apache.flink.core.execution.RecoveryClaimMode;
+import org.apache.flink.runtime.checkpoint.AbstractCheckpointStats;
+import org.apache.flink.runtime.checkpoint.CheckpointStatsSnapshot;
 import org.apache.flink.runtime.checkpoint.CompletedCheckpointStats;
 import org.apache.flink.runtime.jobgraph.JobGraph;
 import org.apache.flink.runtime.jobgraph.SavepointRestoreSettings;
@@ -152,31 +153,24 @@ public final class CheckpointDurationRun {
         WriteValues.reset();
         try (MiniCluster cluster = cluster(config)) {
             JobID load = cluster.submitJob(job(config, keys)).get().getJobID();
-            String retained;
+            CompletedCheckpointStats retained;
             try {
                 await(cluster, load, "load", () -> WriteValues.written() >= keys);
-                retained = checkpoint(cluster, load).getExternalPath();
+                retained = checkpoint(cluster, load);
             } finally {
                 cancel(cluster, load);
             }
             JobGraph resume = job(config, keys);
             resume.setSavepointRestoreSettings(
-                    SavepointRestoreSettings.forPath(retained, false, RecoveryClaimMode.NO_CLAIM));
+                    SavepointRestoreSettings.forPath(
+                            retained.getExternalPath(), false, RecoveryClaimMode.NO_CLAIM));
             long before = WriteValues.written();
             JobID id = cluster.submitJob(resume).get().getJobID();
             try {
                 await(cluster, id, "resume", () -> WriteValues.written() > before);
-                Thread.sleep(pause.toMillis());
                 long[] stall = new long[1];
                 CompletedCheckpointStats first =
-                        CompletedCheckpoints.await(
-                                cluster,
-                                id,
-                                whileSampling(
-                                        cluster.triggerCheckpoint(id, CheckpointType.CONFIGURED),
-                                        stall),
-                                Duration.ofSeconds(30),
-                                backend.name());
+                        firstCheckpointAfter(cluster, id, retained.getCheckpointId(), stall);
                 List<Long> later = new ArrayList<>();
                 for (int i = 0; i < checkpoints; i++) {
                     Thread.sleep(pause.toMillis());
@@ -197,15 +191,20 @@ public final class CheckpointDurationRun {
     }
 
     /**
-     * Waits for {@code checkpoint} while sampling the update counter every 5 ms; stores the longest
-     * interval without progress in {@code longestStall[0]}; returns the checkpoint's id.
+     * The first checkpoint of {@code job} after {@code restoredId} (Flink's coordinator triggers it
+     * itself right after a restore; if it has not within {@link #pause}, the driver triggers one),
+     * while sampling the update counter every 5 ms: the longest interval without progress until it
+     * completed goes to {@code longestStall[0]}.
      */
-    private static long whileSampling(CompletableFuture<Long> checkpoint, long[] longestStall)
-            throws Exception {
+    private CompletedCheckpointStats firstCheckpointAfter(
+            MiniCluster cluster, JobID job, long restoredId, long[] longestStall) throws Exception {
+        long start = System.nanoTime();
+        long deadline = start + TIMEOUT.toNanos();
+        boolean triggered = false;
         long last = WriteValues.written();
-        long lastChange = System.nanoTime();
+        long lastChange = start;
         long longest = 0;
-        while (!checkpoint.isDone()) {
+        for (int i = 0; System.nanoTime() < deadline; i++) {
             Thread.sleep(5);
             long now = System.nanoTime();
             long written = WriteValues.written();
@@ -214,9 +213,32 @@ public final class CheckpointDurationRun {
                 lastChange = now;
             }
             longest = Math.max(longest, (now - lastChange) / 1_000_000);
+            if (i % 10 != 0) {
+                continue;
+            }
+            CheckpointStatsSnapshot stats =
+                    cluster.getExecutionGraph(job).get().getCheckpointStatsSnapshot();
+            AbstractCheckpointStats firstAfter = null;
+            if (stats != null) {
+                for (AbstractCheckpointStats cp : stats.getHistory().getCheckpoints()) {
+                    if (cp.getCheckpointId() > restoredId
+                            && (firstAfter == null
+                                    || cp.getCheckpointId() < firstAfter.getCheckpointId())) {
+                        firstAfter = cp;
+                    }
+                }
+            }
+            if (firstAfter instanceof CompletedCheckpointStats completed) {
+                longestStall[0] = longest;
+                return completed;
+            }
+            if (firstAfter == null && !triggered && now - start > pause.toNanos()) {
+                cluster.triggerCheckpoint(job, CheckpointType.CONFIGURED);
+                triggered = true;
+            }
         }
-        longestStall[0] = longest;
-        return checkpoint.get();
+        throw new IllegalStateException(
+                backend.name() + ": no checkpoint completed after the restore within " + TIMEOUT);
     }
 
     private static void cancel(MiniCluster cluster, JobID id) throws Exception {
