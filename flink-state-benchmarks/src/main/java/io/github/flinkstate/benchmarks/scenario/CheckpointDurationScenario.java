@@ -5,6 +5,7 @@ import io.github.flinkstate.benchmarks.common.BackendSpec;
 import io.github.flinkstate.benchmarks.scenario.checkpoint.CheckpointDurationResult;
 import io.github.flinkstate.benchmarks.scenario.checkpoint.CheckpointDurationRun;
 import io.github.flinkstate.benchmarks.scenario.checkpoint.CheckpointDurationTable;
+import io.github.flinkstate.benchmarks.scenario.checkpoint.NoClaimRestoreResult;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -39,6 +40,10 @@ public final class CheckpointDurationScenario {
                         .flag("checkpoints", "10", "measured checkpoints per run")
                         .flag("rounds", "1", "runs per backend and size")
                         .flag("parallelism", "2", "keyed operator parallelism (= slots)")
+                        .flag(
+                                "no-claim-restore",
+                                "false",
+                                "true: measure the first checkpoints after a NO_CLAIM resume instead")
                         .flag("out", "", "Markdown file for the table (empty: stdout only)")
                         .parseOrExit(argv);
         List<BackendSpec> backends = BackendSpec.parseList(args.get("backends"));
@@ -46,22 +51,39 @@ public final class CheckpointDurationScenario {
         for (String s : args.get("sizes-mb").split(",")) {
             sizes.add(Long.parseLong(s.trim()) << 20);
         }
+        boolean noClaim = Boolean.parseBoolean(args.get("no-claim-restore"));
         List<CheckpointDurationResult> results = new ArrayList<>();
+        List<NoClaimRestoreResult> resumes = new ArrayList<>();
         for (int round = 1; round <= args.getInt("rounds"); round++) {
             for (long size : sizes) {
                 for (BackendSpec backend : backends) {
                     File dir = Files.createTempDirectory("flinkstate-cp-duration").toFile();
                     try {
-                        CheckpointDurationResult r =
+                        CheckpointDurationRun run =
                                 new CheckpointDurationRun(
-                                                backend,
-                                                args.getInt("parallelism"),
-                                                args.getInt("value-bytes"),
-                                                args.getInt("updates-per-second"),
-                                                Duration.ofMillis(args.getLong("pause-ms")),
-                                                args.getInt("warmup"),
-                                                args.getInt("checkpoints"))
-                                        .run(size, dir);
+                                        backend,
+                                        args.getInt("parallelism"),
+                                        args.getInt("value-bytes"),
+                                        args.getInt("updates-per-second"),
+                                        Duration.ofMillis(args.getLong("pause-ms")),
+                                        args.getInt("warmup"),
+                                        args.getInt("checkpoints"));
+                        if (noClaim) {
+                            NoClaimRestoreResult r = run.runNoClaimRestore(size, dir);
+                            resumes.add(r);
+                            System.out.printf(
+                                    "round %d %s %d MiB, NO_CLAIM resume: first %d ms (%d MiB),"
+                                            + " longest stall %d ms, later %s%n",
+                                    round,
+                                    r.backend(),
+                                    size >> 20,
+                                    r.firstMillis(),
+                                    r.firstCheckpointedBytes() >> 20,
+                                    r.longestStallMillis(),
+                                    r.laterMillis());
+                            continue;
+                        }
+                        CheckpointDurationResult r = run.run(size, dir);
                         results.add(r);
                         System.out.printf(
                                 "round %d %s %d MiB: load %d ms, first %d ms, p50 %d ms, max %d ms, durations %s%n",
@@ -79,7 +101,10 @@ public final class CheckpointDurationScenario {
                 }
             }
         }
-        String table = CheckpointDurationTable.markdown(results, args);
+        String table =
+                noClaim
+                        ? CheckpointDurationTable.noClaimMarkdown(resumes)
+                        : CheckpointDurationTable.markdown(results, args);
         System.out.println(table);
         if (!args.get("out").isEmpty()) {
             Files.writeString(Path.of(args.get("out")), table);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.flinkstate.benchmarks.common.BackendSpec;
 import io.github.flinkstate.benchmarks.scenario.checkpoint.CheckpointDurationResult;
 import io.github.flinkstate.benchmarks.scenario.checkpoint.CheckpointDurationRun;
+import io.github.flinkstate.benchmarks.scenario.checkpoint.NoClaimRestoreResult;
 import java.io.File;
 import java.time.Duration;
 import org.junit.jupiter.api.io.TempDir;
@@ -40,5 +41,27 @@ class CheckpointDurationScenarioTest {
         // the values compress well, so only "something was written" holds for every backend
         assertThat(r.firstCheckpointedBytes()).isPositive();
         assertThat(r.stateBytes()).isGreaterThanOrEqualTo(r.firstCheckpointedBytes());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"disaggregated", "rocksdb"})
+    void measuresTheFirstCheckpointsAfterANoClaimResume(String backend) throws Exception {
+        NoClaimRestoreResult r =
+                new CheckpointDurationRun(
+                                BackendSpec.parseList(backend).get(0),
+                                2,
+                                256,
+                                2_000,
+                                Duration.ofMillis(200),
+                                0,
+                                2)
+                        .runNoClaimRestore(1L << 20, tmp);
+
+        assertThat(r.backend()).isEqualTo(backend);
+        assertThat(r.firstMillis()).isNotNegative();
+        assertThat(r.longestStallMillis()).isNotNegative();
+        // NO_CLAIM: the first checkpoint may reference nothing of the restored one
+        assertThat(r.firstCheckpointedBytes()).isPositive();
+        assertThat(r.laterMillis()).hasSize(2);
     }
 }

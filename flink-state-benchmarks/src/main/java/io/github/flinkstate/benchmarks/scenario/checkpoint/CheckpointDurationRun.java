@@ -13,8 +13,12 @@ import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.CheckpointType;
+import org.apache.flink.core.execution.RecoveryClaimMode;
+import org.apache.flink.runtime.checkpoint.AbstractCheckpointStats;
+import org.apache.flink.runtime.checkpoint.CheckpointStatsSnapshot;
 import org.apache.flink.runtime.checkpoint.CompletedCheckpointStats;
 import org.apache.flink.runtime.jobgraph.JobGraph;
+import org.apache.flink.runtime.jobgraph.SavepointRestoreSettings;
 import org.apache.flink.runtime.minicluster.MiniCluster;
 import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -72,24 +76,9 @@ public final class CheckpointDurationRun {
     /** Loads about {@code targetBytes} of state and measures; the checkpoints go to {@code dir}. */
     public CheckpointDurationResult run(long targetBytes, File dir) throws Exception {
         long keys = Math.max(1, targetBytes / valueBytes);
-        Configuration config = new Configuration();
-        backend.applyTo(config);
-        config.setString("execution.checkpointing.interval", "1 h");
-        config.setString("execution.checkpointing.min-pause", "0 ms");
-        config.setString("execution.checkpointing.dir", dir.toURI().toString());
-        config.setString("execution.checkpointing.checkpoints-after-tasks-finish", "false");
-        config.setString("web.checkpoints.history", Integer.toString(warmup + checkpoints + 10));
-        config.setString("restart-strategy.type", "none");
-        config.setString("taskmanager.memory.managed.size", "256m");
+        Configuration config = config(dir);
         WriteValues.reset();
-        try (MiniCluster cluster =
-                new MiniCluster(
-                        new MiniClusterConfiguration.Builder()
-                                .setConfiguration(config)
-                                .setNumTaskManagers(1)
-                                .setNumSlotsPerTaskManager(parallelism)
-                                .build())) {
-            cluster.start();
+        try (MiniCluster cluster = cluster(config)) {
             JobID id = cluster.submitJob(job(config, keys)).get().getJobID();
             try {
                 long loadStart = System.nanoTime();
@@ -120,12 +109,143 @@ public final class CheckpointDurationRun {
                         durations,
                         uploaded);
             } finally {
-                if (!cluster.getJobStatus(id).get().isGloballyTerminalState()) {
-                    cluster.cancelJob(id).get();
-                }
-                cluster.requestJobResult(id).get();
+                cancel(cluster, id);
             }
         }
+    }
+
+    private Configuration config(File dir) {
+        Configuration config = new Configuration();
+        backend.applyTo(config);
+        config.setString("execution.checkpointing.interval", "1 h");
+        config.setString("execution.checkpointing.min-pause", "0 ms");
+        config.setString("execution.checkpointing.dir", dir.toURI().toString());
+        config.setString("execution.checkpointing.checkpoints-after-tasks-finish", "false");
+        config.setString("web.checkpoints.history", Integer.toString(warmup + checkpoints + 10));
+        config.setString(
+                "execution.checkpointing.externalized-checkpoint-retention",
+                "RETAIN_ON_CANCELLATION");
+        config.setString("restart-strategy.type", "none");
+        config.setString("taskmanager.memory.managed.size", "256m");
+        return config;
+    }
+
+    private MiniCluster cluster(Configuration config) throws Exception {
+        MiniCluster cluster =
+                new MiniCluster(
+                        new MiniClusterConfiguration.Builder()
+                                .setConfiguration(config)
+                                .setNumTaskManagers(1)
+                                .setNumSlotsPerTaskManager(parallelism)
+                                .build());
+        cluster.start();
+        return cluster;
+    }
+
+    /**
+     * Loads about {@code targetBytes}, retains one checkpoint, cancels, resumes from it in NO_CLAIM
+     * mode (the job then only updates), and measures the first checkpoint after the resume, the
+     * longest stall of the updates while it ran, and {@code checkpoints} checkpoints after it.
+     */
+    public NoClaimRestoreResult runNoClaimRestore(long targetBytes, File dir) throws Exception {
+        long keys = Math.max(1, targetBytes / valueBytes);
+        Configuration config = config(dir);
+        WriteValues.reset();
+        try (MiniCluster cluster = cluster(config)) {
+            JobID load = cluster.submitJob(job(config, keys)).get().getJobID();
+            CompletedCheckpointStats retained;
+            try {
+                await(cluster, load, "load", () -> WriteValues.written() >= keys);
+                retained = checkpoint(cluster, load);
+            } finally {
+                cancel(cluster, load);
+            }
+            JobGraph resume = job(config, keys);
+            resume.setSavepointRestoreSettings(
+                    SavepointRestoreSettings.forPath(
+                            retained.getExternalPath(), false, RecoveryClaimMode.NO_CLAIM));
+            long before = WriteValues.written();
+            JobID id = cluster.submitJob(resume).get().getJobID();
+            try {
+                await(cluster, id, "resume", () -> WriteValues.written() > before);
+                long[] stall = new long[1];
+                CompletedCheckpointStats first =
+                        firstCheckpointAfter(cluster, id, retained.getCheckpointId(), stall);
+                List<Long> later = new ArrayList<>();
+                for (int i = 0; i < checkpoints; i++) {
+                    Thread.sleep(pause.toMillis());
+                    later.add(checkpoint(cluster, id).getEndToEndDuration());
+                }
+                return new NoClaimRestoreResult(
+                        backend.name(),
+                        targetBytes,
+                        first.getStateSize(),
+                        first.getEndToEndDuration(),
+                        first.getCheckpointedSize(),
+                        stall[0],
+                        later);
+            } finally {
+                cancel(cluster, id);
+            }
+        }
+    }
+
+    /**
+     * The first checkpoint of {@code job} after {@code restoredId} (Flink's coordinator triggers it
+     * itself right after a restore; if it has not within {@link #pause}, the driver triggers one),
+     * while sampling the update counter every 5 ms: the longest interval without progress until it
+     * completed goes to {@code longestStall[0]}.
+     */
+    private CompletedCheckpointStats firstCheckpointAfter(
+            MiniCluster cluster, JobID job, long restoredId, long[] longestStall) throws Exception {
+        long start = System.nanoTime();
+        long deadline = start + TIMEOUT.toNanos();
+        boolean triggered = false;
+        long last = WriteValues.written();
+        long lastChange = start;
+        long longest = 0;
+        for (int i = 0; System.nanoTime() < deadline; i++) {
+            Thread.sleep(5);
+            long now = System.nanoTime();
+            long written = WriteValues.written();
+            if (written != last) {
+                last = written;
+                lastChange = now;
+            }
+            longest = Math.max(longest, (now - lastChange) / 1_000_000);
+            if (i % 10 != 0) {
+                continue;
+            }
+            CheckpointStatsSnapshot stats =
+                    cluster.getExecutionGraph(job).get().getCheckpointStatsSnapshot();
+            AbstractCheckpointStats firstAfter = null;
+            if (stats != null) {
+                for (AbstractCheckpointStats cp : stats.getHistory().getCheckpoints()) {
+                    if (cp.getCheckpointId() > restoredId
+                            && (firstAfter == null
+                                    || cp.getCheckpointId() < firstAfter.getCheckpointId())) {
+                        firstAfter = cp;
+                    }
+                }
+            }
+            if (firstAfter instanceof CompletedCheckpointStats completed) {
+                longestStall[0] = longest;
+                return completed;
+            }
+            if (firstAfter == null && !triggered && now - start > pause.toNanos()) {
+                cluster.triggerCheckpoint(job, CheckpointType.CONFIGURED);
+                triggered = true;
+            }
+        }
+        throw new IllegalStateException(
+                backend.name() + ": no checkpoint completed after the restore within " + TIMEOUT);
+    }
+
+    private static void cancel(MiniCluster cluster, JobID id) throws Exception {
+        if (!cluster.getJobStatus(id).get().isGloballyTerminalState()) {
+            cluster.cancelJob(id).get();
+        }
+        cluster.requestJobResult(id).get();
     }
 
     private JobGraph job(Configuration config, long keys) {
@@ -134,12 +254,15 @@ public final class CheckpointDurationRun {
         env.setMaxParallelism(128);
         env.fromSequence(0, Long.MAX_VALUE)
                 .setParallelism(1)
+                .uid("sequence")
                 .name("sequence")
                 .flatMap(new SteadyKeys(keys, updatesPerSecond))
                 .setParallelism(1)
+                .uid("steady-keys")
                 .name("steady-keys")
                 .keyBy(k -> k, Types.LONG)
                 .process(new WriteValues(valueBytes))
+                .uid("write-values")
                 .name("write-values")
                 .sinkTo(new DiscardingSink<>())
                 .name("discard");

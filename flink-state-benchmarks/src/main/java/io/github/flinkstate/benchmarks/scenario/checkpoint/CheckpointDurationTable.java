@@ -116,6 +116,30 @@ public final class CheckpointDurationTable {
         return b.toString();
     }
 
+    /** One row per NO_CLAIM resume: the first checkpoint after it and the ones after that. */
+    public static String noClaimMarkdown(List<NoClaimRestoreResult> results) {
+        StringBuilder b = new StringBuilder();
+        b.append(
+                "| backend | state (MiB) | first checkpoint after the NO_CLAIM resume (ms)"
+                        + " | its checkpointed size (MiB) | longest stall of the updates meanwhile"
+                        + " (ms) | later checkpoints, p50 (ms) | later durations (ms) |\n");
+        b.append("|---|---|---|---|---|---|---|\n");
+        for (NoClaimRestoreResult r : results) {
+            b.append(
+                    String.format(
+                            Locale.ROOT,
+                            "| %s | %d | %d | %.0f | %d | %d | %s |%n",
+                            r.backend(),
+                            r.stateBytes() >> 20,
+                            r.firstMillis(),
+                            r.firstCheckpointedBytes() / 1048576.0,
+                            r.longestStallMillis(),
+                            r.laterP50Millis(),
+                            r.laterMillis()));
+        }
+        return b.toString();
+    }
+
     private static long median(List<Long> values) {
         if (values == null || values.isEmpty()) {
             return 0;
