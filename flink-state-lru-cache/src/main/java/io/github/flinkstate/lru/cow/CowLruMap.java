@@ -20,15 +20,17 @@ import org.apache.flink.api.common.typeutils.TypeSerializer;
  * the copy carries the new version. The LRU list is not part of what snapshots read, so recency can
  * be updated on any entry without copying.
  *
- * <p>Recency with lazy promotion: every link at the front (insert or promotion) advances a tick and
- * stamps the entry with it, so an entry stamped {@code t} has at most {@code tick - t} entries in
- * front of it. A hit promotes its entry only when it may have left the front quarter of the list
- * ({@code tick - t >= maxEntries / 4}); a hit on an entry still in the front quarter changes
- * nothing. Relinking writes two neighbouring entries, i.e. two random memory accesses per hit; the
- * hot entries of a cache that fits its working set now cost none. Eviction order is exact LRU for
- * every entry behind the front quarter, and the victim (the tail) is always behind it, so no entry
- * used within the last {@code maxEntries / 4} promotions is ever evicted. Below 4 entries the order
- * is exact.
+ * <p>Recency with second chance (CLOCK): the LRU list is ordered by the time each entry was last
+ * linked at the front (insert or promotion); every link advances a tick and stamps the entry with
+ * it, so the stamps decrease strictly from head to tail. A hit does not relink: it only sets the
+ * entry's {@code referenced} flag, a write into the entry the lookup has just read (relinking would
+ * write two neighbouring entries, i.e. two more random memory accesses and reference stores per
+ * hit). Eviction looks at the tail: an entry used since it was linked loses its flag and is linked
+ * at the front (its second chance); the first tail entry without the flag is the victim. So the
+ * victim is always the least recently linked entry that was not used since it was linked, and an
+ * entry used since it was last linked is never evicted before every unused entry behind it; the
+ * cost of promotion is paid once per eviction pass over a used entry, not once per hit, and a cache
+ * that holds its working set (no evictions) never relinks.
  *
  * <p>Thread safety: one writer (the task thread) performs every operation except {@link
  * #release(int)}, which a snapshot's thread calls when it is done, and the reads of a {@link
@@ -45,8 +47,9 @@ import org.apache.flink.api.common.typeutils.TypeSerializer;
  *   <li>No frozen field of an entry with {@code entryVersion < highestRequiredSnapshotVersion} is
  *       written, and no value object with {@code valueVersion < highestRequiredSnapshotVersion} is
  *       handed out for mutation.
- *   <li>An entry stamped {@code lruTick} has at most {@code tick - lruTick} entries in front of it
- *       on the LRU list.
+ *   <li>Stamps ({@code lruTick}) decrease strictly from the head to the tail of the LRU list and
+ *       are at most {@code tick}; hence an entry stamped {@code t} has at most {@code tick - t}
+ *       entries in front of it.
  * </ol>
  */
 public final class CowLruMap {
@@ -55,9 +58,6 @@ public final class CowLruMap {
     private static final int MAX_CAPACITY = 1 << 30;
 
     private final int maxEntries;
-
-    /** A hit promotes an entry only if at least this many links happened since its own. */
-    private final long promotionDistance;
 
     /** Links at the front of the LRU list so far (inserts and promotions). */
     private long tick;
@@ -86,7 +86,6 @@ public final class CowLruMap {
             throw new IllegalArgumentException("maxEntries must be positive: " + maxEntries);
         }
         this.maxEntries = maxEntries;
-        this.promotionDistance = maxEntries / 4;
         this.table = new CacheEntry[MIN_CAPACITY];
         this.threshold = MIN_CAPACITY * 3 / 4;
         this.mapVersion = 0;
@@ -98,11 +97,11 @@ public final class CowLruMap {
     // lookups
     // ------------------------------------------------------------------------------------------
 
-    /** Returns the live entry and marks it most recently used, or null. */
+    /** Returns the live entry and marks it used (see the class comment), or null. */
     public CacheEntry get(CacheOwner owner, Object key, Object namespace, Object userKey) {
         CacheEntry e = peek(owner, key, namespace, userKey);
-        if (e != null) {
-            moveToFront(e);
+        if (e != null && !e.referenced) {
+            e.referenced = true;
         }
         return e;
     }
@@ -350,11 +349,22 @@ public final class CowLruMap {
     // internals
     // ------------------------------------------------------------------------------------------
 
+    /**
+     * Evicts tail entries until the bound holds, giving used entries their second chance. Ends:
+     * each relink clears a flag, so after at most one pass over the list the tail is unflagged.
+     */
     private void evictIfNeeded(CacheEntry keep) throws Exception {
         while (size > maxEntries) {
             CacheEntry victim = lru.lruPrev;
-            if (victim == keep || victim == lru) {
+            if (victim == lru) {
                 return;
+            }
+            if (victim.referenced || victim == keep) {
+                // used since it was linked (or the entry this call returns): second chance
+                victim.referenced = false;
+                unlink(victim);
+                linkFront(victim);
+                continue;
             }
             if (victim.dirty) {
                 victim.owner.writeBack(victim);
@@ -426,16 +436,6 @@ public final class CowLruMap {
         e.lruNext = null;
     }
 
-    private void moveToFront(CacheEntry e) {
-        if (tick - e.lruTick < promotionDistance) {
-            return; // still in the front quarter (see the class comment)
-        }
-        if (lru.lruNext != e) {
-            unlink(e);
-            linkFront(e);
-        }
-    }
-
     static int hash(CacheOwner owner, Object key, Object namespace, Object userKey) {
         int h = key.hashCode();
         h = h * 31 + namespace.hashCode();
@@ -479,6 +479,13 @@ public final class CowLruMap {
             }
             if (e.lruNext.lruPrev != e) {
                 throw new IllegalStateException("broken LRU links at " + e);
+            }
+            if (e.lruTick > tick || (e.lruNext != lru && e.lruNext.lruTick >= e.lruTick)) {
+                throw new IllegalStateException(
+                        "stamps not strictly decreasing towards the tail at "
+                                + e
+                                + ", tick "
+                                + tick);
             }
             if (tick - e.lruTick < inLru - 1) {
                 throw new IllegalStateException(
