@@ -228,8 +228,16 @@ public final class CowLruMap {
         return e;
     }
 
-    /** Clears the dirty flag of a live entry after its value reached the delegate. */
+    /**
+     * Clears the dirty flag of a live entry after its value reached the delegate. An entry with a
+     * {@link PartialValue} is removed instead (its value is not the delegate's whole value); then
+     * null is returned.
+     */
     public CacheEntry markClean(CacheEntry target) {
+        if (target.value instanceof PartialValue) {
+            remove(target);
+            return null;
+        }
         if (!target.dirty) {
             return target;
         }
@@ -241,7 +249,8 @@ public final class CowLruMap {
 
     /**
      * Returns a live entry whose value object the caller may mutate in place: if a snapshot may
-     * read the current value object, the entry gets a deep copy made with {@code serializer}.
+     * read the current value object, the entry gets a deep copy made with {@code serializer} (a
+     * {@link PartialValue} copies itself).
      */
     public CacheEntry privateValue(CacheEntry target, TypeSerializer<Object> serializer) {
         if (target.valueVersion >= highestRequiredSnapshotVersion
@@ -249,7 +258,10 @@ public final class CowLruMap {
             return target;
         }
         CacheEntry e = writable(target);
-        e.value = serializer.copy(e.value);
+        e.value =
+                e.value instanceof PartialValue partial
+                        ? partial.copy(serializer)
+                        : serializer.copy(e.value);
         e.valueVersion = mapVersion;
         return e;
     }
