@@ -219,9 +219,15 @@ public final class CowLruMap {
     public CacheEntry setValue(CacheEntry target, Object value, boolean dirty) {
         CacheEntry e = writable(target);
         boolean wasDirty = e.dirty;
-        e.value = value;
-        e.dirty = dirty;
-        e.valueVersion = mapVersion;
+        if (e.value != value) {
+            e.value = value; // a reference store into an old object costs a GC barrier
+        }
+        if (wasDirty != dirty) {
+            e.dirty = dirty;
+        }
+        if (e.valueVersion != mapVersion) {
+            e.valueVersion = mapVersion;
+        }
         if (wasDirty != dirty) {
             e.owner.onDirtyChanged(e, dirty);
         }

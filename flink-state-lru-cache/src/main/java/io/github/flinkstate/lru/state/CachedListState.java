@@ -75,9 +75,24 @@ public final class CachedListState<K, N, V>
     }
 
     @Override
+    @SuppressWarnings("unchecked")
     public void add(V value) throws Exception {
         Preconditions.checkNotNull(value, "You cannot add null to a ListState.");
-        appendAll(List.of(copyForWrite(value, elementSerializer())));
+        V element = copyForWrite(value, elementSerializer());
+        CacheEntry e = lookupForWrite(null);
+        if (e == null || e.isAbsent()) {
+            appendAll(List.of(element));
+            return;
+        }
+        // the hit path of appendAll for one element, without a temporary list
+        e = cache.privateValue(e, valueSerializerAsObject());
+        Object list = e.value();
+        if (list instanceof PendingAppends pending) {
+            pending.add(element);
+        } else {
+            ((List<V>) list).add(element);
+        }
+        cache.setValue(e, list, true);
     }
 
     @Override

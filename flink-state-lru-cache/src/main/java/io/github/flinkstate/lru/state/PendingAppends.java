@@ -36,6 +36,10 @@ public final class PendingAppends implements PartialValue {
         return elements;
     }
 
+    void add(Object element) {
+        elements.add(element);
+    }
+
     void addAll(List<?> more) {
         elements.addAll(more);
     }
