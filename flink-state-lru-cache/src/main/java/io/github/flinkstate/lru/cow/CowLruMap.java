@@ -3,7 +3,7 @@ package io.github.flinkstate.lru.cow;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.TreeSet;
+import java.util.TreeMap;
 import java.util.function.Predicate;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 
@@ -14,11 +14,12 @@ import org.apache.flink.api.common.typeutils.TypeSerializer;
  * <p>Structure: a chained hash table (power-of-two bucket array) for lookups plus a doubly linked,
  * circular LRU list through all live entries (head = most recently used). Snapshots capture the
  * bucket array only: {@link #snapshot()} bumps the map version and shallow-copies the array, which
- * is O(number of buckets). From then on, a write to an entry that the snapshot can reach first
- * copies that entry and the chain in front of it (path copy), so the snapshot keeps seeing the
- * entries, values and chains as they were; each entry is copied at most once per snapshot, because
- * the copy carries the new version. The LRU list is not part of what snapshots read, so recency can
- * be updated on any entry without copying.
+ * is O(number of buckets) (into the array of a released snapshot when one is spare: one extra array
+ * of the table's size stays allocated). From then on, a write to an entry that the snapshot can
+ * reach first copies that entry and the chain in front of it (path copy), so the snapshot keeps
+ * seeing the entries, values and chains as they were; each entry is copied at most once per
+ * snapshot, because the copy carries the new version. The LRU list is not part of what snapshots
+ * read, so recency can be updated on any entry without copying.
  *
  * <p>Recency with second chance (CLOCK): the LRU list is ordered by the time each entry was last
  * linked at the front (insert or promotion); every link advances a tick and stamps the entry with
@@ -72,7 +73,16 @@ public final class CowLruMap {
     /** The newest version any running snapshot still reads; 0 when no snapshot runs. */
     private volatile int highestRequiredSnapshotVersion;
 
-    private final TreeSet<Integer> snapshotVersions = new TreeSet<>();
+    /** Running snapshots: version -> the bucket array copy it reads. Guarded by itself. */
+    private final TreeMap<Integer, CacheEntry[]> snapshotVersions = new TreeMap<>();
+
+    /**
+     * The cleared bucket array of a released snapshot, reused by the next snapshot of the same
+     * table size so that the synchronous phase copies into memory it already has instead of
+     * allocating (and zeroing) a new array, which for large tables is a humongous allocation.
+     * Guarded by {@link #snapshotVersions}.
+     */
+    private CacheEntry[] spareBuckets;
 
     /** Sentinel of the circular LRU list: {@code lru.lruNext} is the most recently used. */
     private final CacheEntry lru =
@@ -312,23 +322,47 @@ public final class CowLruMap {
     // snapshots
     // ------------------------------------------------------------------------------------------
 
-    /** Freezes the current contents: O(buckets), copies no entry. Call {@link #release} after. */
+    /**
+     * Freezes the current contents: O(buckets) (one array copy, into a released snapshot's array
+     * when one of this size is spare), copies no entry. Call {@link #release} after.
+     */
     public CowSnapshot snapshot() {
         int version;
+        CacheEntry[] copy;
         synchronized (snapshotVersions) {
             version = ++mapVersion;
-            snapshotVersions.add(version);
+            copy =
+                    spareBuckets != null && spareBuckets.length == table.length
+                            ? spareBuckets
+                            : null;
+            spareBuckets = null;
+            if (copy == null) {
+                copy = new CacheEntry[table.length];
+            }
+            snapshotVersions.put(version, copy);
             highestRequiredSnapshotVersion = version;
         }
-        return new CowSnapshot(version, Arrays.copyOf(table, table.length), size);
+        System.arraycopy(table, 0, copy, 0, table.length);
+        return new CowSnapshot(version, copy, size);
     }
 
-    /** Ends a snapshot; once none runs, writes stop copying. May be called from any thread. */
+    /**
+     * Ends a snapshot; once none runs, writes stop copying. May be called from any thread, once the
+     * snapshot's view is no longer read (its bucket array is cleared here and reused).
+     */
     public void release(int snapshotVersion) {
+        CacheEntry[] released;
         synchronized (snapshotVersions) {
-            snapshotVersions.remove(snapshotVersion);
+            released = snapshotVersions.remove(snapshotVersion);
             highestRequiredSnapshotVersion =
-                    snapshotVersions.isEmpty() ? 0 : snapshotVersions.last();
+                    snapshotVersions.isEmpty() ? 0 : snapshotVersions.lastKey();
+        }
+        if (released != null) {
+            // drop the references (they would keep evicted entries alive), then offer it
+            Arrays.fill(released, null);
+            synchronized (snapshotVersions) {
+                spareBuckets = released;
+            }
         }
     }
 
