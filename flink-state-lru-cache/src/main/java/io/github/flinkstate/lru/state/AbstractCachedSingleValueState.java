@@ -44,7 +44,12 @@ abstract class AbstractCachedSingleValueState<K, N, SV, D extends InternalKvStat
      */
     protected final CacheEntry entry() throws Exception {
         CacheEntry e = cache.get(this, context.currentKey(), currentNamespace, null);
-        boolean hit = e != null && !(e.value() instanceof PartialValue);
+        // only lists have partial values; other states must not load the value object here (a
+        // memory access a hit does not otherwise need)
+        boolean hit =
+                e != null
+                        && (type != StateDescriptor.Type.LIST
+                                || !(e.value() instanceof PartialValue));
         context.statistics().record(hit);
         if (hit) {
             return e;
