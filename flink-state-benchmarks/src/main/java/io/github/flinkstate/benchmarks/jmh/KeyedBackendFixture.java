@@ -12,6 +12,8 @@ import org.apache.flink.core.fs.Path;
 import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.runtime.operators.testutils.MockEnvironment;
 import org.apache.flink.runtime.operators.testutils.MockEnvironmentBuilder;
+import org.apache.flink.runtime.state.CheckpointStorageLocationReference;
+import org.apache.flink.runtime.state.CheckpointStreamFactory;
 import org.apache.flink.runtime.state.CheckpointableKeyedStateBackend;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
@@ -123,6 +125,13 @@ public final class KeyedBackendFixture implements AutoCloseable {
 
     public CheckpointableKeyedStateBackend<Long> backend() {
         return backend;
+    }
+
+    /** A stream factory of the environment's checkpoint storage for checkpoint {@code id}. */
+    public CheckpointStreamFactory streamFactory(long checkpointId) throws IOException {
+        return env.getCheckpointStorageAccess()
+                .resolveCheckpointStorageLocation(
+                        checkpointId, CheckpointStorageLocationReference.getDefault());
     }
 
     /** The state of {@code descriptor} in the default namespace. */

@@ -17,8 +17,9 @@ package io.github.flinkstate.lru.cow;
  *   <li>A value object whose {@link #valueVersion} is lower than the highest required snapshot
  *       version may be read by a snapshot; it is never mutated in place (writers get a copy through
  *       {@link CowLruMap#privateValue}).
- *   <li>The LRU links ({@link #lruPrev}, {@link #lruNext}) are never read by snapshots, so they may
- *       change on any entry; they always link the live copy, never a superseded one.
+ *   <li>The LRU links ({@link #lruPrev}, {@link #lruNext}) and the recency fields are never read by
+ *       snapshots, so they may change on any entry; they always link the live copy, never a
+ *       superseded one.
  * </ol>
  */
 public final class CacheEntry {
@@ -48,8 +49,11 @@ public final class CacheEntry {
     CacheEntry lruPrev;
     CacheEntry lruNext;
 
-    /** The map's promotion tick when this entry was last linked at the front of the LRU list. */
+    /** The map's tick when this entry was last linked at the front of the LRU list. */
     long lruTick;
+
+    /** Used since it was last linked at the front (second chance at eviction); not frozen. */
+    boolean referenced;
 
     CacheEntry(
             CacheOwner owner,
@@ -83,15 +87,16 @@ public final class CacheEntry {
                         newNext);
         c.valueVersion = valueVersion;
         c.lruTick = lruTick;
+        c.referenced = referenced;
         return c;
     }
 
     boolean matches(CacheOwner o, Object k, Object ns, Object uk, int h) {
         return hash == h
                 && owner == o
-                && key.equals(k)
-                && namespace.equals(ns)
-                && (uk == null ? userKey == null : uk.equals(userKey));
+                && (key == k || key.equals(k))
+                && (namespace == ns || namespace.equals(ns))
+                && (uk == null ? userKey == null : uk == userKey || uk.equals(userKey));
     }
 
     public CacheOwner owner() {

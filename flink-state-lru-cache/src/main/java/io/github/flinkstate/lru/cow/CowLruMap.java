@@ -3,7 +3,7 @@ package io.github.flinkstate.lru.cow;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.TreeSet;
+import java.util.TreeMap;
 import java.util.function.Predicate;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 
@@ -14,21 +14,24 @@ import org.apache.flink.api.common.typeutils.TypeSerializer;
  * <p>Structure: a chained hash table (power-of-two bucket array) for lookups plus a doubly linked,
  * circular LRU list through all live entries (head = most recently used). Snapshots capture the
  * bucket array only: {@link #snapshot()} bumps the map version and shallow-copies the array, which
- * is O(number of buckets). From then on, a write to an entry that the snapshot can reach first
- * copies that entry and the chain in front of it (path copy), so the snapshot keeps seeing the
- * entries, values and chains as they were; each entry is copied at most once per snapshot, because
- * the copy carries the new version. The LRU list is not part of what snapshots read, so recency can
- * be updated on any entry without copying.
+ * is O(number of buckets) (into the array of a released snapshot when one is spare: one extra array
+ * of the table's size stays allocated). From then on, a write to an entry that the snapshot can
+ * reach first copies that entry and the chain in front of it (path copy), so the snapshot keeps
+ * seeing the entries, values and chains as they were; each entry is copied at most once per
+ * snapshot, because the copy carries the new version. The LRU list is not part of what snapshots
+ * read, so recency can be updated on any entry without copying.
  *
- * <p>Recency with lazy promotion: every link at the front (insert or promotion) advances a tick and
- * stamps the entry with it, so an entry stamped {@code t} has at most {@code tick - t} entries in
- * front of it. A hit promotes its entry only when it may have left the front quarter of the list
- * ({@code tick - t >= maxEntries / 4}); a hit on an entry still in the front quarter changes
- * nothing. Relinking writes two neighbouring entries, i.e. two random memory accesses per hit; the
- * hot entries of a cache that fits its working set now cost none. Eviction order is exact LRU for
- * every entry behind the front quarter, and the victim (the tail) is always behind it, so no entry
- * used within the last {@code maxEntries / 4} promotions is ever evicted. Below 4 entries the order
- * is exact.
+ * <p>Recency with second chance (CLOCK): the LRU list is ordered by the time each entry was last
+ * linked at the front (insert or promotion); every link advances a tick and stamps the entry with
+ * it, so the stamps decrease strictly from head to tail. A hit does not relink: it only sets the
+ * entry's {@code referenced} flag, a write into the entry the lookup has just read (relinking would
+ * write two neighbouring entries, i.e. two more random memory accesses and reference stores per
+ * hit). Eviction looks at the tail: an entry used since it was linked loses its flag and is linked
+ * at the front (its second chance); the first tail entry without the flag is the victim. So the
+ * victim is always the least recently linked entry that was not used since it was linked, and an
+ * entry used since it was last linked is never evicted before every unused entry behind it; the
+ * cost of promotion is paid once per eviction pass over a used entry, not once per hit, and a cache
+ * that holds its working set (no evictions) never relinks.
  *
  * <p>Thread safety: one writer (the task thread) performs every operation except {@link
  * #release(int)}, which a snapshot's thread calls when it is done, and the reads of a {@link
@@ -45,8 +48,9 @@ import org.apache.flink.api.common.typeutils.TypeSerializer;
  *   <li>No frozen field of an entry with {@code entryVersion < highestRequiredSnapshotVersion} is
  *       written, and no value object with {@code valueVersion < highestRequiredSnapshotVersion} is
  *       handed out for mutation.
- *   <li>An entry stamped {@code lruTick} has at most {@code tick - lruTick} entries in front of it
- *       on the LRU list.
+ *   <li>Stamps ({@code lruTick}) decrease strictly from the head to the tail of the LRU list and
+ *       are at most {@code tick}; hence an entry stamped {@code t} has at most {@code tick - t}
+ *       entries in front of it.
  * </ol>
  */
 public final class CowLruMap {
@@ -55,9 +59,6 @@ public final class CowLruMap {
     private static final int MAX_CAPACITY = 1 << 30;
 
     private final int maxEntries;
-
-    /** A hit promotes an entry only if at least this many links happened since its own. */
-    private final long promotionDistance;
 
     /** Links at the front of the LRU list so far (inserts and promotions). */
     private long tick;
@@ -72,7 +73,16 @@ public final class CowLruMap {
     /** The newest version any running snapshot still reads; 0 when no snapshot runs. */
     private volatile int highestRequiredSnapshotVersion;
 
-    private final TreeSet<Integer> snapshotVersions = new TreeSet<>();
+    /** Running snapshots: version -> the bucket array copy it reads. Guarded by itself. */
+    private final TreeMap<Integer, CacheEntry[]> snapshotVersions = new TreeMap<>();
+
+    /**
+     * The cleared bucket array of a released snapshot, reused by the next snapshot of the same
+     * table size so that the synchronous phase copies into memory it already has instead of
+     * allocating (and zeroing) a new array, which for large tables is a humongous allocation.
+     * Guarded by {@link #snapshotVersions}.
+     */
+    private CacheEntry[] spareBuckets;
 
     /** Sentinel of the circular LRU list: {@code lru.lruNext} is the most recently used. */
     private final CacheEntry lru =
@@ -86,7 +96,6 @@ public final class CowLruMap {
             throw new IllegalArgumentException("maxEntries must be positive: " + maxEntries);
         }
         this.maxEntries = maxEntries;
-        this.promotionDistance = maxEntries / 4;
         this.table = new CacheEntry[MIN_CAPACITY];
         this.threshold = MIN_CAPACITY * 3 / 4;
         this.mapVersion = 0;
@@ -98,11 +107,11 @@ public final class CowLruMap {
     // lookups
     // ------------------------------------------------------------------------------------------
 
-    /** Returns the live entry and marks it most recently used, or null. */
+    /** Returns the live entry and marks it used (see the class comment), or null. */
     public CacheEntry get(CacheOwner owner, Object key, Object namespace, Object userKey) {
         CacheEntry e = peek(owner, key, namespace, userKey);
-        if (e != null) {
-            moveToFront(e);
+        if (e != null && !e.referenced) {
+            e.referenced = true;
         }
         return e;
     }
@@ -220,17 +229,31 @@ public final class CowLruMap {
     public CacheEntry setValue(CacheEntry target, Object value, boolean dirty) {
         CacheEntry e = writable(target);
         boolean wasDirty = e.dirty;
-        e.value = value;
-        e.dirty = dirty;
-        e.valueVersion = mapVersion;
+        if (e.value != value) {
+            e.value = value; // a reference store into an old object costs a GC barrier
+        }
+        if (wasDirty != dirty) {
+            e.dirty = dirty;
+        }
+        if (e.valueVersion != mapVersion) {
+            e.valueVersion = mapVersion;
+        }
         if (wasDirty != dirty) {
             e.owner.onDirtyChanged(e, dirty);
         }
         return e;
     }
 
-    /** Clears the dirty flag of a live entry after its value reached the delegate. */
+    /**
+     * Clears the dirty flag of a live entry after its value reached the delegate. An entry with a
+     * {@link PartialValue} is removed instead (its value is not the delegate's whole value); then
+     * null is returned.
+     */
     public CacheEntry markClean(CacheEntry target) {
+        if (target.value instanceof PartialValue) {
+            remove(target);
+            return null;
+        }
         if (!target.dirty) {
             return target;
         }
@@ -242,7 +265,8 @@ public final class CowLruMap {
 
     /**
      * Returns a live entry whose value object the caller may mutate in place: if a snapshot may
-     * read the current value object, the entry gets a deep copy made with {@code serializer}.
+     * read the current value object, the entry gets a deep copy made with {@code serializer} (a
+     * {@link PartialValue} copies itself).
      */
     public CacheEntry privateValue(CacheEntry target, TypeSerializer<Object> serializer) {
         if (target.valueVersion >= highestRequiredSnapshotVersion
@@ -250,7 +274,10 @@ public final class CowLruMap {
             return target;
         }
         CacheEntry e = writable(target);
-        e.value = serializer.copy(e.value);
+        e.value =
+                e.value instanceof PartialValue partial
+                        ? partial.copy(serializer)
+                        : serializer.copy(e.value);
         e.valueVersion = mapVersion;
         return e;
     }
@@ -295,23 +322,47 @@ public final class CowLruMap {
     // snapshots
     // ------------------------------------------------------------------------------------------
 
-    /** Freezes the current contents: O(buckets), copies no entry. Call {@link #release} after. */
+    /**
+     * Freezes the current contents: O(buckets) (one array copy, into a released snapshot's array
+     * when one of this size is spare), copies no entry. Call {@link #release} after.
+     */
     public CowSnapshot snapshot() {
         int version;
+        CacheEntry[] copy;
         synchronized (snapshotVersions) {
             version = ++mapVersion;
-            snapshotVersions.add(version);
+            copy =
+                    spareBuckets != null && spareBuckets.length == table.length
+                            ? spareBuckets
+                            : null;
+            spareBuckets = null;
+            if (copy == null) {
+                copy = new CacheEntry[table.length];
+            }
+            snapshotVersions.put(version, copy);
             highestRequiredSnapshotVersion = version;
         }
-        return new CowSnapshot(version, Arrays.copyOf(table, table.length), size);
+        System.arraycopy(table, 0, copy, 0, table.length);
+        return new CowSnapshot(version, copy, size);
     }
 
-    /** Ends a snapshot; once none runs, writes stop copying. May be called from any thread. */
+    /**
+     * Ends a snapshot; once none runs, writes stop copying. May be called from any thread, once the
+     * snapshot's view is no longer read (its bucket array is cleared here and reused).
+     */
     public void release(int snapshotVersion) {
+        CacheEntry[] released;
         synchronized (snapshotVersions) {
-            snapshotVersions.remove(snapshotVersion);
+            released = snapshotVersions.remove(snapshotVersion);
             highestRequiredSnapshotVersion =
-                    snapshotVersions.isEmpty() ? 0 : snapshotVersions.last();
+                    snapshotVersions.isEmpty() ? 0 : snapshotVersions.lastKey();
+        }
+        if (released != null) {
+            // drop the references (they would keep evicted entries alive), then offer it
+            Arrays.fill(released, null);
+            synchronized (snapshotVersions) {
+                spareBuckets = released;
+            }
         }
     }
 
@@ -350,11 +401,22 @@ public final class CowLruMap {
     // internals
     // ------------------------------------------------------------------------------------------
 
+    /**
+     * Evicts tail entries until the bound holds, giving used entries their second chance. Ends:
+     * each relink clears a flag, so after at most one pass over the list the tail is unflagged.
+     */
     private void evictIfNeeded(CacheEntry keep) throws Exception {
         while (size > maxEntries) {
             CacheEntry victim = lru.lruPrev;
-            if (victim == keep || victim == lru) {
+            if (victim == lru) {
                 return;
+            }
+            if (victim.referenced || victim == keep) {
+                // used since it was linked (or the entry this call returns): second chance
+                victim.referenced = false;
+                unlink(victim);
+                linkFront(victim);
+                continue;
             }
             if (victim.dirty) {
                 victim.owner.writeBack(victim);
@@ -426,16 +488,6 @@ public final class CowLruMap {
         e.lruNext = null;
     }
 
-    private void moveToFront(CacheEntry e) {
-        if (tick - e.lruTick < promotionDistance) {
-            return; // still in the front quarter (see the class comment)
-        }
-        if (lru.lruNext != e) {
-            unlink(e);
-            linkFront(e);
-        }
-    }
-
     static int hash(CacheOwner owner, Object key, Object namespace, Object userKey) {
         int h = key.hashCode();
         h = h * 31 + namespace.hashCode();
@@ -479,6 +531,13 @@ public final class CowLruMap {
             }
             if (e.lruNext.lruPrev != e) {
                 throw new IllegalStateException("broken LRU links at " + e);
+            }
+            if (e.lruTick > tick || (e.lruNext != lru && e.lruNext.lruTick >= e.lruTick)) {
+                throw new IllegalStateException(
+                        "stamps not strictly decreasing towards the tail at "
+                                + e
+                                + ", tick "
+                                + tick);
             }
             if (tick - e.lruTick < inLru - 1) {
                 throw new IllegalStateException(

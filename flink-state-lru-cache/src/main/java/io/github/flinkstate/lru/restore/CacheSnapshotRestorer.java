@@ -91,7 +91,11 @@ public final class CacheSnapshotRestorer<K> {
         long applied = 0;
         try {
             DataInputViewStreamWrapper in = new DataInputViewStreamWrapper(counting);
-            CacheStreamHeader.read(in, source);
+            CacheStreamHeader header = CacheStreamHeader.read(in, source);
+            byte lastOp =
+                    header.version() >= 2
+                            ? CacheSnapshotFormat.OP_APPEND
+                            : CacheSnapshotFormat.OP_DELETE;
             KeyedBackendSerializationProxy<K> proxy =
                     new KeyedBackendSerializationProxy<>(classLoader);
             proxy.read(in);
@@ -125,9 +129,7 @@ public final class CacheSnapshotRestorer<K> {
                     long recordOffset = counting.position();
                     int index = in.readUnsignedShort();
                     byte op = in.readByte();
-                    if (index >= byIndex.length
-                            || (op != CacheSnapshotFormat.OP_PUT
-                                    && op != CacheSnapshotFormat.OP_DELETE)) {
+                    if (index >= byIndex.length || op < CacheSnapshotFormat.OP_PUT || op > lastOp) {
                         throw new IOException(
                                 source
                                         + " is corrupt: record at offset "
@@ -146,6 +148,18 @@ public final class CacheSnapshotRestorer<K> {
                             targets.put(meta.getName(), target);
                         }
                         byIndex[index] = target;
+                    }
+                    if (op == CacheSnapshotFormat.OP_APPEND
+                            && target.type != StateDescriptor.Type.LIST) {
+                        throw new IOException(
+                                source
+                                        + " is corrupt: record at offset "
+                                        + recordOffset
+                                        + " appends to state "
+                                        + metaInfos.get(index).getName()
+                                        + " of type "
+                                        + target.type
+                                        + " (only list state has append records)");
                     }
                     applyRecord(in, op, keyGroup, keySerializer, target);
                     applied++;
@@ -184,12 +198,16 @@ public final class CacheSnapshotRestorer<K> {
                 boolean isNull = in.readBoolean();
                 value = isNull ? null : target.userValueSerializer.deserialize(in);
             }
-        } else if (op == CacheSnapshotFormat.OP_PUT) {
+        } else if (op != CacheSnapshotFormat.OP_DELETE) {
             value = target.valueSerializer.deserialize(in);
         }
         delegate.setCurrentKeyAndKeyGroup((K) key, keyGroup);
         ((org.apache.flink.runtime.state.internal.InternalKvState) target.state)
                 .setCurrentNamespace(namespace);
-        DelegateWrites.write(target.type, target.state, userKey, value);
+        if (op == CacheSnapshotFormat.OP_APPEND) {
+            DelegateWrites.append(target.state, (List<?>) value);
+        } else {
+            DelegateWrites.write(target.type, target.state, userKey, value);
+        }
     }
 }

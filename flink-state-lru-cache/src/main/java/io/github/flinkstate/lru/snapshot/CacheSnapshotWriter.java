@@ -2,6 +2,7 @@ package io.github.flinkstate.lru.snapshot;
 
 import io.github.flinkstate.lru.cow.CacheEntry;
 import io.github.flinkstate.lru.cow.CowSnapshot;
+import io.github.flinkstate.lru.state.PendingAppends;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -103,11 +104,12 @@ public final class CacheSnapshotWriter {
                     continue;
                 }
                 block.clear();
+                int records = 0;
                 for (CacheEntry e : entries) {
-                    writeRecord(e, block);
+                    records += writeRecord(e, block) ? 1 : 0;
                 }
                 view.writeInt(entries.get(0).keyGroup());
-                view.writeInt(entries.size());
+                view.writeInt(records);
                 view.writeInt(block.length());
                 view.write(block.getSharedBuffer(), 0, block.length());
             }
@@ -123,8 +125,22 @@ public final class CacheSnapshotWriter {
         }
     }
 
-    private void writeRecord(CacheEntry e, DataOutputSerializer out) throws IOException {
+    /** Writes the record of one dirty entry; false if nothing is to be written (see below). */
+    private boolean writeRecord(CacheEntry e, DataOutputSerializer out) throws IOException {
         SnapshotStates.Info info = states.infoOf(e.owner());
+        if (e.value() instanceof PendingAppends pending) {
+            // appends to a list the cache has not read: an append record of the elements
+            Object kept = transform(info, pending.elements());
+            if (kept == CacheEntry.ABSENT) {
+                return false; // every appended element expired: nothing to append
+            }
+            out.writeShort(info.index);
+            out.writeByte(CacheSnapshotFormat.OP_APPEND);
+            states.keySerializer().serialize(e.key(), out);
+            info.namespaceSerializer.serialize(e.namespace(), out);
+            info.valueSerializer.serialize(kept, out);
+            return true;
+        }
         Object value = e.isAbsent() ? CacheEntry.ABSENT : transform(info, e.value());
         boolean delete = value == CacheEntry.ABSENT;
         out.writeShort(info.index);
@@ -142,6 +158,7 @@ public final class CacheSnapshotWriter {
         } else if (!delete) {
             info.valueSerializer.serialize(value, out);
         }
+        return true;
     }
 
     /** Applies the state's snapshot transformer (TTL cleanup); ABSENT if nothing remains. */

@@ -11,10 +11,13 @@ import org.apache.flink.runtime.state.KeyGroupRangeOffsets;
  */
 public final class CacheStreamHeader {
 
+    private final byte version;
     private final byte delegateKind;
     private final KeyGroupRangeOffsets delegateOffsets;
 
-    private CacheStreamHeader(byte delegateKind, KeyGroupRangeOffsets delegateOffsets) {
+    private CacheStreamHeader(
+            byte version, byte delegateKind, KeyGroupRangeOffsets delegateOffsets) {
+        this.version = version;
         this.delegateKind = delegateKind;
         this.delegateOffsets = delegateOffsets;
     }
@@ -29,12 +32,15 @@ public final class CacheStreamHeader {
                             source, magic, CacheSnapshotFormat.MAGIC));
         }
         byte version = in.readByte();
-        if (version != CacheSnapshotFormat.VERSION) {
+        if (version < CacheSnapshotFormat.MIN_READ_VERSION
+                || version > CacheSnapshotFormat.VERSION) {
             throw new IOException(
                     source
                             + " has LRU cache snapshot format version "
                             + version
-                            + " at offset 4; this build reads version "
+                            + " at offset 4; this build reads versions "
+                            + CacheSnapshotFormat.MIN_READ_VERSION
+                            + " to "
                             + CacheSnapshotFormat.VERSION);
         }
         byte kind = in.readByte();
@@ -60,7 +66,12 @@ public final class CacheStreamHeader {
                 && kind != CacheSnapshotFormat.DELEGATE_INCREMENTAL) {
             throw new IOException(source + " has unknown delegate kind " + kind + " at offset 5");
         }
-        return new CacheStreamHeader(kind, offsets);
+        return new CacheStreamHeader(version, kind, offsets);
+    }
+
+    /** The format version of the stream. */
+    public byte version() {
+        return version;
     }
 
     public byte delegateKind() {

@@ -1,6 +1,7 @@
 package io.github.flinkstate.lru.state;
 
 import io.github.flinkstate.lru.cow.CacheEntry;
+import io.github.flinkstate.lru.cow.PartialValue;
 import java.util.Collection;
 import java.util.function.BinaryOperator;
 import org.apache.flink.api.common.state.StateDescriptor;
@@ -29,11 +30,32 @@ abstract class AbstractCachedSingleValueState<K, N, SV, D extends InternalKvStat
     /** Reads the value from the delegate under the current key and namespace (null if none). */
     protected abstract SV loadFromDelegate() throws Exception;
 
-    /** The live entry of the current key and namespace, loaded into the cache on a miss. */
+    /**
+     * Completes an entry whose value is a {@link PartialValue} (only list state has them) with the
+     * delegate's value; returns the live entry, now holding the whole value.
+     */
+    protected CacheEntry completePartial(CacheEntry partial) throws Exception {
+        throw new IllegalStateException("State " + name + " has a partial cache entry " + partial);
+    }
+
+    /**
+     * The live entry of the current key and namespace with the whole value, loaded into the cache
+     * on a miss. An entry with a partial value counts as a miss (it needs the delegate).
+     */
     protected final CacheEntry entry() throws Exception {
-        CacheEntry e = lookupForRead(null);
-        if (e != null) {
+        CacheEntry e = cache.get(this, context.currentKey(), currentNamespace, null);
+        // only lists have partial values; other states must not load the value object here (a
+        // memory access a hit does not otherwise need)
+        boolean hit =
+                e != null
+                        && (type != StateDescriptor.Type.LIST
+                                || !(e.value() instanceof PartialValue));
+        context.statistics().record(hit);
+        if (hit) {
             return e;
+        }
+        if (e != null) {
+            return completePartial(e);
         }
         SV loaded = loadFromDelegate();
         return insert(null, toCached(copyLoaded(loaded, valueSerializer)), false);

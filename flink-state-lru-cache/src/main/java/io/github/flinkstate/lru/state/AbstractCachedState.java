@@ -3,6 +3,7 @@ package io.github.flinkstate.lru.state;
 import io.github.flinkstate.lru.cow.CacheEntry;
 import io.github.flinkstate.lru.cow.CacheOwner;
 import io.github.flinkstate.lru.cow.CowLruMap;
+import io.github.flinkstate.lru.cow.PartialValue;
 import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.java.tuple.Tuple2;
@@ -172,15 +173,35 @@ public abstract class AbstractCachedState<K, N, SV, D extends InternalKvState<K,
                 cache.peekFromOtherThread(this, keyAndNamespace.f0, keyAndNamespace.f1, null);
         if (cached != null) {
             Object value = cached.value();
-            return value == CacheEntry.ABSENT
-                    ? null
-                    : serializeForQuery(value, safeValueSerializer);
+            if (value == CacheEntry.ABSENT) {
+                return null;
+            }
+            if (!(value instanceof PartialValue partial)) {
+                return serializeForQuery(value, safeValueSerializer);
+            }
+            byte[] fromDelegate =
+                    delegate.getSerializedValue(
+                            serializedKeyAndNamespace,
+                            safeKeySerializer,
+                            safeNamespaceSerializer,
+                            (TypeSerializer) safeValueSerializer);
+            return serializePartialForQuery(partial, fromDelegate, safeValueSerializer);
         }
         return delegate.getSerializedValue(
                 serializedKeyAndNamespace,
                 safeKeySerializer,
                 safeNamespaceSerializer,
                 (TypeSerializer) safeValueSerializer);
+    }
+
+    /**
+     * Serializes a partial cached value laid over the delegate's answer ({@code fromDelegate}, null
+     * if the delegate has nothing) the way the delegate's {@code getSerializedValue} would.
+     */
+    protected byte[] serializePartialForQuery(
+            PartialValue partial, byte[] fromDelegate, TypeSerializer<SV> safeValueSerializer)
+            throws Exception {
+        throw new IllegalStateException("State " + name + " has a partial cache entry " + partial);
     }
 
     /** Serializes a cached value the way the delegate's {@code getSerializedValue} would. */

@@ -1,6 +1,7 @@
 package io.github.flinkstate.lru.state;
 
 import io.github.flinkstate.lru.cow.CacheEntry;
+import io.github.flinkstate.lru.cow.PartialValue;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -12,9 +13,11 @@ import org.apache.flink.runtime.state.internal.InternalListState;
 import org.apache.flink.util.Preconditions;
 
 /**
- * Cached {@link InternalListState}. A cache entry holds the complete list, so it can replace the
- * delegate's list on write-back. {@code add/addAll} on a list that is not cached append straight to
- * the delegate without reading it (and cache nothing); reads load and cache the whole list.
+ * Cached {@link InternalListState}. A cache entry holds either the complete list, which replaces
+ * the delegate's list on write-back, or, after {@code add/addAll} on a list that was not cached,
+ * only the appended elements ({@link PendingAppends}): an append never reads the delegate, and
+ * write-back appends them to the delegate's list. Reads load the delegate's list once and cache the
+ * whole list.
  *
  * <p>Thread safety: task thread only.
  */
@@ -47,6 +50,20 @@ public final class CachedListState<K, N, V>
         return list instanceof ArrayList || context.copyOnLoad() ? list : new ArrayList<>(list);
     }
 
+    /** Reads the delegate's list once and lays the pending appends over it. */
+    @Override
+    @SuppressWarnings("unchecked")
+    protected CacheEntry completePartial(CacheEntry partial) throws Exception {
+        CacheEntry e = cache.privateValue(partial, valueSerializerAsObject());
+        PendingAppends pending = (PendingAppends) e.value();
+        List<V> whole = (List<V>) copyLoaded(loadFromDelegate(), valueSerializer);
+        if (whole == null) {
+            whole = new ArrayList<>(pending.elements().size());
+        }
+        whole.addAll((List<V>) pending.elements());
+        return cache.setValue(e, whole, true);
+    }
+
     @Override
     public Iterable<V> get() throws Exception {
         return getInternal();
@@ -58,9 +75,24 @@ public final class CachedListState<K, N, V>
     }
 
     @Override
+    @SuppressWarnings("unchecked")
     public void add(V value) throws Exception {
         Preconditions.checkNotNull(value, "You cannot add null to a ListState.");
-        appendAll(List.of(copyForWrite(value, elementSerializer())));
+        V element = copyForWrite(value, elementSerializer());
+        CacheEntry e = lookupForWrite(null);
+        if (e == null || e.isAbsent()) {
+            appendAll(List.of(element));
+            return;
+        }
+        // the hit path of appendAll for one element, without a temporary list
+        e = cache.privateValue(e, valueSerializerAsObject());
+        Object list = e.value();
+        if (list instanceof PendingAppends pending) {
+            pending.add(element);
+        } else {
+            ((List<V>) list).add(element);
+        }
+        cache.setValue(e, list, true);
     }
 
     @Override
@@ -136,15 +168,15 @@ public final class CachedListState<K, N, V>
     }
 
     /**
-     * Appends to the cached list, or, when this key's list is not cached, straight to the delegate
-     * without reading it (RocksDB appends with its merge operator): an append needs no read, and a
-     * cache that misses must cost little. The delegate is then the whole truth for that list.
+     * Appends to the cached list, or to its pending appends; when this key's list is not cached, a
+     * new entry holds the values as pending appends without reading the delegate (an append needs
+     * no read, and a cache that misses must cost little).
      */
     @SuppressWarnings("unchecked")
     private void appendAll(List<V> values) throws Exception {
         CacheEntry e = lookupForWrite(null);
         if (e == null) {
-            delegateForCurrentKey().addAll(values);
+            insert(null, new PendingAppends(values), true);
             return;
         }
         if (e.isAbsent()) {
@@ -152,9 +184,44 @@ public final class CachedListState<K, N, V>
             return;
         }
         e = cache.privateValue(e, valueSerializerAsObject());
-        List<V> list = (List<V>) e.value();
-        list.addAll(values);
-        cache.setValue(e, list, true);
+        Object value = e.value();
+        if (value instanceof PendingAppends pending) {
+            pending.addAll(values);
+        } else {
+            ((List<V>) value).addAll(values);
+        }
+        cache.setValue(e, value, true);
+    }
+
+    /**
+     * The delegate's answer (elements separated by {@code ','}) followed by the pending appends.
+     * Like every queryable-state read, not synchronized with the task: the elements are read from a
+     * copy of the list's array taken at once.
+     */
+    @Override
+    @SuppressWarnings("unchecked")
+    protected byte[] serializePartialForQuery(
+            PartialValue partial, byte[] fromDelegate, TypeSerializer<List<V>> safeValueSerializer)
+            throws Exception {
+        TypeSerializer<V> elements =
+                ((ListSerializer<V>) safeValueSerializer).getElementSerializer();
+        DataOutputSerializer out = new DataOutputSerializer(128);
+        boolean first = true;
+        if (fromDelegate != null && fromDelegate.length > 0) {
+            out.write(fromDelegate);
+            first = false;
+        }
+        for (Object element : ((PendingAppends) partial).elements().toArray()) {
+            if (element == null) {
+                continue; // a slot the task is filling right now
+            }
+            if (!first) {
+                out.writeByte(',');
+            }
+            elements.serialize((V) element, out);
+            first = false;
+        }
+        return first ? null : out.getCopyOfBuffer();
     }
 
     /** A new modifiable list of the elements (copies if copy-values-on-write is on). */

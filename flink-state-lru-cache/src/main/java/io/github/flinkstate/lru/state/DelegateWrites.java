@@ -24,8 +24,16 @@ public final class DelegateWrites {
      * @param type the kind of state
      * @param delegate the delegate's state, key and namespace already set
      * @param userKey the map user key, or null for non-map states
-     * @param value the value, {@link CacheEntry#ABSENT} for a deletion
+     * @param value the value, {@link CacheEntry#ABSENT} for a deletion, or for list state {@link
+     *     PendingAppends} (appended to the delegate's list)
      */
+    /** Appends restored elements (an append record of the cache stream) to a list state. */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    public static void append(InternalKvState<?, ?, ?> listDelegate, List<?> elements)
+            throws Exception {
+        ((InternalListState) listDelegate).addAll(elements);
+    }
+
     @SuppressWarnings({"unchecked", "rawtypes"})
     public static void write(
             StateDescriptor.Type type,
@@ -45,6 +53,8 @@ public final class DelegateWrites {
             case LIST:
                 if (delete) {
                     delegate.clear();
+                } else if (value instanceof PendingAppends pending) {
+                    ((InternalListState) delegate).addAll(pending.elements());
                 } else {
                     ((InternalListState) delegate).update((List) value);
                 }

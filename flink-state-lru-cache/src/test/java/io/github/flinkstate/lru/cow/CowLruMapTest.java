@@ -19,18 +19,22 @@ class CowLruMapTest {
     }
 
     @Test
-    void evictsLeastRecentlyUsedAndWritesBackOnlyDirtyEntries() throws Exception {
+    void evictsUnusedEntriesFirstAndWritesBackOnlyDirtyEntries() throws Exception {
         Recorder owner = new Recorder();
         CowLruMap map = new CowLruMap(2);
         map.insert(owner, "a", "ns", null, 0, 1, true);
         map.insert(owner, "b", "ns", null, 0, 2, false);
-        map.get(owner, "a", "ns", null); // a is now most recent
-        map.insert(owner, "c", "ns", null, 0, 3, true); // evicts b (clean)
+        map.get(owner, "a", "ns", null); // a was used since it was linked
+        map.insert(owner, "c", "ns", null, 0, 3, true); // a gets its second chance; evicts b
         assertThat(owner.written).isEmpty();
         assertThat(map.peek(owner, "b", "ns", null)).isNull();
-        map.insert(owner, "d", "ns", null, 0, 4, true); // evicts a (dirty)
-        assertThat(owner.written).containsExactly("a");
-        assertThat(map.evictions()).isEqualTo(2);
+        // a was relinked in front of c when b was evicted (second chance: relinked at the
+        // eviction, not at its use), so c, unused, is now the oldest link
+        map.insert(owner, "d", "ns", null, 0, 4, true); // evicts c (dirty)
+        assertThat(owner.written).containsExactly("c");
+        map.insert(owner, "e", "ns", null, 0, 5, true); // evicts a (dirty, unused since)
+        assertThat(owner.written).containsExactly("c", "a");
+        assertThat(map.evictions()).isEqualTo(3);
         map.checkInvariants();
     }
 
@@ -61,20 +65,19 @@ class CowLruMapTest {
     }
 
     @Test
-    void hitsInTheFrontQuarterDoNotRelink_butAnEntryNearTheTailIsPromotedAndNeverTheVictim()
-            throws Exception {
+    void usedEntriesGetASecondChance_andTheRestAreEvictedInLinkOrder() throws Exception {
         Recorder owner = new Recorder();
         CowLruMap map = new CowLruMap(100);
         for (int i = 0; i < 100; i++) {
             map.insert(owner, i, "ns", null, 0, i, false); // 99 in front, 0 at the tail
         }
-        // 0 is the least recently used: its hit promotes it, so the next insert evicts 1
+        // 0 is the least recently linked but was used: the next insert evicts 1 instead
         map.get(owner, 0, "ns", null);
         map.insert(owner, 100, "ns", null, 0, 100, false);
         assertThat(map.peek(owner, 0, "ns", null)).isNotNull();
         assertThat(map.peek(owner, 1, "ns", null)).isNull();
-        // hits on entries linked within the last 25 links leave the list as it is; they are in
-        // the front quarter, and the inserts below evict the oldest entries, never them
+        map.checkInvariants();
+        // used entries survive the inserts below, which evict the oldest unused entries in order
         for (int round = 0; round < 3; round++) {
             for (int i = 80; i < 100; i++) {
                 map.get(owner, i, "ns", null);
@@ -85,11 +88,33 @@ class CowLruMapTest {
             map.checkInvariants();
         }
         for (int i = 2; i <= 11; i++) {
-            assertThat(map.peek(owner, i, "ns", null)).as("evicted in LRU order: %s", i).isNull();
+            assertThat(map.peek(owner, i, "ns", null)).as("evicted in link order: %s", i).isNull();
         }
         for (int i = 80; i < 111; i++) {
             assertThat(map.peek(owner, i, "ns", null)).as("recently used: %s", i).isNotNull();
         }
+        assertThat(map.peek(owner, 0, "ns", null)).isNotNull();
         assertThat(map.evictions()).isEqualTo(11);
+    }
+
+    @Test
+    void whenEveryEntryWasUsed_anInsertEvictsTheOldestAndKeepsTheNewEntry() throws Exception {
+        Recorder owner = new Recorder();
+        for (int capacity : new int[] {1, 2, 5}) {
+            CowLruMap map = new CowLruMap(capacity);
+            for (int i = 0; i < capacity; i++) {
+                map.insert(owner, i, "ns", null, 0, i, true);
+            }
+            for (int i = capacity - 1; i >= 0; i--) {
+                map.get(owner, i, "ns", null);
+            }
+            CacheEntry inserted = map.insert(owner, "new", "ns", null, 0, -1, true);
+            map.checkInvariants();
+            assertThat(map.size()).isEqualTo(capacity);
+            assertThat(map.peek(owner, "new", "ns", null)).isSameAs(inserted);
+            // every flag was cleared in one pass, so the oldest link (0) went first
+            assertThat(map.peek(owner, 0, "ns", null)).isNull();
+            assertThat(owner.written).last().isEqualTo(0);
+        }
     }
 }
