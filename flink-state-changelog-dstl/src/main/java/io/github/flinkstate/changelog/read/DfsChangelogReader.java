@@ -1,5 +1,6 @@
 package io.github.flinkstate.changelog.read;
 
+import io.github.flinkstate.changelog.format.SegmentChanges;
 import io.github.flinkstate.changelog.format.SegmentDecoder;
 import java.io.BufferedInputStream;
 import java.io.File;
@@ -10,7 +11,6 @@ import java.io.UncheckedIOException;
 import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.file.StandardOpenOption;
-import java.util.Collections;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -69,8 +69,11 @@ public final class DfsChangelogReader
         return new ChangeIterator(segments.iterator(), handle.getKeyGroupRange());
     }
 
-    /** Reads one segment, from the local cache or straight from the file system. */
-    List<StateChange> readSegment(StreamStateHandle file, long offset) throws IOException {
+    /**
+     * Reads one segment's stored bytes, from the local cache or straight from the file system, and
+     * returns its changes for decoding one at a time.
+     */
+    SegmentChanges readSegment(StreamStateHandle file, long offset) throws IOException {
         String name = ReadUtils.nameOf(file);
         if (cache != null && DownloadCache.isCacheable(file)) {
             FileStateHandle remote = (FileStateHandle) file;
@@ -109,19 +112,19 @@ public final class DfsChangelogReader
         try (FSDataInputStream in = DownloadCache.openRemote(file)) {
             SegmentDecoder.readFileHeader(in, name);
             in.seek(offset);
-            return SegmentDecoder.readSegment(new BufferedInputStream(in), name, offset);
+            return SegmentDecoder.openSegment(new BufferedInputStream(in), name, offset);
         } catch (FileNotFoundException e) {
             throw new IOException(
                     "Could not read DSTL segment at offset " + offset + ": " + e.getMessage(), e);
         }
     }
 
-    private static List<StateChange> readLocal(File local, String name, long offset)
+    private static SegmentChanges readLocal(File local, String name, long offset)
             throws IOException {
         try (FileChannel channel = FileChannel.open(local.toPath(), StandardOpenOption.READ)) {
             channel.position(offset);
             InputStream in = Channels.newInputStream(channel);
-            return SegmentDecoder.readSegment(new BufferedInputStream(in), name, offset);
+            return SegmentDecoder.openSegment(new BufferedInputStream(in), name, offset);
         }
     }
 
@@ -129,7 +132,7 @@ public final class DfsChangelogReader
 
         private final Iterator<Tuple2<StreamStateHandle, Long>> segments;
         private final KeyGroupRange keyGroups;
-        private Iterator<StateChange> current = Collections.emptyIterator();
+        @Nullable private SegmentChanges current;
         private StateChange next;
 
         ChangeIterator(
@@ -141,18 +144,23 @@ public final class DfsChangelogReader
         @Override
         public boolean hasNext() {
             while (next == null) {
-                while (!current.hasNext()) {
-                    if (!segments.hasNext()) {
-                        return false;
+                StateChange candidate;
+                try {
+                    while (current == null || !current.hasNext()) {
+                        if (current != null) {
+                            current.close();
+                            current = null;
+                        }
+                        if (!segments.hasNext()) {
+                            return false;
+                        }
+                        Tuple2<StreamStateHandle, Long> segment = segments.next();
+                        current = readSegment(segment.f0, segment.f1);
                     }
-                    Tuple2<StreamStateHandle, Long> segment = segments.next();
-                    try {
-                        current = readSegment(segment.f0, segment.f1).iterator();
-                    } catch (IOException e) {
-                        throw new UncheckedIOException(e.getMessage(), e);
-                    }
+                    candidate = current.next();
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e.getMessage(), e);
                 }
-                StateChange candidate = current.next();
                 if (candidate.getKeyGroup() == StateChange.META_KEY_GROUP
                         || keyGroups.contains(candidate.getKeyGroup())) {
                     next = candidate;
@@ -173,7 +181,10 @@ public final class DfsChangelogReader
 
         @Override
         public void close() {
-            current = Collections.emptyIterator();
+            if (current != null) {
+                current.close();
+                current = null;
+            }
         }
     }
 }
