@@ -31,6 +31,8 @@ public final class SegmentChanges implements AutoCloseable {
 
     private static final int WINDOW_BYTES = 64 * 1024;
 
+    private final boolean keyGroupOrdered;
+    private final int storedBytes;
     private final String file;
     private final long offset;
     private final int count;
@@ -42,8 +44,16 @@ public final class SegmentChanges implements AutoCloseable {
     private boolean closed;
 
     SegmentChanges(
-            byte[] stored, boolean compressed, int count, int rawLength, String file, long offset)
+            byte[] stored,
+            boolean compressed,
+            boolean keyGroupOrdered,
+            int count,
+            int rawLength,
+            String file,
+            long offset)
             throws CorruptSegmentException {
+        this.keyGroupOrdered = keyGroupOrdered;
+        this.storedBytes = stored.length;
         this.file = file;
         this.offset = offset;
         this.count = count;
@@ -62,6 +72,19 @@ public final class SegmentChanges implements AutoCloseable {
         if (count == 0) {
             finish();
         }
+    }
+
+    /**
+     * Whether the writer stored the changes in key-group order ({@link
+     * SegmentFormat#FLAG_KEY_GROUP_ORDER}).
+     */
+    public boolean keyGroupOrdered() {
+        return keyGroupOrdered;
+    }
+
+    /** The stored (possibly compressed) payload size, held in memory until closed. */
+    public int storedBytes() {
+        return storedBytes;
     }
 
     /** Whether another change follows. */

@@ -141,6 +141,7 @@ public final class SegmentDecoder {
         byte codec = buffer.get(5);
         int count = buffer.getInt(8);
         int rawLength = buffer.getInt(12);
+        boolean ordered = (buffer.getShort(6) & SegmentFormat.FLAG_KEY_GROUP_ORDER) != 0;
         byte[] stored = new byte[storedLength];
         readFully(in, stored, file, offset, "segment payload");
         checkCrc(header, stored, file, offset);
@@ -152,9 +153,9 @@ public final class SegmentDecoder {
                         String.format(
                                 "payload length %d, header says %d", storedLength, rawLength));
             }
-            return new SegmentChanges(stored, false, count, rawLength, file, offset);
+            return new SegmentChanges(stored, false, ordered, count, rawLength, file, offset);
         } else if (codec == SegmentFormat.CODEC_DEFLATE) {
-            return new SegmentChanges(stored, true, count, rawLength, file, offset);
+            return new SegmentChanges(stored, true, ordered, count, rawLength, file, offset);
         } else {
             throw new CorruptSegmentException(file, offset, "unknown codec " + codec);
         }

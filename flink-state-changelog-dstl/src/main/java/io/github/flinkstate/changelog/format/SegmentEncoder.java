@@ -81,7 +81,7 @@ public final class SegmentEncoder {
         segment.putInt(SegmentFormat.SEGMENT_MAGIC);
         segment.put(SegmentFormat.SEGMENT_VERSION);
         segment.put(codec);
-        segment.putShort((short) 0);
+        segment.putShort(SegmentFormat.FLAG_KEY_GROUP_ORDER);
         segment.putInt(changes.size());
         segment.putInt(raw.length);
         segment.putInt(stored.length);

@@ -11,6 +11,7 @@ import java.io.UncheckedIOException;
 import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -30,12 +31,16 @@ import org.apache.flink.util.CloseableIterator;
 
 /**
  * Reads the state changes behind a {@link ChangelogStateHandleStreamImpl} written by the {@code
- * dfs-batched} DSTL, in the order they were appended.
+ * dfs-batched} DSTL: metadata changes first, then by key group, every key group's changes in the
+ * order they were appended (what a replay needs; the order across key groups is not kept, as in
+ * Flink's own DSTL).
  *
  * <p>On {@link #getChanges} the reader starts downloading every distinct file of the handle in
  * parallel (when the file is on a distributed file system and the local cache is enabled), then
- * decodes one segment at a time. Files on local file systems are read in place. Changes of key
- * groups outside the handle's range are skipped; metadata changes are always returned.
+ * merges the handle's segments by key group in windows of bounded size, decoding each segment one
+ * change at a time (see {@code ChangeIterator}). Files on local file systems are read in place.
+ * Changes of key groups outside the handle's range are skipped; metadata changes are always
+ * returned.
  *
  * <p>Errors: a missing, truncated or corrupt file fails the iteration with an exception whose
  * message names the file and the segment offset (an {@link UncheckedIOException}, because the
@@ -46,6 +51,12 @@ import org.apache.flink.util.CloseableIterator;
 @ThreadSafe
 public final class DfsChangelogReader
         implements StateChangelogHandleReader<ChangelogStateHandleStreamImpl> {
+
+    /**
+     * At most this many stored (possibly compressed) payload bytes of one handle are held in memory
+     * to merge its segments by key group.
+     */
+    static final long MERGE_WINDOW_BYTES = 64L << 20;
 
     @Nullable private final DownloadCache cache;
 
@@ -128,11 +139,23 @@ public final class DfsChangelogReader
         }
     }
 
+    /**
+     * The changes of one handle: consecutive key-group-ordered segments are merged by key group
+     * ({@link KeyGroupMerge}) in windows of at most {@link #MERGE_WINDOW_BYTES} stored bytes; a
+     * segment in plain append order (written before the key-group order) is read alone. Each window
+     * is finished before the next starts, so a key group's changes keep their append order.
+     */
     private final class ChangeIterator implements CloseableIterator<StateChange> {
 
         private final Iterator<Tuple2<StreamStateHandle, Long>> segments;
         private final KeyGroupRange keyGroups;
-        @Nullable private SegmentChanges current;
+
+        /** The window being read (null before the first and after the last). */
+        @Nullable private KeyGroupMerge window;
+
+        /** A segment opened while filling the previous window that did not fit into it. */
+        @Nullable private SegmentChanges carried;
+
         private StateChange next;
 
         ChangeIterator(
@@ -146,18 +169,17 @@ public final class DfsChangelogReader
             while (next == null) {
                 StateChange candidate;
                 try {
-                    while (current == null || !current.hasNext()) {
-                        if (current != null) {
-                            current.close();
-                            current = null;
+                    while (window == null || !window.hasNext()) {
+                        if (window != null) {
+                            window.close();
+                            window = null;
                         }
-                        if (!segments.hasNext()) {
+                        window = nextWindow();
+                        if (window == null) {
                             return false;
                         }
-                        Tuple2<StreamStateHandle, Long> segment = segments.next();
-                        current = readSegment(segment.f0, segment.f1);
                     }
-                    candidate = current.next();
+                    candidate = window.next();
                 } catch (IOException e) {
                     throw new UncheckedIOException(e.getMessage(), e);
                 }
@@ -167,6 +189,44 @@ public final class DfsChangelogReader
                 }
             }
             return true;
+        }
+
+        /** Opens the next window of segments, or returns null after the last segment. */
+        @Nullable
+        private KeyGroupMerge nextWindow() throws IOException {
+            List<SegmentChanges> opened = new ArrayList<>();
+            long bytes = 0;
+            try {
+                while (true) {
+                    SegmentChanges segment = carried;
+                    carried = null;
+                    if (segment == null) {
+                        if (!segments.hasNext()) {
+                            break;
+                        }
+                        Tuple2<StreamStateHandle, Long> s = segments.next();
+                        segment = readSegment(s.f0, s.f1);
+                    }
+                    if (opened.isEmpty()) {
+                        opened.add(segment);
+                        bytes = segment.storedBytes();
+                        if (!segment.keyGroupOrdered()) {
+                            break; // append order: read alone
+                        }
+                    } else if (!segment.keyGroupOrdered()
+                            || bytes + segment.storedBytes() > MERGE_WINDOW_BYTES) {
+                        carried = segment;
+                        break;
+                    } else {
+                        opened.add(segment);
+                        bytes += segment.storedBytes();
+                    }
+                }
+                return opened.isEmpty() ? null : new KeyGroupMerge(opened);
+            } catch (IOException | RuntimeException e) {
+                opened.forEach(SegmentChanges::close);
+                throw e;
+            }
         }
 
         @Override
@@ -181,9 +241,13 @@ public final class DfsChangelogReader
 
         @Override
         public void close() {
-            if (current != null) {
-                current.close();
-                current = null;
+            if (window != null) {
+                window.close();
+                window = null;
+            }
+            if (carried != null) {
+                carried.close();
+                carried = null;
             }
         }
     }

@@ -124,14 +124,14 @@ class SegmentFormatTest {
         byte[] segment =
                 SegmentEncoder.encode(
                         List.of(StateChange.ofDataChange(5, new byte[] {0x41, 0x42})), false);
-        // magic "SEGM", version 1, codec 0, flags 0, count 1, raw 10, stored 10
+        // magic "SEGM", version 1, codec 0, flags 1 (key-group order), count 1, raw 10, stored 10
         byte[] header = Arrays.copyOf(segment, 20);
         assertThat(header)
                 .containsExactly(
-                        0x53, 0x45, 0x47, 0x4D, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 10, 0, 0, 0, 10);
+                        0x53, 0x45, 0x47, 0x4D, 1, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 10, 0, 0, 0, 10);
         // CRC32C of header bytes 0..19 and the payload (worked example in dstl-segment.md)
         assertThat(Arrays.copyOfRange(segment, 20, 24))
-                .containsExactly((byte) 0xBC, (byte) 0xA3, 0x02, 0x3C);
+                .containsExactly((byte) 0xC9, 0x70, (byte) 0xF2, 0x04);
         // payload: key group 5, length 2, "AB"
         assertThat(Arrays.copyOfRange(segment, 24, 34))
                 .containsExactly(0, 0, 0, 5, 0, 0, 0, 2, 0x41, 0x42);
