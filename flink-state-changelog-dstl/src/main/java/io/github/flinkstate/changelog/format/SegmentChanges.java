@@ -1,14 +1,10 @@
 package io.github.flinkstate.changelog.format;
 
-import java.io.ByteArrayInputStream;
-import java.io.DataInputStream;
-import java.io.EOFException;
 import java.io.IOException;
-import java.io.InputStream;
 import java.util.NoSuchElementException;
+import java.util.zip.DataFormatException;
 import java.util.zip.Inflater;
-import java.util.zip.InflaterInputStream;
-import java.util.zip.ZipException;
+import javax.annotation.Nullable;
 import org.apache.flink.runtime.state.changelog.StateChange;
 
 /**
@@ -37,8 +33,15 @@ public final class SegmentChanges implements AutoCloseable {
     private final long offset;
     private final int count;
     private final long rawLength;
-    private final DataInputStream payload;
-    private final Inflater inflater;
+
+    /** Null for a plain payload, which is read from {@link #buffer} (the stored bytes) directly. */
+    @Nullable private final Inflater inflater;
+
+    /** Decoded bytes not consumed yet: {@code buffer[position, limit)}. */
+    private byte[] buffer;
+
+    private int position;
+    private int limit;
     private int read;
     private long rawRead;
     private boolean closed;
@@ -58,16 +61,15 @@ public final class SegmentChanges implements AutoCloseable {
         this.offset = offset;
         this.count = count;
         this.rawLength = rawLength;
-        InputStream in = new ByteArrayInputStream(stored);
         if (compressed) {
             this.inflater = new Inflater(true);
-            this.payload =
-                    new DataInputStream(
-                            new InflaterInputStream(
-                                    in, inflater, Math.min(WINDOW_BYTES, stored.length + 1)));
+            inflater.setInput(stored);
+            this.buffer = new byte[(int) Math.min(WINDOW_BYTES, Math.max(8, rawLength))];
+            this.limit = 0;
         } else {
             this.inflater = null;
-            this.payload = new DataInputStream(in);
+            this.buffer = stored;
+            this.limit = stored.length;
         }
         if (count == 0) {
             finish();
@@ -97,32 +99,22 @@ public final class SegmentChanges implements AutoCloseable {
         if (read >= count) {
             throw new NoSuchElementException();
         }
-        int keyGroup;
-        int length;
-        byte[] bytes;
-        try {
-            if (rawLength - rawRead < 8) {
-                throw corrupt("payload ends inside change " + read, null);
-            }
-            keyGroup = payload.readInt();
-            length = payload.readInt();
-            rawRead += 8;
-            if (length < 0 || length > rawLength - rawRead || keyGroup < -1) {
-                throw corrupt(
-                        String.format(
-                                "malformed change %d (key group %d, length %d)",
-                                read, keyGroup, length),
-                        null);
-            }
-            bytes = new byte[length];
-            payload.readFully(bytes);
-            rawRead += length;
-        } catch (EOFException e) {
-            throw corrupt(
-                    String.format("decompressed fewer bytes than the expected %d", rawLength), e);
-        } catch (ZipException e) {
-            throw corrupt("cannot decompress payload", e);
+        if (rawLength - rawRead < 8 || !fill(8)) {
+            throw corrupt("payload ends inside change " + read, null);
         }
+        int keyGroup = readInt();
+        int length = readInt();
+        rawRead += 8;
+        if (length < 0 || length > rawLength - rawRead || keyGroup < -1) {
+            throw corrupt(
+                    String.format(
+                            "malformed change %d (key group %d, length %d)",
+                            read, keyGroup, length),
+                    null);
+        }
+        byte[] bytes = new byte[length];
+        readFully(bytes);
+        rawRead += length;
         read++;
         if (read == count) {
             finish();
@@ -130,6 +122,69 @@ public final class SegmentChanges implements AutoCloseable {
         return keyGroup == SegmentFormat.META_KEY_GROUP
                 ? StateChange.ofMetadataChange(bytes)
                 : StateChange.ofDataChange(keyGroup, bytes);
+    }
+
+    private int readInt() {
+        byte[] b = buffer;
+        int p = position;
+        position = p + 4;
+        return ((b[p] & 0xFF) << 24)
+                | ((b[p + 1] & 0xFF) << 16)
+                | ((b[p + 2] & 0xFF) << 8)
+                | (b[p + 3] & 0xFF);
+    }
+
+    /** Makes at least {@code n} (at most the window size) bytes available; false at the end. */
+    private boolean fill(int n) throws CorruptSegmentException {
+        if (limit - position >= n) {
+            return true;
+        }
+        if (inflater == null) {
+            return false;
+        }
+        System.arraycopy(buffer, position, buffer, 0, limit - position);
+        limit -= position;
+        position = 0;
+        while (limit < n) {
+            int inflated = inflate(buffer, limit, buffer.length - limit);
+            if (inflated == 0) {
+                return false;
+            }
+            limit += inflated;
+        }
+        return true;
+    }
+
+    private void readFully(byte[] target) throws CorruptSegmentException {
+        int copied = Math.min(limit - position, target.length);
+        System.arraycopy(buffer, position, target, 0, copied);
+        position += copied;
+        while (copied < target.length) {
+            int inflated = inflater == null ? 0 : inflate(target, copied, target.length - copied);
+            if (inflated == 0) {
+                throw corrupt(
+                        String.format("decompressed fewer bytes than the expected %d", rawLength),
+                        null);
+            }
+            copied += inflated;
+        }
+    }
+
+    /** Inflates into {@code target}; 0 only when the stream ended or has no more input. */
+    private int inflate(byte[] target, int from, int length) throws CorruptSegmentException {
+        try {
+            while (true) {
+                int n = inflater.inflate(target, from, length);
+                if (n > 0) {
+                    return n;
+                }
+                if (inflater.finished() || inflater.needsInput() || inflater.needsDictionary()) {
+                    return 0;
+                }
+            }
+        } catch (DataFormatException e) {
+            throw corrupt("cannot decompress payload", e);
+        }
     }
 
     /**
@@ -142,17 +197,8 @@ public final class SegmentChanges implements AutoCloseable {
             throw corrupt(
                     (rawLength - rawRead) + " trailing bytes after " + count + " changes", null);
         }
-        if (inflater == null) {
-            try {
-                if (payload.read() != -1) {
-                    throw corrupt(
-                            "payload is longer than its header says (" + rawLength + ")", null);
-                }
-            } catch (CorruptSegmentException e) {
-                throw e;
-            } catch (IOException e) {
-                throw corrupt("cannot read payload", e);
-            }
+        if (inflater == null && position != limit) {
+            throw corrupt("payload is longer than its header says (" + rawLength + ")", null);
         }
         close();
     }

@@ -40,10 +40,42 @@ public final class SegmentEncoder {
      * interleaves every key group of the subtask.
      */
     public static List<StateChange> replayOrder(List<StateChange> changes) {
-        List<StateChange> ordered = new ArrayList<>(changes);
-        ordered.sort(Comparator.comparingInt(StateChange::getKeyGroup));
-        return ordered;
+        int min = Integer.MAX_VALUE;
+        int max = Integer.MIN_VALUE;
+        boolean sorted = true;
+        int previous = Integer.MIN_VALUE;
+        for (StateChange change : changes) {
+            int keyGroup = change.getKeyGroup();
+            min = Math.min(min, keyGroup);
+            max = Math.max(max, keyGroup);
+            sorted &= keyGroup >= previous;
+            previous = keyGroup;
+        }
+        if (sorted) {
+            return changes;
+        }
+        if ((long) max - min > COUNTING_SORT_MAX_RANGE) {
+            List<StateChange> ordered = new ArrayList<>(changes);
+            ordered.sort(Comparator.comparingInt(StateChange::getKeyGroup));
+            return ordered;
+        }
+        // counting sort: stable, linear (the upload thread sorts every change set it encodes)
+        int[] start = new int[max - min + 2];
+        for (StateChange change : changes) {
+            start[change.getKeyGroup() - min + 1]++;
+        }
+        for (int i = 1; i < start.length; i++) {
+            start[i] += start[i - 1];
+        }
+        StateChange[] ordered = new StateChange[changes.size()];
+        for (StateChange change : changes) {
+            ordered[start[change.getKeyGroup() - min]++] = change;
+        }
+        return Arrays.asList(ordered);
     }
+
+    /** Largest key-group span sorted by counting (Flink's key groups are at most 32768). */
+    private static final int COUNTING_SORT_MAX_RANGE = 1 << 16;
 
     /**
      * Serializes the raw (uncompressed) payload: key group, length and bytes per change, in the
