@@ -58,10 +58,27 @@ public final class DfsChangelogReader
      */
     static final long MERGE_WINDOW_BYTES = 64L << 20;
 
+    /**
+     * At most this many segments are merged at once: each open segment holds an inflater (native
+     * memory), and a handle of many small segments (frequent checkpoints, rare materialization)
+     * must not open them all.
+     */
+    static final int MERGE_WINDOW_SEGMENTS = 256;
+
     @Nullable private final DownloadCache cache;
 
+    private final long windowBytes;
+    private final int windowSegments;
+
     DfsChangelogReader(@Nullable DownloadCache cache) {
+        this(cache, MERGE_WINDOW_BYTES, MERGE_WINDOW_SEGMENTS);
+    }
+
+    /** With other merge window limits; for tests. */
+    DfsChangelogReader(@Nullable DownloadCache cache, long windowBytes, int windowSegments) {
         this.cache = cache;
+        this.windowBytes = windowBytes;
+        this.windowSegments = windowSegments;
     }
 
     @Override
@@ -141,9 +158,10 @@ public final class DfsChangelogReader
 
     /**
      * The changes of one handle: consecutive key-group-ordered segments are merged by key group
-     * ({@link KeyGroupMerge}) in windows of at most {@link #MERGE_WINDOW_BYTES} stored bytes; a
-     * segment in plain append order (written before the key-group order) is read alone. Each window
-     * is finished before the next starts, so a key group's changes keep their append order.
+     * ({@link KeyGroupMerge}) in windows of at most {@link #MERGE_WINDOW_BYTES} stored bytes and
+     * {@link #MERGE_WINDOW_SEGMENTS} segments; a segment in plain append order (written before the
+     * key-group order) is read alone. Each window is finished before the next starts, so a key
+     * group's changes keep their append order.
      */
     private final class ChangeIterator implements CloseableIterator<StateChange> {
 
@@ -214,7 +232,8 @@ public final class DfsChangelogReader
                             break; // append order: read alone
                         }
                     } else if (!segment.keyGroupOrdered()
-                            || bytes + segment.storedBytes() > MERGE_WINDOW_BYTES) {
+                            || bytes + segment.storedBytes() > windowBytes
+                            || opened.size() >= windowSegments) {
                         carried = segment;
                         break;
                     } else {

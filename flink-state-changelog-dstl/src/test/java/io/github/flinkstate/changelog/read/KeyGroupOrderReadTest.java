@@ -95,6 +95,24 @@ class KeyGroupOrderReadTest {
         assertThat(Changes.perKeyGroup(read).get("1")).containsExactly("1:x2", "1:l2", "1:y1");
     }
 
+    @Test
+    void mergeWindows_areBoundedInSegments_andReadOneAfterAnother() throws Exception {
+        List<Tuple2<StreamStateHandle, Long>> segments = new ArrayList<>();
+        for (String set : new String[] {"a", "b", "c"}) {
+            BatchFileImage image = new BatchFileImage(true);
+            int i = image.addSegment(List.of(change(2, set + "1"), change(1, set + "2")));
+            segments.add(Tuple2.of(write(image.bytes()), image.offsetOf(i)));
+        }
+        ChangelogStateHandleStreamImpl handle =
+                new ChangelogStateHandleStreamImpl(segments, RANGE, 1, 1, "dfs-batched");
+        // windows of two segments: {a, b} merged, then {c}
+        assertThat(Changes.read(new DfsChangelogReader(null, Long.MAX_VALUE, 2), handle))
+                .containsExactly("1:a2", "1:b2", "2:a1", "2:b1", "1:c2", "2:c1");
+        // a byte bound smaller than one segment: every segment alone, never an empty window
+        assertThat(Changes.read(new DfsChangelogReader(null, 1, 256), handle))
+                .containsExactly("1:a2", "2:a1", "1:b2", "2:b1", "1:c2", "2:c1");
+    }
+
     private List<String> read(List<Tuple2<StreamStateHandle, Long>> segments) throws Exception {
         ChangelogStateHandleStreamImpl handle =
                 new ChangelogStateHandleStreamImpl(segments, RANGE, 1, 1, "dfs-batched");
