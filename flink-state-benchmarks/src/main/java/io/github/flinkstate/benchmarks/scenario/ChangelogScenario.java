@@ -58,6 +58,10 @@ public final class ChangelogScenario {
                 .flag("tail-fraction", "0.01", "fraction of uploads in the tail")
                 .flag("parallelism", "2", "job parallelism and slots")
                 .flag("materialize-interval", "10 s", "changelog materialization interval")
+                .flag(
+                        "configs",
+                        String.join(",", ChangelogConfigs.NAMES),
+                        "comma-separated subset of " + ChangelogConfigs.NAMES)
                 .flag("json", "default", "result file (default: target/changelog-<workload>.json)");
     }
 
@@ -88,7 +92,14 @@ public final class ChangelogScenario {
 
         File root = Files.createTempDirectory("changelog-scenario").toFile();
         List<ChangelogResult> results = new ArrayList<>();
-        for (String name : ChangelogConfigs.NAMES) {
+        List<String> configs = List.of(flags.get("configs").split(","));
+        if (!ChangelogConfigs.NAMES.containsAll(configs) || !configs.contains("filesystem")) {
+            throw new IllegalArgumentException(
+                    "--configs must be a subset of "
+                            + ChangelogConfigs.NAMES
+                            + " that contains filesystem (the baseline of the ratios)");
+        }
+        for (String name : configs) {
             File dstl = new File(root, name + "-dstl");
             dstl.mkdirs();
             Configuration config =

@@ -44,6 +44,11 @@ class ChangelogScenarioTest {
         assertThat(r.tailDelays()).isPositive();
         assertThat(r.restoreMs()).isNotNegative();
         assertThat(r.fullSizeBytes()).isPositive();
+        // the restored checkpoint was inspected with our reader: it holds logged changes
+        assertThat(r.shape().logHandles()).isPositive();
+        assertThat(r.shape().logChanges()).isPositive();
+        assertThat(r.shape().maxSubtaskChanges()).isEqualTo(r.shape().logChanges());
+        assertThat(r.shape().logFiles()).isPositive();
     }
 
     @Test

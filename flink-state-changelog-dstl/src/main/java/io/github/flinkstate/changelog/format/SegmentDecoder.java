@@ -8,8 +8,6 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.zip.CRC32C;
-import java.util.zip.DataFormatException;
-import java.util.zip.Inflater;
 import org.apache.flink.runtime.state.changelog.StateChange;
 
 /**
@@ -120,6 +118,22 @@ public final class SegmentDecoder {
      */
     public static List<StateChange> readSegment(InputStream in, String file, long offset)
             throws IOException {
+        try (SegmentChanges changes = openSegment(in, file, offset)) {
+            List<StateChange> result = new ArrayList<>();
+            while (changes.hasNext()) {
+                result.add(changes.next());
+            }
+            return result;
+        }
+    }
+
+    /**
+     * Reads one segment's header and stored payload from a stream positioned at {@code offset},
+     * checks the header and the CRC32C, and returns its changes for decoding one at a time ({@link
+     * SegmentChanges}); the stream is not used after this returns.
+     */
+    public static SegmentChanges openSegment(InputStream in, String file, long offset)
+            throws IOException {
         byte[] header = new byte[SegmentFormat.SEGMENT_HEADER_SIZE];
         readFully(in, header, file, offset, "segment header");
         int storedLength = checkHeader(header, file, offset);
@@ -127,85 +141,23 @@ public final class SegmentDecoder {
         byte codec = buffer.get(5);
         int count = buffer.getInt(8);
         int rawLength = buffer.getInt(12);
+        boolean ordered = (buffer.getShort(6) & SegmentFormat.FLAG_KEY_GROUP_ORDER) != 0;
         byte[] stored = new byte[storedLength];
         readFully(in, stored, file, offset, "segment payload");
         checkCrc(header, stored, file, offset);
-        byte[] raw;
         if (codec == SegmentFormat.CODEC_NONE) {
-            raw = stored;
-        } else if (codec == SegmentFormat.CODEC_DEFLATE) {
-            raw = inflate(stored, rawLength, file, offset);
-        } else {
-            throw new CorruptSegmentException(file, offset, "unknown codec " + codec);
-        }
-        if (raw.length != rawLength) {
-            throw new CorruptSegmentException(
-                    file,
-                    offset,
-                    String.format("payload length %d, header says %d", raw.length, rawLength));
-        }
-        return parseChanges(raw, count, file, offset);
-    }
-
-    private static List<StateChange> parseChanges(byte[] raw, int count, String file, long offset)
-            throws CorruptSegmentException {
-        List<StateChange> changes = new ArrayList<>(count);
-        ByteBuffer payload = ByteBuffer.wrap(raw);
-        for (int i = 0; i < count; i++) {
-            if (payload.remaining() < 8) {
-                throw new CorruptSegmentException(file, offset, "payload ends inside change " + i);
-            }
-            int keyGroup = payload.getInt();
-            int length = payload.getInt();
-            if (length < 0 || length > payload.remaining() || keyGroup < -1) {
+            if (storedLength != rawLength) {
                 throw new CorruptSegmentException(
                         file,
                         offset,
                         String.format(
-                                "malformed change %d (key group %d, length %d)",
-                                i, keyGroup, length));
+                                "payload length %d, header says %d", storedLength, rawLength));
             }
-            byte[] bytes = new byte[length];
-            payload.get(bytes);
-            changes.add(
-                    keyGroup == SegmentFormat.META_KEY_GROUP
-                            ? StateChange.ofMetadataChange(bytes)
-                            : StateChange.ofDataChange(keyGroup, bytes));
-        }
-        if (payload.hasRemaining()) {
-            throw new CorruptSegmentException(
-                    file,
-                    offset,
-                    payload.remaining() + " trailing bytes after " + count + " changes");
-        }
-        return changes;
-    }
-
-    private static byte[] inflate(byte[] stored, int rawLength, String file, long offset)
-            throws CorruptSegmentException {
-        Inflater inflater = new Inflater(true);
-        try {
-            inflater.setInput(stored);
-            byte[] raw = new byte[rawLength];
-            int length = 0;
-            while (length < rawLength && !inflater.finished()) {
-                int n = inflater.inflate(raw, length, rawLength - length);
-                if (n == 0 && (inflater.needsInput() || inflater.needsDictionary())) {
-                    break;
-                }
-                length += n;
-            }
-            if (length != rawLength) {
-                throw new CorruptSegmentException(
-                        file,
-                        offset,
-                        String.format("decompressed %d bytes, expected %d", length, rawLength));
-            }
-            return raw;
-        } catch (DataFormatException e) {
-            throw new CorruptSegmentException(file, offset, "cannot decompress payload", e);
-        } finally {
-            inflater.end();
+            return new SegmentChanges(stored, false, ordered, count, rawLength, file, offset);
+        } else if (codec == SegmentFormat.CODEC_DEFLATE) {
+            return new SegmentChanges(stored, true, ordered, count, rawLength, file, offset);
+        } else {
+            throw new CorruptSegmentException(file, offset, "unknown codec " + codec);
         }
     }
 

@@ -49,6 +49,13 @@ public final class SegmentFormat {
     /** Codec id: payload compressed with raw DEFLATE (java.util.zip, no zlib wrapper). */
     public static final byte CODEC_DEFLATE = 1;
 
+    /**
+     * Flag bit: the segment's changes are in key-group order (metadata first, then by ascending key
+     * group, append order within a group), so a reader may merge such segments by key group. Older
+     * writers left all flags 0 (append order); older readers ignore flags.
+     */
+    public static final short FLAG_KEY_GROUP_ORDER = 0x0001;
+
     /** Key group recorded for metadata changes. */
     public static final int META_KEY_GROUP = -1;
 

@@ -1,5 +1,6 @@
 package io.github.flinkstate.changelog.read;
 
+import io.github.flinkstate.changelog.format.SegmentChanges;
 import io.github.flinkstate.changelog.format.SegmentDecoder;
 import java.io.BufferedInputStream;
 import java.io.File;
@@ -10,7 +11,7 @@ import java.io.UncheckedIOException;
 import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.file.StandardOpenOption;
-import java.util.Collections;
+import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -30,12 +31,16 @@ import org.apache.flink.util.CloseableIterator;
 
 /**
  * Reads the state changes behind a {@link ChangelogStateHandleStreamImpl} written by the {@code
- * dfs-batched} DSTL, in the order they were appended.
+ * dfs-batched} DSTL: metadata changes first, then by key group, every key group's changes in the
+ * order they were appended (what a replay needs; the order across key groups is not kept, as in
+ * Flink's own DSTL).
  *
  * <p>On {@link #getChanges} the reader starts downloading every distinct file of the handle in
  * parallel (when the file is on a distributed file system and the local cache is enabled), then
- * decodes one segment at a time. Files on local file systems are read in place. Changes of key
- * groups outside the handle's range are skipped; metadata changes are always returned.
+ * merges the handle's segments by key group in windows of bounded size, decoding each segment one
+ * change at a time (see {@code ChangeIterator}). Files on local file systems are read in place.
+ * Changes of key groups outside the handle's range are skipped; metadata changes are always
+ * returned.
  *
  * <p>Errors: a missing, truncated or corrupt file fails the iteration with an exception whose
  * message names the file and the segment offset (an {@link UncheckedIOException}, because the
@@ -47,10 +52,33 @@ import org.apache.flink.util.CloseableIterator;
 public final class DfsChangelogReader
         implements StateChangelogHandleReader<ChangelogStateHandleStreamImpl> {
 
+    /**
+     * At most this many stored (possibly compressed) payload bytes of one handle are held in memory
+     * to merge its segments by key group.
+     */
+    static final long MERGE_WINDOW_BYTES = 64L << 20;
+
+    /**
+     * At most this many segments are merged at once: each open segment holds an inflater (native
+     * memory), and a handle of many small segments (frequent checkpoints, rare materialization)
+     * must not open them all.
+     */
+    static final int MERGE_WINDOW_SEGMENTS = 256;
+
     @Nullable private final DownloadCache cache;
 
+    private final long windowBytes;
+    private final int windowSegments;
+
     DfsChangelogReader(@Nullable DownloadCache cache) {
+        this(cache, MERGE_WINDOW_BYTES, MERGE_WINDOW_SEGMENTS);
+    }
+
+    /** With other merge window limits; for tests. */
+    DfsChangelogReader(@Nullable DownloadCache cache, long windowBytes, int windowSegments) {
         this.cache = cache;
+        this.windowBytes = windowBytes;
+        this.windowSegments = windowSegments;
     }
 
     @Override
@@ -69,8 +97,11 @@ public final class DfsChangelogReader
         return new ChangeIterator(segments.iterator(), handle.getKeyGroupRange());
     }
 
-    /** Reads one segment, from the local cache or straight from the file system. */
-    List<StateChange> readSegment(StreamStateHandle file, long offset) throws IOException {
+    /**
+     * Reads one segment's stored bytes, from the local cache or straight from the file system, and
+     * returns its changes for decoding one at a time.
+     */
+    SegmentChanges readSegment(StreamStateHandle file, long offset) throws IOException {
         String name = ReadUtils.nameOf(file);
         if (cache != null && DownloadCache.isCacheable(file)) {
             FileStateHandle remote = (FileStateHandle) file;
@@ -109,27 +140,40 @@ public final class DfsChangelogReader
         try (FSDataInputStream in = DownloadCache.openRemote(file)) {
             SegmentDecoder.readFileHeader(in, name);
             in.seek(offset);
-            return SegmentDecoder.readSegment(new BufferedInputStream(in), name, offset);
+            return SegmentDecoder.openSegment(new BufferedInputStream(in), name, offset);
         } catch (FileNotFoundException e) {
             throw new IOException(
                     "Could not read DSTL segment at offset " + offset + ": " + e.getMessage(), e);
         }
     }
 
-    private static List<StateChange> readLocal(File local, String name, long offset)
+    private static SegmentChanges readLocal(File local, String name, long offset)
             throws IOException {
         try (FileChannel channel = FileChannel.open(local.toPath(), StandardOpenOption.READ)) {
             channel.position(offset);
             InputStream in = Channels.newInputStream(channel);
-            return SegmentDecoder.readSegment(new BufferedInputStream(in), name, offset);
+            return SegmentDecoder.openSegment(new BufferedInputStream(in), name, offset);
         }
     }
 
+    /**
+     * The changes of one handle: consecutive key-group-ordered segments are merged by key group
+     * ({@link KeyGroupMerge}) in windows of at most {@link #MERGE_WINDOW_BYTES} stored bytes and
+     * {@link #MERGE_WINDOW_SEGMENTS} segments; a segment in plain append order (written before the
+     * key-group order) is read alone. Each window is finished before the next starts, so a key
+     * group's changes keep their append order.
+     */
     private final class ChangeIterator implements CloseableIterator<StateChange> {
 
         private final Iterator<Tuple2<StreamStateHandle, Long>> segments;
         private final KeyGroupRange keyGroups;
-        private Iterator<StateChange> current = Collections.emptyIterator();
+
+        /** The window being read (null before the first and after the last). */
+        @Nullable private KeyGroupMerge window;
+
+        /** A segment opened while filling the previous window that did not fit into it. */
+        @Nullable private SegmentChanges carried;
+
         private StateChange next;
 
         ChangeIterator(
@@ -141,24 +185,67 @@ public final class DfsChangelogReader
         @Override
         public boolean hasNext() {
             while (next == null) {
-                while (!current.hasNext()) {
-                    if (!segments.hasNext()) {
-                        return false;
+                StateChange candidate;
+                try {
+                    while (window == null || !window.hasNext()) {
+                        if (window != null) {
+                            window.close();
+                            window = null;
+                        }
+                        window = nextWindow();
+                        if (window == null) {
+                            return false;
+                        }
                     }
-                    Tuple2<StreamStateHandle, Long> segment = segments.next();
-                    try {
-                        current = readSegment(segment.f0, segment.f1).iterator();
-                    } catch (IOException e) {
-                        throw new UncheckedIOException(e.getMessage(), e);
-                    }
+                    candidate = window.next();
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e.getMessage(), e);
                 }
-                StateChange candidate = current.next();
                 if (candidate.getKeyGroup() == StateChange.META_KEY_GROUP
                         || keyGroups.contains(candidate.getKeyGroup())) {
                     next = candidate;
                 }
             }
             return true;
+        }
+
+        /** Opens the next window of segments, or returns null after the last segment. */
+        @Nullable
+        private KeyGroupMerge nextWindow() throws IOException {
+            List<SegmentChanges> opened = new ArrayList<>();
+            long bytes = 0;
+            try {
+                while (true) {
+                    SegmentChanges segment = carried;
+                    carried = null;
+                    if (segment == null) {
+                        if (!segments.hasNext()) {
+                            break;
+                        }
+                        Tuple2<StreamStateHandle, Long> s = segments.next();
+                        segment = readSegment(s.f0, s.f1);
+                    }
+                    if (opened.isEmpty()) {
+                        opened.add(segment);
+                        bytes = segment.storedBytes();
+                        if (!segment.keyGroupOrdered()) {
+                            break; // append order: read alone
+                        }
+                    } else if (!segment.keyGroupOrdered()
+                            || bytes + segment.storedBytes() > windowBytes
+                            || opened.size() >= windowSegments) {
+                        carried = segment;
+                        break;
+                    } else {
+                        opened.add(segment);
+                        bytes += segment.storedBytes();
+                    }
+                }
+                return opened.isEmpty() ? null : new KeyGroupMerge(opened);
+            } catch (IOException | RuntimeException e) {
+                opened.forEach(SegmentChanges::close);
+                throw e;
+            }
         }
 
         @Override
@@ -173,7 +260,14 @@ public final class DfsChangelogReader
 
         @Override
         public void close() {
-            current = Collections.emptyIterator();
+            if (window != null) {
+                window.close();
+                window = null;
+            }
+            if (carried != null) {
+                carried.close();
+                carried = null;
+            }
         }
     }
 }

@@ -5,11 +5,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import java.util.zip.CRC32C;
 import org.apache.flink.runtime.state.changelog.StateChange;
 import org.junit.jupiter.api.Test;
 
@@ -28,6 +30,13 @@ class SegmentFormatTest {
         return changes;
     }
 
+    /** The expected read order: metadata first, then by key group, append order within one. */
+    private static List<StateChange> byKeyGroup(List<StateChange> changes) {
+        List<StateChange> sorted = new ArrayList<>(changes);
+        sorted.sort((a, b) -> Integer.compare(a.getKeyGroup(), b.getKeyGroup()));
+        return sorted;
+    }
+
     private static void assertSameChanges(List<StateChange> actual, List<StateChange> expected) {
         assertThat(actual).hasSameSizeAs(expected);
         for (int i = 0; i < expected.size(); i++) {
@@ -42,7 +51,8 @@ class SegmentFormatTest {
         byte[] segment = SegmentEncoder.encode(changes, true);
         assertThat(segment[5]).isEqualTo(SegmentFormat.CODEC_DEFLATE);
         assertSameChanges(
-                SegmentDecoder.readSegment(new ByteArrayInputStream(segment), "f", 0), changes);
+                SegmentDecoder.readSegment(new ByteArrayInputStream(segment), "f", 0),
+                byKeyGroup(changes));
     }
 
     @Test
@@ -51,7 +61,53 @@ class SegmentFormatTest {
         byte[] segment = SegmentEncoder.encode(changes, false);
         assertThat(segment[5]).isEqualTo(SegmentFormat.CODEC_NONE);
         assertSameChanges(
-                SegmentDecoder.readSegment(new ByteArrayInputStream(segment), "f", 0), changes);
+                SegmentDecoder.readSegment(new ByteArrayInputStream(segment), "f", 0),
+                byKeyGroup(changes));
+    }
+
+    @Test
+    void changes_areStoredMetadataFirst_thenByKeyGroup_inAppendOrderWithinAGroup()
+            throws IOException {
+        List<StateChange> appended =
+                List.of(
+                        StateChange.ofDataChange(3, bytes("a")),
+                        StateChange.ofMetadataChange(bytes("m1")),
+                        StateChange.ofDataChange(1, bytes("b")),
+                        StateChange.ofDataChange(3, bytes("c")),
+                        StateChange.ofDataChange(1, bytes("d")),
+                        StateChange.ofMetadataChange(bytes("m2")));
+        for (boolean compress : new boolean[] {true, false}) {
+            byte[] segment = SegmentEncoder.encode(appended, compress);
+            List<String> read = new ArrayList<>();
+            for (StateChange c :
+                    SegmentDecoder.readSegment(new ByteArrayInputStream(segment), "f", 0)) {
+                read.add(c.getKeyGroup() + ":" + new String(c.getChange(), StandardCharsets.UTF_8));
+            }
+            assertThat(read).containsExactly("-1:m1", "-1:m2", "1:b", "1:d", "3:a", "3:c");
+        }
+    }
+
+    @Test
+    void lazyDecode_reportsAChangeCountLargerThanThePayload() throws IOException {
+        // a writer bug, not damage (the checksum matches): the header promises one change more
+        List<StateChange> changes = List.of(StateChange.ofDataChange(1, bytes("x")));
+        byte[] raw = SegmentEncoder.rawPayload(changes);
+        byte[] segment = SegmentEncoder.encode(changes, false);
+        ByteBuffer.wrap(segment).putInt(8, 2);
+        CRC32C crc = new CRC32C();
+        crc.update(segment, 0, SegmentFormat.CHECKSUMMED_HEADER_BYTES);
+        crc.update(raw, 0, raw.length);
+        ByteBuffer.wrap(segment)
+                .putInt(SegmentFormat.CHECKSUMMED_HEADER_BYTES, (int) crc.getValue());
+        assertThatThrownBy(
+                        () -> SegmentDecoder.readSegment(new ByteArrayInputStream(segment), "g", 8))
+                .isInstanceOf(CorruptSegmentException.class)
+                .hasMessageContaining("'g' at offset 8")
+                .hasMessageContaining("payload ends inside change 1");
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
     }
 
     @Test
@@ -68,14 +124,14 @@ class SegmentFormatTest {
         byte[] segment =
                 SegmentEncoder.encode(
                         List.of(StateChange.ofDataChange(5, new byte[] {0x41, 0x42})), false);
-        // magic "SEGM", version 1, codec 0, flags 0, count 1, raw 10, stored 10
+        // magic "SEGM", version 1, codec 0, flags 1 (key-group order), count 1, raw 10, stored 10
         byte[] header = Arrays.copyOf(segment, 20);
         assertThat(header)
                 .containsExactly(
-                        0x53, 0x45, 0x47, 0x4D, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 10, 0, 0, 0, 10);
+                        0x53, 0x45, 0x47, 0x4D, 1, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 10, 0, 0, 0, 10);
         // CRC32C of header bytes 0..19 and the payload (worked example in dstl-segment.md)
         assertThat(Arrays.copyOfRange(segment, 20, 24))
-                .containsExactly((byte) 0xBC, (byte) 0xA3, 0x02, 0x3C);
+                .containsExactly((byte) 0xC9, 0x70, (byte) 0xF2, 0x04);
         // payload: key group 5, length 2, "AB"
         assertThat(Arrays.copyOfRange(segment, 24, 34))
                 .containsExactly(0, 0, 0, 5, 0, 0, 0, 2, 0x41, 0x42);

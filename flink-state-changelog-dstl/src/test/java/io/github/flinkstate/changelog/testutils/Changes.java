@@ -3,6 +3,8 @@ package io.github.flinkstate.changelog.testutils;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl;
 import org.apache.flink.runtime.state.changelog.StateChange;
 import org.apache.flink.runtime.state.changelog.StateChangelogHandleReader;
@@ -15,6 +17,20 @@ public final class Changes {
 
     public static byte[] bytes(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Groups "keyGroup:value" strings by key group, keeping their order within a group: what a DSTL
+     * must preserve (a segment stores metadata first and then the data changes by key group, as
+     * Flink's own DSTL does, so the order across key groups is not the append order).
+     */
+    public static Map<String, List<String>> perKeyGroup(List<String> changes) {
+        Map<String, List<String>> groups = new TreeMap<>();
+        for (String change : changes) {
+            String keyGroup = change.substring(0, change.indexOf(':'));
+            groups.computeIfAbsent(keyGroup, k -> new ArrayList<>()).add(change);
+        }
+        return groups;
     }
 
     /** Reads all changes of the handle as "keyGroup:value" strings. */

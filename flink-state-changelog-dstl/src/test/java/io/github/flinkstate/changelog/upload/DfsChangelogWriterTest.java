@@ -97,7 +97,8 @@ class DfsChangelogWriterTest {
     }
 
     @Test
-    void persist_returnsHandleThatReadsBackInOrder() throws Exception {
+    void persist_returnsHandleThatReadsBack_metadataFirst_thenByKeyGroupInAppendOrder()
+            throws Exception {
         open();
         DfsChangelogWriter writer = writer();
         writer.appendMeta(bytes("meta"));
@@ -113,8 +114,9 @@ class DfsChangelogWriterTest {
         assertThat(handle.getKeyGroupRange()).isEqualTo(RANGE);
         assertThat(handle.getHandlesAndOffsets()).hasSize(2);
         assertThat(handle.getStateSize()).isPositive();
+        // two change sets (segments), merged by key group on read: 1:c (second set) before 2:b
         assertThat(Changes.read(storage.createReader(), handle))
-                .containsExactly("-1:meta", "1:a", "2:b", "1:c");
+                .containsExactly("-1:meta", "1:a", "1:c", "2:b");
     }
 
     @Test

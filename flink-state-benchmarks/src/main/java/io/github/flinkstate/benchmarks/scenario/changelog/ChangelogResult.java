@@ -16,6 +16,9 @@ package io.github.flinkstate.benchmarks.scenario.changelog;
  * @param recordsPerSecond throughput of the load phase
  * @param restoreMs longest restore time of a subtask of the restored job ({@code RestoreTimes})
  * @param submitToRunningMs from submitting the restored job until every subtask ran
+ * @param restoreDstlOpens files opened under the DSTL base path during the restore
+ * @param restoreDstlReadBytes bytes read under the DSTL base path during the restore
+ * @param shape what the restored checkpoint's changelog holds ({@link ChangelogCheckpointShape})
  */
 public record ChangelogResult(
         String config,
@@ -31,4 +34,7 @@ public record ChangelogResult(
         long tailDelays,
         double recordsPerSecond,
         long restoreMs,
-        long submitToRunningMs) {}
+        long submitToRunningMs,
+        long restoreDstlOpens,
+        long restoreDstlReadBytes,
+        ChangelogCheckpointShape shape) {}

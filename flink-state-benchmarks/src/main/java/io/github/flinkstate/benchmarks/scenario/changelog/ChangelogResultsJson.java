@@ -47,7 +47,7 @@ public final class ChangelogResultsJson {
             sb.append(
                     String.format(
                             Locale.ROOT,
-                            "    {\"config\": \"%s\", \"checkpointP50Ms\": %.1f, \"checkpointP99Ms\": %.1f, \"completedCheckpoints\": %d, \"failedCheckpoints\": %d, \"checkpointedBytes\": %d, \"fullCheckpointBytes\": %d, \"dstlFilesCreated\": %d, \"dstlBytesWritten\": %d, \"allFilesCreated\": %d, \"injectedTailDelays\": %d, \"loadRecordsPerSecond\": %.1f, \"restoreMs\": %d, \"restoreSubmitToRunningMs\": %d}%s%n",
+                            "    {\"config\": \"%s\", \"checkpointP50Ms\": %.1f, \"checkpointP99Ms\": %.1f, \"completedCheckpoints\": %d, \"failedCheckpoints\": %d, \"checkpointedBytes\": %d, \"fullCheckpointBytes\": %d, \"dstlFilesCreated\": %d, \"dstlBytesWritten\": %d, \"allFilesCreated\": %d, \"injectedTailDelays\": %d, \"loadRecordsPerSecond\": %.1f, \"restoreMs\": %d, \"restoreSubmitToRunningMs\": %d, \"restoreDstlOpens\": %d, \"restoreDstlReadBytes\": %d, \"materializedBytes\": %d, \"logHandles\": %d, \"logSegments\": %d, \"logFiles\": %d, \"logStoredBytes\": %d, \"logChanges\": %d, \"logChangeBytes\": %d, \"logMaxSubtaskChanges\": %d, \"logReadAloneMs\": %d}%s%n",
                             r.config(),
                             r.cpP50Ms(),
                             r.cpP99Ms(),
@@ -62,6 +62,17 @@ public final class ChangelogResultsJson {
                             r.recordsPerSecond(),
                             r.restoreMs(),
                             r.submitToRunningMs(),
+                            r.restoreDstlOpens(),
+                            r.restoreDstlReadBytes(),
+                            r.shape().materializedBytes(),
+                            r.shape().logHandles(),
+                            r.shape().logSegments(),
+                            r.shape().logFiles(),
+                            r.shape().logStoredBytes(),
+                            r.shape().logChanges(),
+                            r.shape().logChangeBytes(),
+                            r.shape().maxSubtaskChanges(),
+                            r.shape().readMs(),
                             i + 1 < results.size() ? "," : ""));
         }
         sb.append("  ]\n}\n");

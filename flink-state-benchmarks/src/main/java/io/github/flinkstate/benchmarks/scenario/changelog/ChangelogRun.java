@@ -104,11 +104,17 @@ public final class ChangelogRun {
             Configuration restoreConfig = new Configuration(config);
             restoreConfig.setString("execution.state-recovery.path", latest.getExternalPath());
             restoreConfig.setString("execution.state-recovery.claim-mode", "CLAIM");
+            // The restored job only has to reach RUNNING; a checkpoint of it would subsume (CLAIM)
+            // and delete the restored checkpoint that ChangelogCheckpointShape reads afterwards.
+            restoreConfig.setString("execution.checkpointing.interval", "1 h");
             JobGraph restore =
                     ChangelogJobs.build(restoreConfig, workload, records, parallelism, run);
             restore.setSavepointRestoreSettings(
                     SavepointRestoreSettings.forPath(
                             latest.getExternalPath(), false, RecoveryClaimMode.CLAIM));
+            long opensBefore = counters.callsUnder(FsOp.OPEN, dstlPrefix);
+            long readBytesBefore = counters.bytesUnder(FsOp.READ, dstlPrefix);
+            long readCallsBefore = counters.callsUnder(FsOp.READ, dstlPrefix);
             long submitted = System.nanoTime();
             JobID restoreId = cluster.submitJob(restore).get().getJobID();
             awaitWhileRunning(
@@ -118,9 +124,41 @@ public final class ChangelogRun {
                     RESTORE_TIMEOUT,
                     () -> RestoreTimes.allRunning(cluster.getExecutionGraph(restoreId).get()));
             long submitToRunning = (System.nanoTime() - submitted) / 1_000_000;
-            long restoreMs = RestoreTimes.maxOverJob(cluster.getExecutionGraph(restoreId).get());
+            AccessExecutionGraph restoredGraph = cluster.getExecutionGraph(restoreId).get();
+            long restoreMs = RestoreTimes.maxOverJob(restoredGraph);
+            java.util.List<Long> perSubtask = new java.util.ArrayList<>();
+            for (org.apache.flink.runtime.executiongraph.AccessExecutionJobVertex v :
+                    restoredGraph.getVerticesTopologically()) {
+                if (v.getName().startsWith("KeyedProcess") || v.getName().startsWith("Window")) {
+                    perSubtask.addAll(RestoreTimes.perSubtask(v, name));
+                }
+            }
+            long restoreOpens = counters.callsUnder(FsOp.OPEN, dstlPrefix) - opensBefore;
+            long restoreReadBytes = counters.bytesUnder(FsOp.READ, dstlPrefix) - readBytesBefore;
+            long restoreReadCalls = counters.callsUnder(FsOp.READ, dstlPrefix) - readCallsBefore;
             cluster.cancelJob(restoreId).get();
             cluster.requestJobResult(restoreId).get();
+
+            // After the measured restore (so that it does not warm caches for it): what the
+            // restore had to read, and how long the DSTL's reader alone takes for it.
+            ChangelogCheckpointShape shape = ChangelogCheckpointShape.NONE;
+            if (!name.equals("rocksdb")) {
+                try {
+                    shape = ChangelogCheckpointShape.of(latest.getExternalPath(), config);
+                } catch (Exception e) {
+                    System.out.println(name + ": could not inspect the checkpoint: " + e);
+                }
+            }
+            System.out.printf(
+                    java.util.Locale.ROOT,
+                    "%s restore: %d ms (keyed subtasks %s); DSTL opens %d, read calls %d, read %.1f MiB; %s%n",
+                    name,
+                    restoreMs,
+                    perSubtask,
+                    restoreOpens,
+                    restoreReadCalls,
+                    restoreReadBytes / 1048576.0,
+                    shape);
 
             return new ChangelogResult(
                     name,
@@ -136,7 +174,10 @@ public final class ChangelogRun {
                     tails,
                     records / (loadNanos[0] / 1e9),
                     restoreMs,
-                    submitToRunning);
+                    submitToRunning,
+                    restoreOpens,
+                    restoreReadBytes,
+                    shape);
         }
     }
 
