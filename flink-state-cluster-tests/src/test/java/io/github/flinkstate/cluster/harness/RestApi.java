@@ -108,7 +108,8 @@ public final class RestApi {
                 latest.isMissingNode() || latest.isNull() ? -1 : latest.path("id").asLong(),
                 latest.isMissingNode() || latest.isNull()
                         ? Optional.empty()
-                        : Optional.ofNullable(latest.path("external_path").asText(null)));
+                        : Optional.ofNullable(latest.path("external_path").asText(null)),
+                latest.path("trigger_timestamp").asLong(-1));
     }
 
     /** The job's {@code numRestarts} metric. */
@@ -134,11 +135,14 @@ public final class RestApi {
      *
      * @param latestId id of the latest completed checkpoint, -1 if none
      * @param latestPath its external path ({@code hdfs://.../chk-N}), if any
+     * @param latestTriggeredAt when it was triggered (ms since the epoch, JobManager clock), -1 if
+     *     none
      */
     public record CheckpointCounts(
             long completed,
             long inProgress,
             long failed,
             long latestId,
-            Optional<String> latestPath) {}
+            Optional<String> latestPath,
+            long latestTriggeredAt) {}
 }

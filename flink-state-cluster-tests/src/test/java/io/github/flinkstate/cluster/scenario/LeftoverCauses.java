@@ -19,12 +19,14 @@ import java.util.Map;
  *       materializations of the delegate (written by Flink's {@code ChangelogKeyedStateBackend},
  *       not by our DSTL) that no completed checkpoint referenced when the job ended.
  *   <li>{@link #CANCELLED_IN_FLIGHT}: written for a checkpoint that was in flight when its job was
- *       cancelled (between the last completed checkpoint the harness saw and the end of the
- *       cancellation). The JobManager registers a subtask's shared files on acknowledgement, and on
- *       a cancellation with retained checkpoints it discards shared state only below the lowest
- *       retained checkpoint id, so files registered by a later, aborted checkpoint stay (Flink 2.3,
- *       {@code DefaultCompletedCheckpointStore#shutdown}; RocksDB's {@code shared/} files too). No
- *       backend may delete them itself: it cannot know whether that checkpoint completed.
+ *       cancelled (between the trigger of the checkpoint the job retained and the end of the
+ *       cancellation; the disaggregated backend's files of the aborted checkpoint include
+ *       compaction outputs written soon after that trigger). The JobManager registers a subtask's
+ *       shared files on acknowledgement, and on a cancellation with retained checkpoints it
+ *       discards shared state only below the lowest retained checkpoint id, so files registered by
+ *       a later, aborted checkpoint stay (Flink 2.3, {@code
+ *       DefaultCompletedCheckpointStore#shutdown}; RocksDB's {@code shared/} files too). No backend
+ *       may delete them itself: it cannot know whether that checkpoint completed.
  * </ol>
  *
  * Everything else is {@link #UNEXPLAINED} and fails the scenario.
@@ -51,7 +53,7 @@ final class LeftoverCauses {
      * @param leftovers leftover files with their modification times
      * @param kills per {@code kill -9}: {kill time, time the job ran again} (ms since the epoch,
      *     the HDFS clock)
-     * @param cancels per cancellation with retained checkpoints: {last completed checkpoint seen,
+     * @param cancels per cancellation with retained checkpoints: {retained checkpoint triggered,
      *     job terminated} (ms since the epoch)
      * @param changelog whether the scenario ran Flink's changelog backend
      * @param claimedThenCancelled directories (path components) of checkpoints restored in CLAIM

@@ -161,10 +161,14 @@ final class Scenario implements AutoCloseable {
         long seen = System.currentTimeMillis();
         submitter.cancel(job);
         String status = submitter.awaitTermination(job, PROGRESS_TIMEOUT);
-        cancels.add(new long[] {seen, System.currentTimeMillis()});
+        long terminated = System.currentTimeMillis();
         if (!"CANCELED".equals(status)) {
             throw new IllegalStateException("job " + job + " ended " + status + ", not CANCELED");
         }
+        // a file the aborted checkpoint registered was written after the retained one was taken:
+        // the window starts at the retained checkpoint's trigger, not when the harness saw it
+        long retainedTriggered = cluster.rest().checkpoints(job).latestTriggeredAt();
+        cancels.add(new long[] {retainedTriggered > 0 ? retainedTriggered : seen, terminated});
         if (claimedRestores.containsKey(job)) {
             claimedThenCancelled.add(claimedRestores.get(job));
         }

@@ -416,12 +416,17 @@ public final class DisaggSnapshotOperation<K> {
         // the JobManager registered whatever it received; the registry deletes it when unused
     }
 
-    /** Closes the store; files the store owns (never handed to Flink) are deleted. */
+    /**
+     * Closes the store; files the store owns (never handed to Flink) are deleted. Every live file
+     * becomes obsolete for the store: one still handed over to a snapshot whose fate is unknown is
+     * deleted by that snapshot's discard on this TaskManager, if it comes (Flink may run it after
+     * the dispose), and otherwise left to Flink's registry.
+     */
     public void close() {
         // close first: it waits for a running flush or compaction, whose output must be listed
         store.close();
         for (String f : store.liveFiles()) {
-            if (!ownership.isHandedOver(f) && !restoredHandles.containsKey(f)) {
+            if (!restoredHandles.containsKey(f) && ownership.obsolete(f)) {
                 try {
                     new Path(f).getFileSystem().delete(new Path(f), false);
                 } catch (IOException e) {

@@ -6,6 +6,8 @@ import java.util.concurrent.FutureTask;
 import java.util.function.Function;
 import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.SnapshotResult;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The future of one snapshot's asynchronous part. Flink discards the result of a snapshot that
@@ -16,9 +18,15 @@ import org.apache.flink.runtime.state.SnapshotResult;
  * finished future, {@code get()} returns the handle reduced by {@code onDiscard} (files the store
  * still needs removed) and ownership of those files goes back to the store.
  *
+ * <p>A snapshot cancelled while its asynchronous part runs may still produce a handle (an upload
+ * that ignores the interrupt): {@code FutureTask} would drop it silently, leaving its files to
+ * nobody. Such a late result is reduced the same way and discarded here.
+ *
  * <p>Thread safety: as {@link FutureTask}.
  */
 final class GuardedSnapshotFuture extends FutureTask<SnapshotResult<KeyedStateHandle>> {
+
+    private static final Logger LOG = LoggerFactory.getLogger(GuardedSnapshotFuture.class);
 
     private final Function<SnapshotResult<KeyedStateHandle>, SnapshotResult<KeyedStateHandle>>
             onDiscard;
@@ -65,6 +73,19 @@ final class GuardedSnapshotFuture extends FutureTask<SnapshotResult<KeyedStateHa
         SnapshotResult<KeyedStateHandle> r = super.get();
         SnapshotResult<KeyedStateHandle> red = reduced;
         return red != null ? red : r;
+    }
+
+    @Override
+    protected void set(SnapshotResult<KeyedStateHandle> result) {
+        super.set(result);
+        if (isCancelled()) {
+            // cancelled while running: nobody will ever get this result
+            try {
+                onDiscard.apply(result).discardState();
+            } catch (Exception e) {
+                LOG.warn("Could not discard the result of a cancelled snapshot", e);
+            }
+        }
     }
 
     @Override

@@ -1,0 +1,227 @@
+package io.github.flinkstate.disagg.backend.snapshot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.flinkstate.disagg.backend.DisaggregatedKeyedStateBackend;
+import io.github.flinkstate.disagg.backend.testutil.DisaggBackends;
+import io.github.flinkstate.disagg.backend.testutil.KeyedFixture;
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.RunnableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import javax.annotation.Nullable;
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.core.fs.Path;
+import org.apache.flink.runtime.checkpoint.CheckpointOptions;
+import org.apache.flink.runtime.state.CheckpointStateOutputStream;
+import org.apache.flink.runtime.state.CheckpointStorageAccess;
+import org.apache.flink.runtime.state.CheckpointStreamFactory;
+import org.apache.flink.runtime.state.CheckpointedStateScope;
+import org.apache.flink.runtime.state.KeyedStateHandle;
+import org.apache.flink.runtime.state.SnapshotResult;
+import org.apache.flink.runtime.state.StateUtil;
+import org.apache.flink.runtime.state.StreamStateHandle;
+import org.apache.flink.runtime.state.storage.FileSystemCheckpointStorage;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A task cancelled around a checkpoint's asynchronous part must leave no file behind, whatever the
+ * order in which Flink cancels the snapshot and disposes the backend:
+ *
+ * <ul>
+ *   <li>The snapshot is cancelled while its asynchronous part runs, and the part still finishes (an
+ *       upload that ignores the interrupt, as HDFS clients can): Java's {@code FutureTask} drops
+ *       such a result silently, so the engine files it handed over and its meta stream must be
+ *       cleaned up by the future itself. Before the fix the flushed file and the meta stream
+ *       stayed, and the store, believing Flink owned the file, did not delete it on dispose.
+ *   <li>The snapshot finished, the backend was disposed, and only then did Flink discard the result
+ *       (the task's asynchronous checkpoint was closed after its operators): the files went back to
+ *       a store that had already closed, and nobody deleted them.
+ * </ul>
+ *
+ * Found by the cluster tests' leftover check (a disaggregated rescale scenario left one engine file
+ * of a cancelled job that no checkpoint referenced).
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class LateSnapshotCleanupTest {
+
+    @TempDir File tmp;
+
+    @Test
+    void cancelledWhileRunning_resultProducedAnyway_leavesNoFile() throws Exception {
+        KeyedFixture fixture = new KeyedFixture(200);
+        try (DisaggBackends backends = backends()) {
+            DisaggregatedKeyedStateBackend<Integer> b =
+                    backends.create(DisaggBackends.ALL, List.of());
+            fixture.write(b, 1);
+            SlowCloseStreams streams = new SlowCloseStreams(checkpointLocation(1));
+            RunnableFuture<SnapshotResult<KeyedStateHandle>> f =
+                    b.snapshot(
+                            1, 0L, streams, CheckpointOptions.forCheckpointWithDefaultLocation());
+            Thread async = new Thread(f::run, "async-part");
+            async.start();
+            assertThat(streams.closing.await(30, TimeUnit.SECONDS))
+                    .as("the meta stream is being closed")
+                    .isTrue();
+
+            StateUtil.discardStateFuture(f); // Flink cancels the running snapshot
+            assertThat(f.isCancelled()).isTrue();
+            streams.release.countDown(); // ... and its upload completes nevertheless
+            async.join(TimeUnit.SECONDS.toMillis(30));
+            assertThat(async.isAlive()).isFalse();
+
+            backends.dispose(b);
+            assertThat(files("primary")).as("engine files left").isEmpty();
+            assertThat(files("chk")).as("checkpoint files left").isEmpty();
+        }
+    }
+
+    @Test
+    void discardedAfterDispose_leavesNoFile() throws Exception {
+        KeyedFixture fixture = new KeyedFixture(200);
+        try (DisaggBackends backends = backends()) {
+            DisaggregatedKeyedStateBackend<Integer> b =
+                    backends.create(DisaggBackends.ALL, List.of());
+            fixture.write(b, 1);
+            RunnableFuture<SnapshotResult<KeyedStateHandle>> f =
+                    b.snapshot(
+                            1,
+                            0L,
+                            checkpointLocation(1),
+                            CheckpointOptions.forCheckpointWithDefaultLocation());
+            f.run();
+            assertThat(f.get().getJobManagerOwnedSnapshot()).isNotNull();
+            assertThat(files("primary")).as("the checkpoint flushed a file").isNotEmpty();
+
+            backends.dispose(b); // the operators close first ...
+            StateUtil.discardStateFuture(f); // ... then the async checkpoint is discarded
+
+            assertThat(files("primary")).as("engine files left").isEmpty();
+            assertThat(files("chk")).as("checkpoint files left").isEmpty();
+        }
+    }
+
+    private DisaggBackends backends() {
+        return new DisaggBackends(
+                DisaggBackends.backend(
+                        new File(tmp, "primary").toURI().toString(), MemorySize.parse("1mb")));
+    }
+
+    private CheckpointStreamFactory checkpointLocation(long id) throws IOException {
+        CheckpointStorageAccess access =
+                new FileSystemCheckpointStorage(Path.fromLocalFile(new File(tmp, "chk")), 0, -1)
+                        .createCheckpointStorage(new JobID());
+        access.initializeBaseLocationsForCheckpoint();
+        return access.initializeLocationForCheckpoint(id);
+    }
+
+    /** Regular files under {@code tmp/<dir>}, relative paths. */
+    private List<String> files(String dir) throws IOException {
+        java.nio.file.Path root = new File(tmp, dir).toPath();
+        if (!Files.exists(root)) {
+            return List.of();
+        }
+        try (Stream<java.nio.file.Path> all = Files.walk(root)) {
+            return all.filter(Files::isRegularFile)
+                    .map(p -> root.relativize(p).toString())
+                    .collect(Collectors.toList());
+        }
+    }
+
+    /**
+     * Checkpoint streams whose {@code closeAndGetHandle} waits for {@link #release}, then completes
+     * the upload: it ignores (and clears) interrupts and concurrent {@code close} calls.
+     */
+    private static final class SlowCloseStreams implements CheckpointStreamFactory {
+        final CountDownLatch closing = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
+        private final CheckpointStreamFactory delegate;
+
+        SlowCloseStreams(CheckpointStreamFactory delegate) {
+            this.delegate = delegate;
+        }
+
+        @Override
+        public CheckpointStateOutputStream createCheckpointStateOutputStream(
+                CheckpointedStateScope scope) throws IOException {
+            return new SlowCloseStream(delegate.createCheckpointStateOutputStream(scope));
+        }
+
+        @Override
+        public boolean canFastDuplicate(
+                StreamStateHandle stateHandle, CheckpointedStateScope scope) {
+            return false;
+        }
+
+        @Override
+        public List<StreamStateHandle> duplicate(
+                List<StreamStateHandle> stateHandles, CheckpointedStateScope scope) {
+            throw new UnsupportedOperationException();
+        }
+
+        private final class SlowCloseStream extends CheckpointStateOutputStream {
+            private final CheckpointStateOutputStream out;
+            private volatile boolean closingForHandle;
+
+            SlowCloseStream(CheckpointStateOutputStream out) {
+                this.out = out;
+            }
+
+            @Nullable
+            @Override
+            public StreamStateHandle closeAndGetHandle() throws IOException {
+                closingForHandle = true;
+                closing.countDown();
+                while (true) {
+                    try {
+                        release.await();
+                        break;
+                    } catch (InterruptedException e) {
+                        // the upload goes on: this client ignores interrupts
+                    }
+                }
+                return out.closeAndGetHandle();
+            }
+
+            @Override
+            public long getPos() throws IOException {
+                return out.getPos();
+            }
+
+            @Override
+            public void write(int b) throws IOException {
+                out.write(b);
+            }
+
+            @Override
+            public void write(byte[] b, int off, int len) throws IOException {
+                out.write(b, off, len);
+            }
+
+            @Override
+            public void flush() throws IOException {
+                out.flush();
+            }
+
+            @Override
+            public void sync() throws IOException {
+                out.sync();
+            }
+
+            @Override
+            public void close() throws IOException {
+                if (!closingForHandle) {
+                    out.close();
+                }
+            }
+        }
+    }
+}
