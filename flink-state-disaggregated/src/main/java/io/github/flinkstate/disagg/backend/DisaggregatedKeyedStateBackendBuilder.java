@@ -24,6 +24,7 @@ import org.apache.flink.runtime.state.InternalKeyContextImpl;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.StateBackend;
+import org.apache.flink.runtime.state.StateSerializerProvider;
 import org.apache.flink.runtime.state.StreamStateHandle;
 import org.apache.flink.runtime.state.heap.HeapPriorityQueueSetFactory;
 import org.apache.flink.runtime.state.heap.HeapPriorityQueueSnapshotRestoreWrapper;
@@ -61,7 +62,11 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
         Environment env = parameters.getEnv();
         KeyGroupRange range = parameters.getKeyGroupRange();
         int numberOfKeyGroups = parameters.getNumberOfKeyGroups();
-        TypeSerializer<K> keySerializer = parameters.getKeySerializer().duplicate();
+        // restores hand the restored key serializer snapshot to the provider: a serializer
+        // compatible after reconfiguration is used reconfigured afterwards
+        StateSerializerProvider<K> keyProvider =
+                StateSerializerProvider.fromNewRegisteredSerializer(
+                        parameters.getKeySerializer().duplicate());
         ClassLoader classLoader = env.getUserCodeClassLoader().asClassLoader();
         FileOwnership ownership = new FileOwnership();
         TtlCompactionFilters ttlFilters = new TtlCompactionFilters(parameters.getTtlTimeProvider());
@@ -92,13 +97,13 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
             } else if (CanonicalRestoreOperation.isCanonical(handles)) {
                 store =
                         new CanonicalRestoreOperation<>(
-                                        keySerializer, classLoader, range, numberOfKeyGroups)
+                                        keyProvider, classLoader, range, numberOfKeyGroups)
                                 .restore(handles, options, queueFactory, queues, kvStates);
                 restoreNanos = System.nanoTime() - restoreStart;
             } else {
                 DisaggRestoreOperation.Result r =
                         new DisaggRestoreOperation<>(
-                                        keySerializer,
+                                        keyProvider,
                                         classLoader,
                                         range,
                                         numberOfKeyGroups,
@@ -108,6 +113,7 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                 restoredFiles = r.restoredFiles();
                 restoreNanos = System.nanoTime() - restoreStart;
             }
+            TypeSerializer<K> keySerializer = keyProvider.currentSchemaSerializer();
             CheckpointFigures lastCheckpoint = new CheckpointFigures();
             DisaggMetrics.register(
                     parameters.getMetricGroup(), store, lastCheckpoint, restoreNanos);

@@ -87,7 +87,8 @@ final class StateMigration<K> {
         TtlAwareSerializer priorAware = TtlAwareSerializer.wrapTtlAwareSerializer(prior);
         TtlAwareSerializer nextAware = TtlAwareSerializer.wrapTtlAwareSerializer(next);
         boolean mapFlag = false;
-        if (type == StateDescriptor.Type.LIST) {
+        boolean listFlag = type == StateDescriptor.Type.LIST;
+        if (listFlag) {
             priorAware =
                     ((TtlAwareSerializer.TtlAwareListSerializer) priorAware).getElementSerializer();
             nextAware =
@@ -118,6 +119,12 @@ final class StateMigration<K> {
                     TtlAwareSerializer p = priorAware;
                     nextAware.migrateValueFromPriorSerializer(
                             p, () -> p.deserialize(in), out, ttlTimeProvider);
+                    // a list entry may hold several elements, separated by ','
+                    while (listFlag && in.available() > 0) {
+                        out.writeByte(in.readByte());
+                        nextAware.migrateValueFromPriorSerializer(
+                                p, () -> p.deserialize(in), out, ttlTimeProvider);
+                    }
                     rewritten.add(new byte[][] {it.key(), out.getCopyOfBuffer()});
                 }
             }

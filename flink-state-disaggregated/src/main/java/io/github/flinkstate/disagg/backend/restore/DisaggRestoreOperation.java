@@ -30,6 +30,7 @@ import org.apache.flink.runtime.state.KeyedBackendSerializationProxy;
 import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.RegisteredKeyValueStateBackendMetaInfo;
 import org.apache.flink.runtime.state.RegisteredPriorityQueueStateBackendMetaInfo;
+import org.apache.flink.runtime.state.StateSerializerProvider;
 import org.apache.flink.runtime.state.StreamStateHandle;
 import org.apache.flink.runtime.state.filesystem.FileStateHandle;
 import org.apache.flink.runtime.state.heap.HeapPriorityQueueSet;
@@ -57,19 +58,22 @@ public final class DisaggRestoreOperation<K> {
     /** What a restore produces. */
     public record Result(LsmStore store, Map<String, StreamStateHandle> restoredFiles) {}
 
+    private final StateSerializerProvider<K> keyProvider;
     private final TypeSerializer<K> keySerializer;
+    private boolean keyChecked;
     private final ClassLoader classLoader;
     private final KeyGroupRange keyGroupRange;
     private final int numberOfKeyGroups;
     private final CloseableRegistry cancelStreamRegistry;
 
     public DisaggRestoreOperation(
-            TypeSerializer<K> keySerializer,
+            StateSerializerProvider<K> keyProvider,
             ClassLoader classLoader,
             KeyGroupRange keyGroupRange,
             int numberOfKeyGroups,
             CloseableRegistry cancelStreamRegistry) {
-        this.keySerializer = keySerializer;
+        this.keyProvider = keyProvider;
+        this.keySerializer = keyProvider.currentSchemaSerializer();
         this.classLoader = classLoader;
         this.keyGroupRange = keyGroupRange;
         this.numberOfKeyGroups = numberOfKeyGroups;
@@ -232,10 +236,16 @@ public final class DisaggRestoreOperation<K> {
 
     private void checkKeySerializer(KeyedBackendSerializationProxy<K> proxy)
             throws StateMigrationException {
+        // the first handle's snapshot goes to the provider, so that a key serializer compatible
+        // after reconfiguration is used reconfigured from now on; the others are checked alike
         TypeSerializerSchemaCompatibility<K> compat =
-                keySerializer
-                        .snapshotConfiguration()
-                        .resolveSchemaCompatibility(proxy.getKeySerializerSnapshot());
+                keyChecked
+                        ? keySerializer
+                                .snapshotConfiguration()
+                                .resolveSchemaCompatibility(proxy.getKeySerializerSnapshot())
+                        : keyProvider.setPreviousSerializerSnapshotForRestoredState(
+                                proxy.getKeySerializerSnapshot());
+        keyChecked = true;
         if (compat.isCompatibleAfterMigration() || compat.isIncompatible()) {
             throw new StateMigrationException(
                     "The new key serializer ("

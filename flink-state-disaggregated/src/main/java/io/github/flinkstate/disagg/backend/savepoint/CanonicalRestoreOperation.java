@@ -57,18 +57,18 @@ public final class CanonicalRestoreOperation<K> {
 
     private static final Logger LOG = LoggerFactory.getLogger(CanonicalRestoreOperation.class);
 
-    private final TypeSerializer<K> keySerializer;
+    private final StateSerializerProvider<K> keyProvider;
     private final ClassLoader classLoader;
     private final KeyGroupRange keyGroupRange;
     private final int numberOfKeyGroups;
     private final CanonicalKeys keys;
 
     public CanonicalRestoreOperation(
-            TypeSerializer<K> keySerializer,
+            StateSerializerProvider<K> keyProvider,
             ClassLoader classLoader,
             KeyGroupRange keyGroupRange,
             int numberOfKeyGroups) {
-        this.keySerializer = keySerializer;
+        this.keyProvider = keyProvider;
         this.classLoader = classLoader;
         this.keyGroupRange = keyGroupRange;
         this.numberOfKeyGroups = numberOfKeyGroups;
@@ -112,8 +112,6 @@ public final class CanonicalRestoreOperation<K> {
         LsmStore store = LsmStore.open(options);
         try {
             long entries = 0;
-            StateSerializerProvider<K> keyProvider =
-                    StateSerializerProvider.fromNewRegisteredSerializer(keySerializer);
             try (ThrowingIterator<SavepointRestoreResult> results =
                     new FullSnapshotRestoreOperation<>(
                                     keyGroupRange, classLoader, clipped, keyProvider)

@@ -11,13 +11,16 @@ import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.base.ListSerializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
 import org.apache.flink.runtime.state.internal.InternalListState;
+import org.apache.flink.runtime.state.ttl.TtlAwareSerializer;
 import org.apache.flink.util.Preconditions;
 
 /**
- * {@code ListState}: one engine entry per element, under the list's (key, namespace) prefix
- * followed by the engine's append sequence number ({@code LsmStore.append}). {@code add} is one
- * write and never reads the list; {@code get} is one prefix scan returning elements in append
- * order; {@code update} and {@code clear} write one prefix tombstone.
+ * {@code ListState}: engine entries under the list's (key, namespace) prefix followed by the
+ * engine's append sequence number ({@code LsmStore.append}), each holding one or more elements
+ * ({@link ListEntryValues}). {@code add} is one write and never reads the list; {@code addAll} is
+ * one write too (one per element for TTL states); {@code get} is one prefix scan returning elements
+ * in append order; {@code update} and {@code clear} write one prefix tombstone ({@code update} then
+ * appends like {@code addAll}).
  *
  * <p>Thread safety: task thread only.
  */
@@ -54,7 +57,7 @@ public final class DisaggListState<K, N, V> extends AbstractDisaggState<K, N, Li
                 if (out == null) {
                     out = new ArrayList<>();
                 }
-                out.add(deserialize(it.value(), ser));
+                ListEntryValues.readInto(it.value(), ser, out);
             }
         }
         return out;
@@ -77,8 +80,15 @@ public final class DisaggListState<K, N, V> extends AbstractDisaggState<K, N, Li
         for (V v : values) {
             Preconditions.checkNotNull(v, "You cannot add null to a ListState.");
         }
-        for (V v : values) {
-            store().append(prefix, serialize(v, ser));
+        if (values.isEmpty()) {
+            return;
+        }
+        if (values.size() == 1 || TtlAwareSerializer.isSerializerTtlEnabled(getValueSerializer())) {
+            for (V v : values) {
+                store().append(prefix, serialize(v, ser));
+            }
+        } else {
+            store().append(prefix, ListEntryValues.write(values, ser));
         }
     }
 
