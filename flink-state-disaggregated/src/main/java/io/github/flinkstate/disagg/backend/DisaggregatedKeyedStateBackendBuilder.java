@@ -83,6 +83,7 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                             .backgroundThreads(settings.backgroundThreads())
                             .deletionPolicy(f -> f.createdHere() && ownership.obsolete(f.path()))
                             .compactionFilter(ttlFilters)
+                            .bloomPrefix(KeyLayout::bloomPrefixLength)
                             .periodicCompactionMillis(settings.periodicCompactionMillis());
             HeapPriorityQueueSetFactory queueFactory =
                     new HeapPriorityQueueSetFactory(range, numberOfKeyGroups, 128);

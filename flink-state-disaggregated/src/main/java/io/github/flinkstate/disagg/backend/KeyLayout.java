@@ -68,6 +68,30 @@ public final class KeyLayout {
         return b;
     }
 
+    /**
+     * The length of the (key group, state, key, namespace) prefix of an engine key, which the
+     * engine's bloom filters also hold ({@code LsmOptions.bloomPrefix}), so that reading a list or
+     * iterating a map skips the files that hold nothing of it; -1 when {@code engineKey} is too
+     * short to hold a whole prefix (a state or key-group prefix). The prefix's own length prefixes
+     * determine it, so every key that starts with a whole prefix has that prefix's length.
+     */
+    public static int bloomPrefixLength(byte[] engineKey) {
+        long at = HEADER_BYTES;
+        for (int part = 0; part < 2; part++) {
+            if (at + Integer.BYTES > engineKey.length) {
+                return -1;
+            }
+            int i = (int) at;
+            long len =
+                    ((engineKey[i] & 0xFFL) << 24)
+                            | ((engineKey[i + 1] & 0xFFL) << 16)
+                            | ((engineKey[i + 2] & 0xFFL) << 8)
+                            | (engineKey[i + 3] & 0xFFL);
+            at += Integer.BYTES + len;
+        }
+        return at <= engineKey.length ? (int) at : -1;
+    }
+
     /** The state id of an engine key. */
     public static int stateIdOf(byte[] key) {
         return ((key[2] & 0xFF) << 24)

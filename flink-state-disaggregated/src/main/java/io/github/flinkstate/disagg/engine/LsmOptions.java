@@ -7,6 +7,7 @@ import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.sst.SstReader;
 import java.util.Objects;
 import java.util.function.LongSupplier;
+import java.util.function.ToIntFunction;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
 
@@ -36,6 +37,7 @@ public final class LsmOptions {
     private boolean backgroundCompaction = true;
     private int backgroundThreads = 2;
     private CompactionFilter.Factory compactionFilter = CompactionFilter.Factory.NONE;
+    private ToIntFunction<byte[]> bloomPrefix;
     private long periodicCompactionMillis;
     private LongSupplier clock = System::currentTimeMillis;
 
@@ -71,6 +73,7 @@ public final class LsmOptions {
         o.backgroundCompaction = backgroundCompaction;
         o.backgroundThreads = backgroundThreads;
         o.compactionFilter = compactionFilter;
+        o.bloomPrefix = bloomPrefix;
         o.periodicCompactionMillis = periodicCompactionMillis;
         o.clock = clock;
         return o;
@@ -128,6 +131,24 @@ public final class LsmOptions {
 
     public LsmOptions bloomBitsPerKey(int v) {
         bloomBitsPerKey = Math.max(0, v);
+        return this;
+    }
+
+    /** The bloom prefix function, or null (the default: filters hold whole keys only). */
+    public ToIntFunction<byte[]> bloomPrefix() {
+        return bloomPrefix;
+    }
+
+    /**
+     * Makes the bloom filters of new files also hold a prefix of every key: the first {@code
+     * f.applyAsInt(key)} bytes, when that is positive and shorter than the key. A scan of exactly
+     * such a prefix ({@code scanPrefix(p)} with {@code f(p) == p.length}) then skips the files
+     * whose filter does not hold it. REQUIRES, for soundness: a pure function of the key bytes that
+     * never changes for a store's files, and for every key {@code k} that starts with a prefix
+     * {@code p} with {@code f(p) == p.length}, {@code f(k) == p.length}.
+     */
+    public LsmOptions bloomPrefix(ToIntFunction<byte[]> f) {
+        bloomPrefix = f;
         return this;
     }
 

@@ -125,9 +125,10 @@ public final class LsmStore implements AutoCloseable {
                         new FileNames(options.primaryDir()),
                         options.blockSize(),
                         options.bloomBitsPerKey(),
-                        span);
+                        span,
+                        options.bloomPrefix());
         this.versions = new VersionSet(span, levels, this::onObsolete);
-        this.reads = new ReadPath(readers);
+        this.reads = new ReadPath(readers, options.bloomPrefix());
         long opened = options.clock().getAsLong();
         levels.forEach(l -> l.forEach(f -> births.put(f.path(), opened)));
         this.picker =

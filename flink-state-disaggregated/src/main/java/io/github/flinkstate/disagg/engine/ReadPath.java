@@ -6,6 +6,7 @@ import io.github.flinkstate.disagg.engine.iterator.LevelIterator;
 import io.github.flinkstate.disagg.engine.iterator.LsmIterator;
 import io.github.flinkstate.disagg.engine.iterator.MemtableIterator;
 import io.github.flinkstate.disagg.engine.iterator.MergingIterator;
+import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.EntryType;
 import io.github.flinkstate.disagg.engine.key.KeyRange;
 import io.github.flinkstate.disagg.engine.key.Versioned;
@@ -15,7 +16,9 @@ import io.github.flinkstate.disagg.engine.version.FileMeta;
 import io.github.flinkstate.disagg.engine.version.Version;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.function.ToIntFunction;
 
 /**
  * Point lookups and scans over one read view (memtables + a pinned {@link Version}).
@@ -33,9 +36,12 @@ final class ReadPath {
     record View(List<Memtable> memtables, Version version) {}
 
     private final ReaderCache readers;
+    private final ToIntFunction<byte[]> bloomPrefix;
 
-    ReadPath(ReaderCache readers) {
+    /** {@code bloomPrefix}: null, or the store's {@code LsmOptions.bloomPrefix}. */
+    ReadPath(ReaderCache readers, ToIntFunction<byte[]> bloomPrefix) {
         this.readers = readers;
+        this.bloomPrefix = bloomPrefix;
     }
 
     static long coveringSeq(View view, byte[] key) {
@@ -100,19 +106,54 @@ final class ReadPath {
             children.add(new MemtableIterator(m));
         }
         Version v = view.version();
+        byte[] probe = bloomProbe(r);
         for (FileMeta f : v.overlapping(0, r)) {
-            children.add(open(f));
+            if (mayHold(f, probe)) {
+                children.add(open(f));
+            }
         }
         for (int l = 1; l < v.numLevels(); l++) {
-            List<FileMeta> files = v.overlapping(l, r);
-            if (!files.isEmpty()) {
+            List<FileMeta> overlapping = v.overlapping(l, r);
+            List<FileMeta> files = overlapping;
+            if (probe != null) {
+                files = new ArrayList<>(overlapping.size());
+                for (FileMeta f : overlapping) {
+                    if (mayHold(f, probe)) {
+                        files.add(f);
+                    }
+                }
+            }
+            List<FileMeta> chosen = files;
+            if (!chosen.isEmpty()) {
                 List<KeyRange> ranges = new ArrayList<>();
-                files.forEach(f -> ranges.add(f.effectiveRange()));
-                children.add(new LevelIterator(ranges, i -> open(files.get(i))));
+                chosen.forEach(f -> ranges.add(f.effectiveRange()));
+                children.add(new LevelIterator(ranges, i -> open(chosen.get(i))));
             }
         }
         return new LsmIterator(
                 new MergingIterator(children), r, k -> coveringSeq(view, k), onClose);
+    }
+
+    /**
+     * The prefix to test against the files' bloom filters: {@code r}'s lower bound when {@code r}
+     * is exactly the keys starting with it and it is a whole bloom prefix; else null (no file is
+     * skipped). Prefix tombstones live in the version's index, not in the files' iterators, so
+     * skipping a file never drops a tombstone.
+     */
+    private byte[] bloomProbe(KeyRange r) {
+        if (bloomPrefix == null || r.limit() == null) {
+            return null;
+        }
+        byte[] lower = r.lower();
+        if (bloomPrefix.applyAsInt(lower) != lower.length
+                || !Arrays.equals(r.limit(), Bytes.prefixLimit(lower))) {
+            return null;
+        }
+        return lower;
+    }
+
+    private boolean mayHold(FileMeta f, byte[] probe) throws IOException {
+        return probe == null || readers.get(f.path(), f.fileSize()).mightContainPrefix(probe);
     }
 
     private InternalIterator open(FileMeta f) throws IOException {

@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.ToIntFunction;
 import org.apache.flink.core.fs.FileSystem;
 
 /**
@@ -31,9 +32,17 @@ public final class SstOutputs {
     private final int blockSize;
     private final int bloomBitsPerKey;
     private final KeyGroupSpan span;
+    private final ToIntFunction<byte[]> bloomPrefix;
 
+    /** {@code bloomPrefix}: null, or the store's {@code LsmOptions.bloomPrefix}. */
     public SstOutputs(
-            FileSystem fs, FileNames names, int blockSize, int bloomBitsPerKey, KeyGroupSpan span) {
+            FileSystem fs,
+            FileNames names,
+            int blockSize,
+            int bloomBitsPerKey,
+            KeyGroupSpan span,
+            ToIntFunction<byte[]> bloomPrefix) {
+        this.bloomPrefix = bloomPrefix;
         this.fs = fs;
         this.names = names;
         this.blockSize = blockSize;
@@ -48,7 +57,8 @@ public final class SstOutputs {
 
     /** A writer for a new file; tombstones are tracked so they can go into the manifest. */
     public Output create() throws IOException {
-        return new Output(new SstWriter(fs, names.nextSst(), blockSize, bloomBitsPerKey, span));
+        return new Output(
+                new SstWriter(fs, names.nextSst(), blockSize, bloomBitsPerKey, span, bloomPrefix));
     }
 
     /**

@@ -78,9 +78,14 @@ public final class BloomFilter {
 
     /** 64-bit hash of a key (a multiply-xorshift mix over 8-byte words; frozen). */
     public static long hash(byte[] key) {
-        long h = 0x9E3779B97F4A7C15L ^ key.length;
+        return hash(key, key.length);
+    }
+
+    /** {@link #hash(byte[])} of the first {@code length} bytes of {@code key}. */
+    public static long hash(byte[] key, int length) {
+        long h = 0x9E3779B97F4A7C15L ^ length;
         int i = 0;
-        for (; i + 8 <= key.length; i += 8) {
+        for (; i + 8 <= length; i += 8) {
             long w = 0;
             for (int j = 0; j < 8; j++) {
                 w = (w << 8) | (key[i + j] & 0xFF);
@@ -88,7 +93,7 @@ public final class BloomFilter {
             h = mix(h ^ w);
         }
         long w = 0;
-        for (; i < key.length; i++) {
+        for (; i < length; i++) {
             w = (w << 8) | (key[i] & 0xFF);
         }
         return mix(h ^ w ^ 0xFF);

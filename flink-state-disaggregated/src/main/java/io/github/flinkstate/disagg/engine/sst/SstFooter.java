@@ -30,9 +30,16 @@ public record SstFooter(
         long minSeq,
         long maxSeq,
         KeyGroupSpan keyGroups,
-        KeyRange range) {
+        KeyRange range,
+        int flags) {
 
-    public byte[] encode() {
+    /** Whether the bloom filter also holds key prefixes ({@link SstFormat#FLAG_BLOOM_PREFIXES}). */
+    public boolean bloomHasPrefixes() {
+        return (flags & SstFormat.FLAG_BLOOM_PREFIXES) != 0;
+    }
+
+    /** The footer as {@code version} lays it out (flags only from version 3). */
+    public byte[] encode(int version) {
         ByteWriter w = new ByteWriter(128);
         handle(w, index);
         handle(w, bloom);
@@ -45,10 +52,13 @@ public record SstFooter(
         if (range.limit() != null) {
             w.bytes(range.limit());
         }
+        if (version >= 3) {
+            w.u8(flags);
+        }
         return w.toByteArray();
     }
 
-    public static SstFooter decode(byte[] b) throws IOException {
+    public static SstFooter decode(byte[] b, int version) throws IOException {
         ByteReader r = new ByteReader(b, 0, b.length);
         BlockHandle index = handle(r);
         BlockHandle bloom = handle(r);
@@ -63,6 +73,7 @@ public record SstFooter(
         int kgHi = r.u32();
         byte[] lower = r.bytes();
         byte[] limit = r.u8() == 0 ? null : r.bytes();
+        int flags = version >= 3 ? r.u8() : 0;
         KeyGroupSpan kgs;
         try {
             kgs = kgLo > kgHi ? KeyGroupSpan.EMPTY : KeyGroupSpan.of(kgLo, kgHi);
@@ -80,7 +91,8 @@ public record SstFooter(
                 minSeq,
                 maxSeq,
                 kgs,
-                new KeyRange(lower, limit));
+                new KeyRange(lower, limit),
+                flags);
     }
 
     private static void handle(ByteWriter w, BlockHandle h) {

@@ -13,11 +13,24 @@ public final class SstFormat {
     /** Last 8 bytes of every SST file: ASCII "DISAGSST". */
     public static final long MAGIC = 0x4449534147535354L;
 
-    /** Format version written by this code: data blocks end with an entry offset array. */
-    public static final byte VERSION = 2;
+    /**
+     * Format version written by this code: the footer ends with a flags byte ({@link
+     * #FLAG_BLOOM_PREFIXES}); data blocks as in version 2.
+     */
+    public static final byte VERSION = 3;
+
+    /** Data blocks end with an entry offset array; no footer flags. Still readable. */
+    public static final byte VERSION_2 = 2;
 
     /** Oldest format version still readable (data blocks without offset array). */
     public static final byte VERSION_1 = 1;
+
+    /**
+     * Footer flag (version 3): the bloom filter also holds the key prefixes the store's bloom
+     * prefix function returned, so a scan of such a prefix may skip the file when the filter says
+     * no.
+     */
+    public static final int FLAG_BLOOM_PREFIXES = 1;
 
     /** Trailer: u32 footer length, u32 footer CRC32C, u8 version, u64 magic. */
     public static final int TRAILER_BYTES = 4 + 4 + 1 + 8;

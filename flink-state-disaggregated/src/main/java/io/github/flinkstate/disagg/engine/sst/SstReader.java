@@ -172,6 +172,15 @@ public final class SstReader {
         return bloom.mightContain(key);
     }
 
+    /**
+     * False only when no key of this file starts with {@code prefix}. REQUIRES: {@code prefix} is a
+     * whole bloom prefix (the store's bloom prefix function returns its length for it); files
+     * written without prefixes in their filter always answer true.
+     */
+    public boolean mightContainPrefix(byte[] prefix) {
+        return !footer.bloomHasPrefixes() || bloom.mightContain(prefix);
+    }
+
     public int blockCount() {
         return blocks.length;
     }
@@ -393,13 +402,13 @@ public final class SstReader {
                     tOff + 9,
                     null);
         }
-        if (v != SstFormat.VERSION && v != SstFormat.VERSION_1) {
+        if (v < SstFormat.VERSION_1 || v > SstFormat.VERSION) {
             throw error(
                     "Unsupported SST version "
                             + v
                             + " (this reader supports "
                             + SstFormat.VERSION_1
-                            + " and "
+                            + " to "
                             + SstFormat.VERSION
                             + ")",
                     tOff + 8,
@@ -417,7 +426,7 @@ public final class SstReader {
         try {
             footer =
                     SstFooter.decode(
-                            Arrays.copyOfRange(tail.bytes, tail.at(fOff), tail.at(fOff) + len));
+                            Arrays.copyOfRange(tail.bytes, tail.at(fOff), tail.at(fOff) + len), v);
         } catch (IOException e) {
             throw error("Malformed footer", fOff, e);
         }

@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.ToIntFunction;
 import org.apache.flink.core.fs.FSDataOutputStream;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
@@ -21,7 +22,8 @@ import org.apache.flink.core.fs.Path;
  * tombstones may be added in any order.
  *
  * <p>Thread safety: not thread-safe; one writer per thread. Memory: one data block buffer and its
- * entry offsets, the index entries and one 64-bit hash per key for the bloom filter.
+ * entry offsets, the index entries and one 64-bit hash per key (and per distinct bloom prefix) for
+ * the bloom filter.
  *
  * <p>Invariants:
  *
@@ -39,11 +41,14 @@ public final class SstWriter implements AutoCloseable {
     private final int bloomBitsPerKey;
     private final KeyGroupSpan span;
     private final int version;
+    private final ToIntFunction<byte[]> bloomPrefix;
     private final FSDataOutputStream out;
     private final ByteWriter block = new ByteWriter(8192);
     private final ByteWriter index = new ByteWriter(1024);
     private final List<PrefixTombstone> tombstones = new ArrayList<>();
     private long[] hashes = new long[1024];
+    private int hashCount;
+    private byte[] lastPrefix;
     private int[] entryOffsets = new int[64];
     private int blockEntries;
     private long offset;
@@ -59,7 +64,23 @@ public final class SstWriter implements AutoCloseable {
     public SstWriter(
             FileSystem fs, Path path, int blockSize, int bloomBitsPerKey, KeyGroupSpan span)
             throws IOException {
-        this(fs, path, blockSize, bloomBitsPerKey, span, SstFormat.VERSION);
+        this(fs, path, blockSize, bloomBitsPerKey, span, null, SstFormat.VERSION);
+    }
+
+    /**
+     * A writer whose bloom filter also holds each key's prefix of length {@code
+     * bloomPrefix.applyAsInt(key)} when that is shorter than the key and positive ({@link
+     * io.github.flinkstate.disagg.engine.LsmOptions#bloomPrefix}); null: whole keys only.
+     */
+    public SstWriter(
+            FileSystem fs,
+            Path path,
+            int blockSize,
+            int bloomBitsPerKey,
+            KeyGroupSpan span,
+            ToIntFunction<byte[]> bloomPrefix)
+            throws IOException {
+        this(fs, path, blockSize, bloomBitsPerKey, span, bloomPrefix, SstFormat.VERSION);
     }
 
     /** Writes an older format version; only for compatibility tests. */
@@ -69,12 +90,17 @@ public final class SstWriter implements AutoCloseable {
             int blockSize,
             int bloomBitsPerKey,
             KeyGroupSpan span,
+            ToIntFunction<byte[]> bloomPrefix,
             int version)
             throws IOException {
-        if (version != SstFormat.VERSION && version != SstFormat.VERSION_1) {
+        if (version < SstFormat.VERSION_1 || version > SstFormat.VERSION) {
             throw new IllegalArgumentException("cannot write SST version " + version);
         }
+        if (bloomPrefix != null && version < 3) {
+            throw new IllegalArgumentException("SST version " + version + " has no bloom prefixes");
+        }
         this.version = version;
+        this.bloomPrefix = bloomPrefix;
         this.fs = fs;
         this.path = path;
         this.blockSize = blockSize;
@@ -112,15 +138,30 @@ public final class SstWriter implements AutoCloseable {
             firstKey = key;
         }
         lastKey = key;
-        if (entries == hashes.length) {
-            hashes = Arrays.copyOf(hashes, hashes.length * 2);
+        addHash(BloomFilter.hash(key));
+        if (bloomPrefix != null) {
+            int p = bloomPrefix.applyAsInt(key);
+            // keys are sorted: equal prefixes are adjacent, each goes in once
+            if (p > 0
+                    && p < key.length
+                    && (lastPrefix == null
+                            || !Arrays.equals(key, 0, p, lastPrefix, 0, lastPrefix.length))) {
+                lastPrefix = Arrays.copyOf(key, p);
+                addHash(BloomFilter.hash(lastPrefix));
+            }
         }
-        hashes[(int) entries] = BloomFilter.hash(key);
         entries++;
         if (type == EntryType.DELETE) {
             deletes++;
         }
         noteSeq(seq);
+    }
+
+    private void addHash(long h) {
+        if (hashCount == hashes.length) {
+            hashes = Arrays.copyOf(hashes, hashes.length * 2);
+        }
+        hashes[hashCount++] = h;
     }
 
     /** Records a prefix tombstone (prefix of at least 2 bytes, in the span). */
@@ -159,7 +200,7 @@ public final class SstWriter implements AutoCloseable {
             flushBlock();
         }
         BlockHandle tombHandle = writeBlock(encodeTombstones());
-        BloomFilter bloom = BloomFilter.build(hashes, (int) entries, bloomBitsPerKey);
+        BloomFilter bloom = BloomFilter.build(hashes, hashCount, bloomBitsPerKey);
         ByteWriter bw = new ByteWriter(bloom.sizeBytes());
         bloom.encode(bw);
         BlockHandle bloomHandle = writeBlock(bw);
@@ -181,8 +222,9 @@ public final class SstWriter implements AutoCloseable {
                         minSeq == Long.MAX_VALUE ? 0 : minSeq,
                         maxSeq,
                         keyGroups(range),
-                        range);
-        byte[] f = footer.encode();
+                        range,
+                        bloomPrefix != null ? SstFormat.FLAG_BLOOM_PREFIXES : 0);
+        byte[] f = footer.encode(version);
         ByteWriter trailer = new ByteWriter(SstFormat.TRAILER_BYTES);
         trailer.u32(f.length)
                 .u32(SstFormat.crc32c(f, 0, f.length))

@@ -118,7 +118,7 @@ class SstFormatTest {
                     rnd.nextInt(10) == 0 ? null : v);
         }
         Path path = new Path(new Path(tmp.toURI()), file);
-        SstWriter w = new SstWriter(fs, path, 256, 10, KeyGroupSpan.of(0, 3), version);
+        SstWriter w = new SstWriter(fs, path, 256, 10, KeyGroupSpan.of(0, 3), null, version);
         long seq = 1;
         for (Map.Entry<byte[], byte[]> e : model.entrySet()) {
             byte type = e.getValue() == null ? EntryType.DELETE : EntryType.PUT;
@@ -179,9 +179,58 @@ class SstFormatTest {
     }
 
     @Test
-    void version2_offsetArray_roundTrip() throws Exception {
-        assertThat(SstFormat.VERSION).isEqualTo((byte) 2);
+    void version3_current_roundTrip() throws Exception {
+        assertThat(SstFormat.VERSION).isEqualTo((byte) 3);
+        checkVersionRoundTrip(3, "v3.sst");
+    }
+
+    @Test
+    void version2_filesRemainReadable() throws Exception {
         checkVersionRoundTrip(2, "v2.sst");
+    }
+
+    @Test
+    void bloomPrefixes_answerPrefixProbes_andOlderFilesNeverSkip() throws Exception {
+        Path path = new Path(new Path(tmp.toURI()), "prefix.sst");
+        // prefix = key group (2 bytes) + namespace byte, as LsmModelRunner's keys
+        SstWriter w =
+                new SstWriter(
+                        fs, path, 256, 10, KeyGroupSpan.of(0, 3), k -> k.length >= 3 ? 3 : -1);
+        long seq = 1;
+        for (int n = 100; n < 600; n++) { // three digits: sorted as numbers
+            w.add(LsmModelRunner.key(1, 0, n), seq++, EntryType.PUT, new byte[] {1});
+        }
+        for (int n = 100; n < 600; n++) { // three digits: sorted as numbers
+            w.add(LsmModelRunner.key(2, 1, n), seq++, EntryType.PUT, new byte[] {2});
+        }
+        SstFooter footer = w.finish(null);
+        assertThat(footer.bloomHasPrefixes()).isTrue();
+        SstReader r = SstReader.open(fs, path, new BlockCache(1 << 20), w.fileSize());
+        assertThat(r.mightContainPrefix(new byte[] {0, 1, 0})).isTrue();
+        assertThat(r.mightContainPrefix(new byte[] {0, 2, 1})).isTrue();
+        int absentSaidMaybe = 0;
+        for (int kg = 0; kg < 4; kg++) {
+            for (int ns = 0; ns < 100; ns++) {
+                if ((kg == 1 && ns == 0) || (kg == 2 && ns == 1)) {
+                    continue;
+                }
+                if (r.mightContainPrefix(new byte[] {0, (byte) kg, (byte) ns})) {
+                    absentSaidMaybe++;
+                }
+            }
+        }
+        assertThat(absentSaidMaybe).as("false positives of 398 absent prefixes").isLessThan(20);
+        // whole keys stay in the filter
+        assertThat(r.mightContain(LsmModelRunner.key(1, 0, 107))).isTrue();
+
+        Path v2 = new Path(new Path(tmp.toURI()), "noprefix.sst");
+        SstWriter old = new SstWriter(fs, v2, 256, 10, KeyGroupSpan.of(0, 3), null, 2);
+        old.add(LsmModelRunner.key(1, 0, 1), 1, EntryType.PUT, new byte[] {1});
+        assertThat(old.finish(null).bloomHasPrefixes()).isFalse();
+        SstReader o = SstReader.open(fs, v2, new BlockCache(1 << 20), old.fileSize());
+        assertThat(o.mightContainPrefix(new byte[] {0, 3, 9}))
+                .as("no prefixes: never skip")
+                .isTrue();
     }
 
     @Test

@@ -72,6 +72,8 @@ public final class LsmModelRunner {
                 .numLevels(4 + rnd.nextInt(3))
                 .maxOpenFiles(8 + rnd.nextInt(32))
                 .bloomBitsPerKey(rnd.nextInt(4) == 0 ? 0 : 10)
+                // key group + namespace byte: prefix scans of 3 bytes may skip files
+                .bloomPrefix(rnd.nextBoolean() ? k -> k.length >= 3 ? 3 : -1 : null)
                 .backgroundCompaction(rnd.nextBoolean())
                 .blockCache(cache);
     }
