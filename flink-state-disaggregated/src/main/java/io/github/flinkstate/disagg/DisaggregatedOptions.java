@@ -80,6 +80,30 @@ public final class DisaggregatedOptions {
                                     + " count from the restore. Only while some registered state has"
                                     + " such a TTL. 0 disables it; otherwise at least 1 min.");
 
+    public static final ConfigOption<Integer> COPY_THREADS =
+            ConfigOptions.key("state.backend.disaggregated.copy-threads")
+                    .intType()
+                    .defaultValue(4)
+                    .withDescription(
+                            "Threads that copy inherited files into the primary directory for the"
+                                    + " first checkpoint after a NO_CLAIM restore (Flink forces it to"
+                                    + " be full: it may not reference the restored checkpoint's files),"
+                                    + " per keyed state backend. The copy runs in the checkpoint's"
+                                    + " asynchronous phase; more threads shorten it on a DFS where each"
+                                    + " file's copy waits on round trips. Between 1 and 64.");
+
+    /** Every option of this class, in the order of the reference. */
+    public static java.util.List<ConfigOption<?>> all() {
+        return java.util.List.of(
+                PRIMARY_DIRECTORY,
+                LOCAL_DIRECTORY,
+                MEMTABLE_SIZE,
+                BLOCK_CACHE_SIZE,
+                BACKGROUND_THREADS,
+                TTL_PERIODIC_COMPACTION_TIME,
+                COPY_THREADS);
+    }
+
     /** Checks every option of this class; throws naming the first bad one. */
     public static void validate(ReadableConfig config) {
         try {
@@ -97,6 +121,11 @@ public final class DisaggregatedOptions {
                     threads >= 1 && threads <= 2,
                     BACKGROUND_THREADS,
                     "must be 1 or 2, was " + threads);
+            int copyThreads = config.get(COPY_THREADS);
+            require(
+                    copyThreads >= 1 && copyThreads <= 64,
+                    COPY_THREADS,
+                    "must be between 1 and 64, was " + copyThreads);
             Duration periodic = config.get(TTL_PERIODIC_COMPACTION_TIME);
             require(
                     periodic.isZero() || periodic.compareTo(Duration.ofMinutes(1)) >= 0,

@@ -3,6 +3,7 @@ package io.github.flinkstate.disagg;
 import io.github.flinkstate.disagg.backend.BackendSettings;
 import io.github.flinkstate.disagg.backend.DisaggregatedKeyedStateBackendBuilder;
 import java.io.IOException;
+import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.IllegalConfigurationException;
 import org.apache.flink.configuration.ReadableConfig;
@@ -44,23 +45,23 @@ public class DisaggregatedStateBackend extends AbstractStateBackend
     public DisaggregatedStateBackend configure(ReadableConfig config, ClassLoader classLoader)
             throws IllegalConfigurationException {
         Configuration merged = new Configuration();
-        for (var option :
-                java.util.List.of(
-                        DisaggregatedOptions.PRIMARY_DIRECTORY,
-                        DisaggregatedOptions.LOCAL_DIRECTORY)) {
-            config.getOptional(option).ifPresent(v -> merged.set(option, v));
+        for (var option : DisaggregatedOptions.all()) {
+            copy(config, merged, option);
         }
-        config.getOptional(DisaggregatedOptions.MEMTABLE_SIZE)
-                .ifPresent(v -> merged.set(DisaggregatedOptions.MEMTABLE_SIZE, v));
-        config.getOptional(DisaggregatedOptions.BLOCK_CACHE_SIZE)
-                .ifPresent(v -> merged.set(DisaggregatedOptions.BLOCK_CACHE_SIZE, v));
-        config.getOptional(DisaggregatedOptions.BACKGROUND_THREADS)
-                .ifPresent(v -> merged.set(DisaggregatedOptions.BACKGROUND_THREADS, v));
         merged.addAll(options);
         DisaggregatedStateBackend configured = new DisaggregatedStateBackend(merged);
         configured.latencyTrackingConfigBuilder = latencyTrackingConfigBuilder.configure(config);
         configured.sizeTrackingConfigBuilder = sizeTrackingConfigBuilder.configure(config);
         return configured;
+    }
+
+    private static <T> void copy(ReadableConfig from, Configuration to, ConfigOption<T> option) {
+        from.getOptional(option).ifPresent(v -> to.set(option, v));
+    }
+
+    /** The value of {@code option} this backend uses (its own setting, else the default). */
+    public <T> T option(ConfigOption<T> option) {
+        return options.get(option);
     }
 
     /** A copy with one option changed (tests and programmatic setup). */

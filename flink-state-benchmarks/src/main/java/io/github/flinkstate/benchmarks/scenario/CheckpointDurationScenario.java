@@ -44,9 +44,13 @@ public final class CheckpointDurationScenario {
                                 "no-claim-restore",
                                 "false",
                                 "true: measure the first checkpoints after a NO_CLAIM resume instead")
+                        .flag("backend-conf", "", "extra settings for every backend: k1=v1;k2=v2")
                         .flag("out", "", "Markdown file for the table (empty: stdout only)")
                         .parseOrExit(argv);
-        List<BackendSpec> backends = BackendSpec.parseList(args.get("backends"));
+        java.util.Map<String, String> settings =
+                BackendSpec.parseSettings(args.get("backend-conf"));
+        List<BackendSpec> backends = new ArrayList<>();
+        BackendSpec.parseList(args.get("backends")).forEach(b -> backends.add(b.with(settings)));
         List<Long> sizes = new ArrayList<>();
         for (String s : args.get("sizes-mb").split(",")) {
             sizes.add(Long.parseLong(s.trim()) << 20);

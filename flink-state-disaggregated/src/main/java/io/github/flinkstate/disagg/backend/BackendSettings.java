@@ -24,6 +24,7 @@ import org.slf4j.LoggerFactory;
  * @param localDir local working directory
  * @param periodicCompactionMillis age after which a file is rewritten for the TTL compaction filter
  *     (0: never)
+ * @param copyThreads files copied at once for a full checkpoint after a NO_CLAIM restore
  */
 public record BackendSettings(
         Path primaryDir,
@@ -31,7 +32,8 @@ public record BackendSettings(
         long memtableBytes,
         long blockCacheBytes,
         int backgroundThreads,
-        long periodicCompactionMillis) {
+        long periodicCompactionMillis,
+        int copyThreads) {
 
     private static final Logger LOG = LoggerFactory.getLogger(BackendSettings.class);
 
@@ -71,7 +73,8 @@ public record BackendSettings(
                 options.get(DisaggregatedOptions.MEMTABLE_SIZE).getBytes(),
                 options.get(DisaggregatedOptions.BLOCK_CACHE_SIZE).getBytes(),
                 options.get(DisaggregatedOptions.BACKGROUND_THREADS),
-                options.get(DisaggregatedOptions.TTL_PERIODIC_COMPACTION_TIME).toMillis());
+                options.get(DisaggregatedOptions.TTL_PERIODIC_COMPACTION_TIME).toMillis(),
+                options.get(DisaggregatedOptions.COPY_THREADS));
     }
 
     private static Path checkpointDirectory(Environment env) {

@@ -81,6 +81,7 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                             .memtableBytes(settings.memtableBytes())
                             .blockCache(new BlockCache(settings.blockCacheBytes()))
                             .backgroundThreads(settings.backgroundThreads())
+                            .copyThreads(settings.copyThreads())
                             .deletionPolicy(f -> f.createdHere() && ownership.obsolete(f.path()))
                             .compactionFilter(ttlFilters)
                             .bloomPrefix(KeyLayout::bloomPrefixLength)

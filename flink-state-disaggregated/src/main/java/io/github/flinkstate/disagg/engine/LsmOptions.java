@@ -36,6 +36,7 @@ public final class LsmOptions {
     private FileDeletionPolicy deletionPolicy = FileDeletionPolicy.ownedFilesOnly();
     private boolean backgroundCompaction = true;
     private int backgroundThreads = 2;
+    private int copyThreads = 4;
     private CompactionFilter.Factory compactionFilter = CompactionFilter.Factory.NONE;
     private ToIntFunction<byte[]> bloomPrefix;
     private long periodicCompactionMillis;
@@ -72,6 +73,7 @@ public final class LsmOptions {
         o.deletionPolicy = deletionPolicy;
         o.backgroundCompaction = backgroundCompaction;
         o.backgroundThreads = backgroundThreads;
+        o.copyThreads = copyThreads;
         o.compactionFilter = compactionFilter;
         o.bloomPrefix = bloomPrefix;
         o.periodicCompactionMillis = periodicCompactionMillis;
@@ -265,6 +267,19 @@ public final class LsmOptions {
             throw new IllegalArgumentException("background threads must be 1 or 2: " + v);
         }
         backgroundThreads = v;
+        return this;
+    }
+
+    /** Files {@code LsmStore.rehomeAll} copies at once. Default 4. */
+    public int copyThreads() {
+        return copyThreads;
+    }
+
+    public LsmOptions copyThreads(int v) {
+        if (v < 1) {
+            throw new IllegalArgumentException("copy threads must be at least 1: " + v);
+        }
+        copyThreads = v;
         return this;
     }
 

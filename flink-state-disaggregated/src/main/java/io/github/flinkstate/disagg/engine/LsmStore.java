@@ -21,16 +21,21 @@ import io.github.flinkstate.disagg.engine.version.Version;
 import io.github.flinkstate.disagg.engine.version.VersionEdit;
 import io.github.flinkstate.disagg.engine.version.VersionSet;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -603,43 +608,135 @@ public final class LsmStore implements AutoCloseable {
     /**
      * Copies a live file that this store did not write (a restored one) into the primary directory
      * and swaps the copy in, atomically for readers. Afterwards the store reads and snapshots only
-     * the copy, so the original (owned by the snapshot it came from) is no longer needed. Runs on
-     * the caller's thread; waits for a running compaction.
+     * the copy, so the original (owned by the snapshot it came from) is no longer needed. Waits for
+     * a running compaction before the swap.
      *
      * @return the copy's path, or null when {@code path} is no longer live (nothing copied)
      */
     public String rehome(String path) throws IOException {
-        compactionLock.lock();
+        return rehomeAll(List.of(path)).get(path);
+    }
+
+    /**
+     * {@link #rehome} for many files, copying up to {@code LsmOptions.copyThreads} at once. The
+     * copies run outside the compaction lock; each is then swapped in under it if its original is
+     * still live, else deleted. On a failure or an interrupt every copy not swapped in is deleted
+     * (after the copying threads stopped, at most 30 s later) and the first error is thrown.
+     *
+     * @return original path to copy path, for the files that were live and swapped
+     */
+    public Map<String, String> rehomeAll(Collection<String> paths) throws IOException {
+        ensureOpen();
+        List<FileMeta> live = new ArrayList<>();
+        Version v = versions.current();
+        Set<String> wanted = new HashSet<>(paths);
+        for (int l = 0; l < v.numLevels(); l++) {
+            for (FileMeta f : v.level(l)) {
+                if (wanted.contains(f.path())) {
+                    live.add(f);
+                }
+            }
+        }
+        Map<String, String> done = new LinkedHashMap<>();
+        if (live.isEmpty()) {
+            return done;
+        }
+        int threads = Math.min(options.copyThreads(), live.size());
+        AtomicInteger names = new AtomicInteger();
+        ExecutorService pool =
+                Executors.newFixedThreadPool(
+                        threads,
+                        r -> {
+                            Thread t = new Thread(r, "disagg-copy-" + names.incrementAndGet());
+                            t.setDaemon(true);
+                            return t;
+                        });
+        List<Path> targets = new ArrayList<>();
+        List<Future<?>> copies = new ArrayList<>();
+        boolean swapped = false;
         try {
-            ensureOpen();
-            FileMeta old = null;
-            int level = -1;
-            Version v = versions.current();
-            for (int l = 0; l < v.numLevels() && old == null; l++) {
-                for (FileMeta f : v.level(l)) {
-                    if (f.path().equals(path)) {
-                        old = f;
-                        level = l;
-                        break;
+            for (FileMeta f : live) {
+                Path target = outputs.names().nextSst();
+                targets.add(target);
+                copies.add(
+                        pool.submit(
+                                () -> {
+                                    copyFile(new Path(f.path()), target, f.fileSize());
+                                    return null;
+                                }));
+            }
+            for (Future<?> c : copies) {
+                c.get();
+            }
+            for (int i = 0; i < live.size(); i++) {
+                String copy = swapIn(live.get(i), targets.get(i));
+                if (copy != null) {
+                    done.put(live.get(i).path(), copy);
+                }
+            }
+            swapped = true;
+            return done;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            InterruptedIOException io =
+                    new InterruptedIOException("Interrupted while copying inherited files");
+            io.initCause(e);
+            throw io;
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            throw cause instanceof IOException
+                    ? (IOException) cause
+                    : new IOException("Copying inherited files failed", cause);
+        } finally {
+            pool.shutdownNow();
+            if (!swapped) {
+                try {
+                    if (!pool.awaitTermination(30, TimeUnit.SECONDS)) {
+                        LOG.warn(
+                                "Copy threads of {} did not stop within 30 s",
+                                options.primaryDir());
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                for (Path t : targets) {
+                    if (!done.containsValue(t.toString())) {
+                        try {
+                            fs.delete(t, false);
+                        } catch (IOException e) {
+                            LOG.warn("Could not delete the unused copy {}", t, e);
+                        }
                     }
                 }
             }
-            if (old == null) {
-                return null;
+        }
+    }
+
+    /** Swaps {@code copy} in for {@code old} if it is still live; else deletes the copy. */
+    private String swapIn(FileMeta old, Path copy) throws IOException {
+        compactionLock.lock();
+        try {
+            ensureOpen();
+            Version v = versions.current();
+            for (int l = 0; l < v.numLevels(); l++) {
+                for (FileMeta f : v.level(l)) {
+                    if (f.path().equals(old.path())) {
+                        FileMeta moved = f.copiedTo(copy.toString());
+                        synchronized (versions) {
+                            VersionEdit edit = new VersionEdit().remove(l, f).add(l, moved);
+                            noteBirths(edit);
+                            versions.install(edit);
+                        }
+                        stats.filesRehomed.incrementAndGet();
+                        return moved.path();
+                    }
+                }
             }
-            Path target = outputs.names().nextSst();
-            copyFile(new Path(path), target, old.fileSize());
-            FileMeta copy = old.copiedTo(target.toString());
-            synchronized (versions) {
-                VersionEdit edit = new VersionEdit().remove(level, old).add(level, copy);
-                noteBirths(edit);
-                versions.install(edit);
-            }
-            stats.filesRehomed.incrementAndGet();
-            return copy.path();
         } finally {
             compactionLock.unlock();
         }
+        fs.delete(copy, false); // compacted away meanwhile: the copy is not needed
+        return null;
     }
 
     private void copyFile(Path from, Path to, long size) throws IOException {

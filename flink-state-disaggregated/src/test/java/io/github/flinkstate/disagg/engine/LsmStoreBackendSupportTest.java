@@ -1,14 +1,18 @@
 package io.github.flinkstate.disagg.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.flinkstate.disagg.engine.iterator.LsmIterator;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.key.KeyRange;
 import java.io.File;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import org.apache.flink.core.fs.FileStatus;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
 import org.junit.jupiter.api.Test;
@@ -133,5 +137,50 @@ class LsmStoreBackendSupportTest {
             assertThat(store.stats().filesRehomed()).isEqualTo(1);
             store.checkInvariants();
         }
+    }
+
+    @Test
+    void rehomeAll_copiesInParallel_andAFailedCopyLeavesNoCopyBehind() throws Exception {
+        LsmSnapshot snap;
+        try (LsmStore source = LsmStore.open(options("src2"))) {
+            for (int round = 0; round < 6; round++) {
+                for (int i = 0; i < 200; i++) {
+                    source.put(key(i % 8, "r" + round + "k" + i), ("v" + i).getBytes());
+                }
+                source.flush();
+            }
+            snap = source.snapshot();
+        }
+        assertThat(snap.files()).hasSizeGreaterThanOrEqualTo(6);
+        FileSystem fs = FileSystem.getLocalFileSystem();
+        Path dst = new Path(new Path(tmp.toURI()), "dst2");
+        try (LsmStore store =
+                LsmStore.open(options("dst2").copyThreads(3), List.of(snap.manifest()))) {
+            List<String> inherited = store.liveFiles();
+            // one original vanishes: that copy fails, the others must not stay behind
+            fs.delete(new Path(inherited.get(inherited.size() - 1)), false);
+            assertThatThrownBy(() -> store.rehomeAll(inherited)).isInstanceOf(IOException.class);
+            assertThat(store.liveFiles()).containsExactlyElementsOf(inherited);
+            assertThat(sstFiles(fs, dst)).as("copies left after the failure").isEmpty();
+
+            List<String> readable = inherited.subList(0, inherited.size() - 1);
+            Map<String, String> moved = store.rehomeAll(readable);
+            assertThat(moved.keySet()).containsExactlyInAnyOrderElementsOf(readable);
+            assertThat(sstFiles(fs, dst)).hasSize(readable.size());
+            assertThat(store.stats().filesRehomed()).isEqualTo(readable.size());
+            store.checkInvariants();
+        }
+    }
+
+    private static List<String> sstFiles(FileSystem fs, Path dir) throws IOException {
+        List<String> out = new ArrayList<>();
+        if (fs.exists(dir)) {
+            for (FileStatus s : fs.listStatus(dir)) {
+                if (s.getPath().getName().endsWith(".sst")) {
+                    out.add(s.getPath().getName());
+                }
+            }
+        }
+        return out;
     }
 }

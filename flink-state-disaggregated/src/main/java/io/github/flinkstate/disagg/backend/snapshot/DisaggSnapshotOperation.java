@@ -186,19 +186,16 @@ public final class DisaggSnapshotOperation<K> {
             // a compaction may replace a file between the snapshot and its rehome: retake the
             // snapshot until it names no earlier referenced file
             for (int round = 0; ; round++) {
-                boolean again = false;
+                List<String> inherited = new ArrayList<>();
                 for (String path : files.keySet()) {
                     if (everReferenced.contains(path)) {
-                        String copy = store.rehome(path);
-                        if (copy != null) {
-                            moved.put(path, copy);
-                        }
-                        again = true;
+                        inherited.add(path);
                     }
                 }
-                if (!again) {
+                if (inherited.isEmpty()) {
                     break;
                 }
+                moved.putAll(store.rehomeAll(inherited));
                 if (round > 10) {
                     throw new IOException(
                             "Full checkpoint " + checkpointId + ": earlier files keep reappearing");

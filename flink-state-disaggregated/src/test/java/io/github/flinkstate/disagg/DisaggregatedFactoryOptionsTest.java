@@ -1,0 +1,35 @@
+package io.github.flinkstate.disagg;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.MemorySize;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every option set in the cluster configuration reaches the backend the factory creates (the
+ * periodic compaction time of the TTL filter used to be dropped, so a value in config.yaml had no
+ * effect).
+ */
+class DisaggregatedFactoryOptionsTest {
+
+    @Test
+    void everyOptionInTheConfiguration_reachesTheBackend() {
+        Configuration c = new Configuration();
+        c.set(DisaggregatedOptions.PRIMARY_DIRECTORY, "file:///tmp/primary");
+        c.set(DisaggregatedOptions.LOCAL_DIRECTORY, "/tmp/local");
+        c.set(DisaggregatedOptions.MEMTABLE_SIZE, MemorySize.parse("8mb"));
+        c.set(DisaggregatedOptions.BLOCK_CACHE_SIZE, MemorySize.parse("32mb"));
+        c.set(DisaggregatedOptions.BACKGROUND_THREADS, 1);
+        c.set(DisaggregatedOptions.TTL_PERIODIC_COMPACTION_TIME, Duration.ofHours(2));
+        c.set(DisaggregatedOptions.COPY_THREADS, 7);
+        DisaggregatedStateBackend b =
+                new DisaggregatedStateBackendFactory()
+                        .createFromConfig(c, getClass().getClassLoader());
+        for (var option : DisaggregatedOptions.all()) {
+            assertThat(b.option(option)).as(option.key()).isEqualTo(c.get(option));
+        }
+        assertThat(DisaggregatedOptions.all()).hasSize(7);
+    }
+}
