@@ -170,13 +170,19 @@ public final class CachedListState<K, N, V>
     /**
      * Appends to the cached list, or to its pending appends; when this key's list is not cached, a
      * new entry holds the values as pending appends without reading the delegate (an append needs
-     * no read, and a cache that misses must cost little).
+     * no read), unless the cache is full and does not admit it (see {@link
+     * io.github.flinkstate.lru.cow.CowLruMap#admitBlindWrite}): then the values are appended to the
+     * delegate's list directly (RocksDB: one merge), so a cache that misses costs little.
      */
     @SuppressWarnings("unchecked")
     private void appendAll(List<V> values) throws Exception {
         CacheEntry e = lookupForWrite(null);
         if (e == null) {
-            insert(null, new PendingAppends(values), true);
+            if (cache.admitBlindWrite(this, context.currentKey(), currentNamespace)) {
+                insert(null, new PendingAppends(values), true);
+            } else {
+                DelegateWrites.append(delegateForCurrentKey(), values);
+            }
             return;
         }
         if (e.isAbsent()) {
