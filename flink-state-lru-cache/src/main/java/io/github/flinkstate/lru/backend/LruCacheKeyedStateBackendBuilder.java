@@ -9,7 +9,6 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.core.fs.CloseableRegistry;
-import org.apache.flink.metrics.Gauge;
 import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
 import org.apache.flink.runtime.state.BackendBuildingException;
 import org.apache.flink.runtime.state.CheckpointableKeyedStateBackend;
@@ -150,11 +149,7 @@ public final class LruCacheKeyedStateBackendBuilder<K> {
                         // it; snapshots need one that lives as long as the backend
                         new CloseableRegistry());
         if (backend.getCache() != null) {
-            CacheMetrics.register(
-                    parameters.getMetricGroup(),
-                    statistics,
-                    (Gauge<Integer>) backend.getCache()::size,
-                    (Gauge<Long>) backend.getCache()::evictions);
+            CacheMetrics.register(parameters.getMetricGroup(), statistics, backend.getCache());
         }
         LOG.info(
                 "Created LRU cache keyed backend for {} (key groups {}, max entries {}, delegate {}, restored {} handles of which {} with cache entries)",

@@ -3,7 +3,7 @@ package io.github.flinkstate.lru.cow;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.function.Predicate;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 
@@ -12,14 +12,17 @@ import org.apache.flink.api.common.typeutils.TypeSerializer;
  * copy-on-write snapshots, the object cache behind the LRU cache backend.
  *
  * <p>Structure: a chained hash table (power-of-two bucket array) for lookups plus a doubly linked,
- * circular LRU list through all live entries (head = most recently used). Snapshots capture the
- * bucket array only: {@link #snapshot()} bumps the map version and shallow-copies the array, which
- * is O(number of buckets) (into the array of a released snapshot when one is spare: one extra array
- * of the table's size stays allocated). From then on, a write to an entry that the snapshot can
- * reach first copies that entry and the chain in front of it (path copy), so the snapshot keeps
- * seeing the entries, values and chains as they were; each entry is copied at most once per
- * snapshot, because the copy carries the new version. The LRU list is not part of what snapshots
- * read, so recency can be updated on any entry without copying.
+ * circular LRU list through all live entries (head = most recently used). The bucket array is
+ * segmented: a directory of segments of at most {@value #SEGMENT_BUCKETS} buckets each, every
+ * segment stamped with the map version it was created or copied at. Snapshots capture the directory
+ * only: {@link #snapshot()} bumps the map version and copies the directory, which is O(number of
+ * segments), about 500 references for a million entries, independent of the entries. From then on,
+ * the first write into a bucket of a segment the snapshot can see copies that segment (16 KiB), and
+ * a write to an entry that the snapshot can reach first copies that entry and the chain in front of
+ * it (path copy), so the snapshot keeps seeing the buckets, entries, values and chains as they
+ * were; each segment and each entry is copied at most once per snapshot, because the copy carries
+ * the new version. The LRU list is not part of what snapshots read, so recency can be updated on
+ * any entry without copying.
  *
  * <p>Recency with second chance (CLOCK): the LRU list is ordered by the time each entry was last
  * linked at the front (insert or promotion); every link advances a tick and stamps the entry with
@@ -58,12 +61,34 @@ public final class CowLruMap {
     private static final int MIN_CAPACITY = 16;
     private static final int MAX_CAPACITY = 1 << 30;
 
+    /** log2 of {@link #SEGMENT_BUCKETS}. */
+    private static final int SEGMENT_SHIFT = 12;
+
+    /** Buckets per segment of tables at least this large; smaller tables are one segment. */
+    static final int SEGMENT_BUCKETS = 1 << SEGMENT_SHIFT;
+
     private final int maxEntries;
 
     /** Links at the front of the LRU list so far (inserts and promotions). */
     private long tick;
 
-    private CacheEntry[] table;
+    /**
+     * The bucket array as segments: bucket {@code i} is {@code segments[i >>> SEGMENT_SHIFT][i &
+     * segmentMask]}. A segment array that a running snapshot's directory may hold ({@code
+     * segmentVersions[s] < highestRequiredSnapshotVersion}) is never written: {@link #setBucket}
+     * copies it first.
+     */
+    private CacheEntry[][] segments;
+
+    /** The map version each segment array was created or copied at. */
+    private int[] segmentVersions;
+
+    /** Buckets in the table minus one (a power of two minus one). */
+    private int bucketMask;
+
+    /** Buckets per segment minus one. */
+    private int segmentMask;
+
     private int size;
     private int threshold;
 
@@ -73,32 +98,29 @@ public final class CowLruMap {
     /** The newest version any running snapshot still reads; 0 when no snapshot runs. */
     private volatile int highestRequiredSnapshotVersion;
 
-    /** Running snapshots: version -> the bucket array copy it reads. Guarded by itself. */
-    private final TreeMap<Integer, CacheEntry[]> snapshotVersions = new TreeMap<>();
-
-    /**
-     * The cleared bucket array of a released snapshot, reused by the next snapshot of the same
-     * table size so that the synchronous phase copies into memory it already has instead of
-     * allocating (and zeroing) a new array, which for large tables is a humongous allocation.
-     * Guarded by {@link #snapshotVersions}.
-     */
-    private CacheEntry[] spareBuckets;
+    /** Versions of the running snapshots. Guarded by itself. */
+    private final TreeSet<Integer> snapshotVersions = new TreeSet<>();
 
     /** Sentinel of the circular LRU list: {@code lru.lruNext} is the most recently used. */
     private final CacheEntry lru =
             new CacheEntry(null, null, null, null, 0, 0, null, false, 0, null);
 
+    /** Admission of blind writes while the map is full. */
+    private final BlindWriteAdmission blindWrites;
+
     private long evictions;
+    private long blindWritesRefused;
     private long copiesOnWrite;
+    private long segmentCopies;
 
     public CowLruMap(int maxEntries) {
         if (maxEntries <= 0) {
             throw new IllegalArgumentException("maxEntries must be positive: " + maxEntries);
         }
         this.maxEntries = maxEntries;
-        this.table = new CacheEntry[MIN_CAPACITY];
-        this.threshold = MIN_CAPACITY * 3 / 4;
+        this.blindWrites = new BlindWriteAdmission(maxEntries);
         this.mapVersion = 0;
+        allocateTable(MIN_CAPACITY);
         lru.lruNext = lru;
         lru.lruPrev = lru;
     }
@@ -119,7 +141,10 @@ public final class CowLruMap {
     /** Returns the live entry without changing recency, or null. */
     public CacheEntry peek(CacheOwner owner, Object key, Object namespace, Object userKey) {
         int h = hash(owner, key, namespace, userKey);
-        for (CacheEntry e = table[h & (table.length - 1)]; e != null; e = e.next) {
+        int idx = h & bucketMask;
+        for (CacheEntry e = segments[idx >>> SEGMENT_SHIFT][idx & segmentMask];
+                e != null;
+                e = e.next) {
             if (e.matches(owner, key, namespace, userKey, h)) {
                 return e;
             }
@@ -128,16 +153,18 @@ public final class CowLruMap {
     }
 
     /**
-     * Like {@link #peek}, for a thread other than the writer (queryable state): reads the bucket
-     * array once, changes nothing. Not synchronized with the writer, so an entry being inserted,
-     * copied or moved by a resize at that moment may be missed (the caller then asks the delegate,
-     * which has every clean value); never loops, never throws because of a concurrent write.
+     * Like {@link #peek}, for a thread other than the writer (queryable state): reads the
+     * directory, its mask and the bucket once each, changes nothing. Not synchronized with the
+     * writer, so an entry being inserted, copied or moved by a resize or a segment copy at that
+     * moment may be missed (the caller then asks the delegate, which has every clean value); never
+     * loops, never throws because of a concurrent write.
      */
     public CacheEntry peekFromOtherThread(
             CacheOwner owner, Object key, Object namespace, Object userKey) {
         int h = hash(owner, key, namespace, userKey);
-        CacheEntry[] buckets = table;
-        for (CacheEntry e = buckets[h & (buckets.length - 1)]; e != null; e = e.next) {
+        CacheEntry[][] directory = segments;
+        CacheEntry[] segment = directory[(h >>> SEGMENT_SHIFT) & (directory.length - 1)];
+        for (CacheEntry e = segment[h & (segment.length - 1)]; e != null; e = e.next) {
             if (e.matches(owner, key, namespace, userKey, h)) {
                 return e;
             }
@@ -171,9 +198,9 @@ public final class CowLruMap {
             boolean dirty)
             throws Exception {
         int h = hash(owner, key, namespace, userKey);
-        int idx = h & (table.length - 1);
-        // A new head never needs a copy: the old head is not written, the snapshot has its own
-        // array.
+        int idx = h & bucketMask;
+        // A new head never needs an entry copy: the old head is not written; setBucket copies
+        // the segment if a snapshot holds it.
         CacheEntry e =
                 new CacheEntry(
                         owner,
@@ -185,18 +212,32 @@ public final class CowLruMap {
                         value,
                         dirty,
                         mapVersion,
-                        table[idx]);
-        table[idx] = e;
+                        bucket(idx));
+        setBucket(idx, e);
         linkFront(e);
         size++;
         if (dirty) {
             owner.onDirtyChanged(e, true);
         }
-        if (size > threshold && table.length < MAX_CAPACITY) {
+        if (size > threshold && bucketMask + 1 < MAX_CAPACITY) {
             resize();
         }
         evictIfNeeded(e);
         return e;
+    }
+
+    /**
+     * Whether a write that reads nothing (a list append) to an identity that is not cached should
+     * take a cache slot: always while the map has room; when it is full (the insert would evict),
+     * only for an identity refused recently (see {@link BlindWriteAdmission}). A refused write goes
+     * straight to the delegate.
+     */
+    public boolean admitBlindWrite(CacheOwner owner, Object key, Object namespace) {
+        if (size < maxEntries || blindWrites.admit(hash(owner, key, namespace, null))) {
+            return true;
+        }
+        blindWritesRefused++;
+        return false;
     }
 
     /**
@@ -209,9 +250,9 @@ public final class CowLruMap {
         if (target.entryVersion >= required) {
             return target;
         }
-        int idx = target.hash & (table.length - 1);
+        int idx = target.hash & bucketMask;
         CacheEntry prev = null;
-        CacheEntry current = table[idx];
+        CacheEntry current = bucket(idx);
         while (current != target) {
             if (current == null) {
                 throw new IllegalStateException("Entry is not live: " + target);
@@ -284,9 +325,9 @@ public final class CowLruMap {
 
     /** Removes a live entry from the map and the LRU list; does not write it back. */
     public void remove(CacheEntry target) {
-        int idx = target.hash & (table.length - 1);
+        int idx = target.hash & bucketMask;
         CacheEntry prev = null;
-        CacheEntry current = table[idx];
+        CacheEntry current = bucket(idx);
         while (current != target) {
             if (current == null) {
                 throw new IllegalStateException("Entry is not live: " + target);
@@ -295,7 +336,7 @@ public final class CowLruMap {
             current = current.next;
         }
         if (prev == null) {
-            table[idx] = target.next;
+            setBucket(idx, target.next);
         } else {
             CacheEntry livePrev = writable(prev);
             livePrev.next = target.next;
@@ -308,10 +349,12 @@ public final class CowLruMap {
     /** Live entries that match the filter, in no particular order (a copy of the references). */
     public List<CacheEntry> liveEntries(Predicate<CacheEntry> filter) {
         List<CacheEntry> result = new ArrayList<>();
-        for (CacheEntry head : table) {
-            for (CacheEntry e = head; e != null; e = e.next) {
-                if (filter.test(e)) {
-                    result.add(e);
+        for (CacheEntry[] segment : segments) {
+            for (CacheEntry head : segment) {
+                for (CacheEntry e = head; e != null; e = e.next) {
+                    if (filter.test(e)) {
+                        result.add(e);
+                    }
                 }
             }
         }
@@ -323,46 +366,29 @@ public final class CowLruMap {
     // ------------------------------------------------------------------------------------------
 
     /**
-     * Freezes the current contents: O(buckets) (one array copy, into a released snapshot's array
-     * when one of this size is spare), copies no entry. Call {@link #release} after.
+     * Freezes the current contents: O(segments) (a copy of the segment directory), copies no bucket
+     * and no entry. Call {@link #release} after.
      */
     public CowSnapshot snapshot() {
         int version;
-        CacheEntry[] copy;
         synchronized (snapshotVersions) {
             version = ++mapVersion;
-            copy =
-                    spareBuckets != null && spareBuckets.length == table.length
-                            ? spareBuckets
-                            : null;
-            spareBuckets = null;
-            if (copy == null) {
-                copy = new CacheEntry[table.length];
-            }
-            snapshotVersions.put(version, copy);
+            snapshotVersions.add(version);
             highestRequiredSnapshotVersion = version;
         }
-        System.arraycopy(table, 0, copy, 0, table.length);
-        return new CowSnapshot(version, copy, size);
+        // every segment now has a version below the required one: none is written again
+        return new CowSnapshot(version, segments.clone(), size);
     }
 
     /**
      * Ends a snapshot; once none runs, writes stop copying. May be called from any thread, once the
-     * snapshot's view is no longer read (its bucket array is cleared here and reused).
+     * snapshot's view is no longer read.
      */
     public void release(int snapshotVersion) {
-        CacheEntry[] released;
         synchronized (snapshotVersions) {
-            released = snapshotVersions.remove(snapshotVersion);
+            snapshotVersions.remove(snapshotVersion);
             highestRequiredSnapshotVersion =
-                    snapshotVersions.isEmpty() ? 0 : snapshotVersions.lastKey();
-        }
-        if (released != null) {
-            // drop the references (they would keep evicted entries alive), then offer it
-            Arrays.fill(released, null);
-            synchronized (snapshotVersions) {
-                spareBuckets = released;
-            }
+                    snapshotVersions.isEmpty() ? 0 : snapshotVersions.last();
         }
     }
 
@@ -379,16 +405,29 @@ public final class CowLruMap {
     }
 
     public int bucketCount() {
-        return table.length;
+        return bucketMask + 1;
     }
 
     public long evictions() {
         return evictions;
     }
 
+    /** Blind writes refused by {@link #admitBlindWrite} (they went to the delegate). */
+    public long blindWritesRefused() {
+        return blindWritesRefused;
+    }
+
     /** Entries copied because a running snapshot could see them (for tests and metrics). */
     public long copiesOnWrite() {
         return copiesOnWrite;
+    }
+
+    /**
+     * Bucket segments copied because a running snapshot held them (for tests and metrics); at most
+     * one per segment per snapshot.
+     */
+    public long segmentCopies() {
+        return segmentCopies;
     }
 
     public int runningSnapshots() {
@@ -426,10 +465,44 @@ public final class CowLruMap {
         }
     }
 
+    private CacheEntry bucket(int idx) {
+        return segments[idx >>> SEGMENT_SHIFT][idx & segmentMask];
+    }
+
+    /** Writes a bucket, copying its segment first if a running snapshot may hold it. */
+    private void setBucket(int idx, CacheEntry head) {
+        int s = idx >>> SEGMENT_SHIFT;
+        CacheEntry[] segment = segments[s];
+        if (segmentVersions[s] < highestRequiredSnapshotVersion) {
+            segment = segment.clone();
+            segments[s] = segment;
+            segmentVersions[s] = mapVersion;
+            segmentCopies++;
+        }
+        segment[idx & segmentMask] = head;
+    }
+
+    /** Installs an empty table of {@code capacity} buckets (a power of two), all segments new. */
+    private void allocateTable(int capacity) {
+        int perSegment = Math.min(capacity, SEGMENT_BUCKETS);
+        int count = capacity / perSegment;
+        CacheEntry[][] fresh = new CacheEntry[count][];
+        for (int s = 0; s < count; s++) {
+            fresh[s] = new CacheEntry[perSegment];
+        }
+        int[] versions = new int[count];
+        Arrays.fill(versions, mapVersion);
+        segments = fresh;
+        segmentVersions = versions;
+        bucketMask = capacity - 1;
+        segmentMask = perSegment - 1;
+        threshold = capacity == MAX_CAPACITY ? Integer.MAX_VALUE : capacity / 4 * 3;
+    }
+
     private CacheEntry replaceWithCopy(CacheEntry original, CacheEntry livePrev, int idx) {
         CacheEntry copy = original.copy(mapVersion, original.next);
         if (livePrev == null) {
-            table[idx] = copy;
+            setBucket(idx, copy);
         } else {
             livePrev.next = copy;
         }
@@ -437,29 +510,30 @@ public final class CowLruMap {
         return copy;
     }
 
+    /** Doubles the table into new segments; a snapshot keeps the old ones. */
     private void resize() {
-        CacheEntry[] old = table;
-        CacheEntry[] grown = new CacheEntry[old.length * 2];
-        int mask = grown.length - 1;
+        CacheEntry[][] old = segments;
+        allocateTable((bucketMask + 1) * 2);
         int required = highestRequiredSnapshotVersion;
-        for (CacheEntry head : old) {
-            CacheEntry e = head;
-            while (e != null) {
-                CacheEntry following = e.next;
-                CacheEntry moved = e;
-                if (e.entryVersion < required) {
-                    // frozen: its 'next' must stay as the snapshot saw it
-                    moved = e.copy(mapVersion, null);
-                    takeLruPlace(e, moved);
+        for (CacheEntry[] segment : old) {
+            for (CacheEntry head : segment) {
+                CacheEntry e = head;
+                while (e != null) {
+                    CacheEntry following = e.next;
+                    CacheEntry moved = e;
+                    if (e.entryVersion < required) {
+                        // frozen: its 'next' must stay as the snapshot saw it
+                        moved = e.copy(mapVersion, null);
+                        takeLruPlace(e, moved);
+                    }
+                    int idx = moved.hash & bucketMask;
+                    moved.next = bucket(idx);
+                    // the segments are new (version mapVersion >= required): no copy
+                    segments[idx >>> SEGMENT_SHIFT][idx & segmentMask] = moved;
+                    e = following;
                 }
-                int idx = moved.hash & mask;
-                moved.next = grown[idx];
-                grown[idx] = moved;
-                e = following;
             }
         }
-        table = grown;
-        threshold = grown.length == MAX_CAPACITY ? Integer.MAX_VALUE : grown.length / 4 * 3;
     }
 
     /** The copy replaces the original in the LRU list (same recency); counts the copy. */
@@ -509,10 +583,10 @@ public final class CowLruMap {
         int inTable = 0;
         java.util.Set<CacheEntry> seen =
                 java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
-        for (int i = 0; i < table.length; i++) {
-            for (CacheEntry e = table[i]; e != null; e = e.next) {
+        for (int i = 0; i <= bucketMask; i++) {
+            for (CacheEntry e = bucket(i); e != null; e = e.next) {
                 inTable++;
-                if ((e.hash & (table.length - 1)) != i) {
+                if ((e.hash & bucketMask) != i) {
                     throw new IllegalStateException("entry in wrong bucket: " + e);
                 }
                 for (CacheEntry o = e.next; o != null; o = o.next) {

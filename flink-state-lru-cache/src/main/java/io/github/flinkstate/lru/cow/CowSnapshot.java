@@ -3,21 +3,21 @@ package io.github.flinkstate.lru.cow;
 import java.util.function.Consumer;
 
 /**
- * A frozen view of a {@link CowLruMap}: the bucket array as it was when the snapshot was taken.
- * Entries reachable from it never change (see {@link CacheEntry} invariants) until the snapshot is
- * released with {@link CowLruMap#release(int)}.
+ * A frozen view of a {@link CowLruMap}: its segment directory as it was when the snapshot was
+ * taken. The segments and the entries reachable from them never change (see {@link CacheEntry}
+ * invariants) until the snapshot is released with {@link CowLruMap#release(int)}.
  *
  * <p>Thread safety: may be read by one thread other than the map's writer.
  */
 public final class CowSnapshot {
 
     private final int version;
-    private final CacheEntry[] buckets;
+    private final CacheEntry[][] segments;
     private final int size;
 
-    CowSnapshot(int version, CacheEntry[] buckets, int size) {
+    CowSnapshot(int version, CacheEntry[][] segments, int size) {
         this.version = version;
-        this.buckets = buckets;
+        this.segments = segments;
         this.size = size;
     }
 
@@ -31,14 +31,16 @@ public final class CowSnapshot {
     }
 
     public int bucketCount() {
-        return buckets.length;
+        return segments.length * segments[0].length;
     }
 
     /** Visits every frozen entry (clean and dirty). */
     public void forEach(Consumer<CacheEntry> visitor) {
-        for (CacheEntry head : buckets) {
-            for (CacheEntry e = head; e != null; e = e.next) {
-                visitor.accept(e);
+        for (CacheEntry[] segment : segments) {
+            for (CacheEntry head : segment) {
+                for (CacheEntry e = head; e != null; e = e.next) {
+                    visitor.accept(e);
+                }
             }
         }
     }

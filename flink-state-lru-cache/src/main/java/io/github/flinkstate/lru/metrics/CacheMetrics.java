@@ -1,5 +1,6 @@
 package io.github.flinkstate.lru.metrics;
 
+import io.github.flinkstate.lru.cow.CowLruMap;
 import java.util.Map;
 import java.util.WeakHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -15,7 +16,7 @@ import org.apache.flink.runtime.metrics.groups.InternalOperatorMetricGroup;
  *       keyed backends of the task, averaged per second. Several operators of one task share a
  *       single gauge, which sums their counters.
  *   <li>On the operator, group {@code lruCache}: gauges {@code hits}, {@code misses}, {@code
- *       evictions}, {@code size} and {@code hitRatio}.
+ *       evictions}, {@code appendsNotAdmitted}, {@code size} and {@code hitRatio}.
  * </ul>
  *
  * <p>Thread safety: registration is synchronized; gauges are read by reporter threads.
@@ -28,16 +29,13 @@ public final class CacheMetrics {
 
     private CacheMetrics() {}
 
-    public static void register(
-            MetricGroup operatorGroup,
-            CacheStatistics stats,
-            Gauge<Integer> sizeGauge,
-            Gauge<Long> evictionsGauge) {
+    public static void register(MetricGroup operatorGroup, CacheStatistics stats, CowLruMap cache) {
         MetricGroup group = operatorGroup.addGroup("lruCache");
         group.gauge("hits", (Gauge<Long>) stats::hits);
         group.gauge("misses", (Gauge<Long>) stats::misses);
-        group.gauge("evictions", evictionsGauge);
-        group.gauge("size", sizeGauge);
+        group.gauge("evictions", (Gauge<Long>) cache::evictions);
+        group.gauge("appendsNotAdmitted", (Gauge<Long>) cache::blindWritesRefused);
+        group.gauge("size", (Gauge<Integer>) cache::size);
         group.gauge("hitRatio", (Gauge<Double>) stats::hitRatioPerSecond);
 
         if (operatorGroup instanceof InternalOperatorMetricGroup) {

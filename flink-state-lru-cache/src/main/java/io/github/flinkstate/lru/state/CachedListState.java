@@ -97,10 +97,19 @@ public final class CachedListState<K, N, V>
 
     @Override
     public void addAll(List<V> values) throws Exception {
-        checkElements(values);
-        if (!values.isEmpty()) {
-            appendAll(copyElementsForWrite(values));
+        Preconditions.checkNotNull(values, "List of values to add cannot be null.");
+        if (values.isEmpty()) {
+            return;
         }
+        CacheEntry e = lookupForWrite(null);
+        if (e == null && !cache.admitBlindWrite(this, context.currentKey(), currentNamespace)) {
+            // not cached and not admitted: the delegate checks, copies or serializes the
+            // elements itself, so nothing is copied here
+            DelegateWrites.append(delegateForCurrentKey(), values);
+            return;
+        }
+        checkElements(values);
+        appendTo(e, copyElementsForWrite(values));
     }
 
     @Override
@@ -170,11 +179,25 @@ public final class CachedListState<K, N, V>
     /**
      * Appends to the cached list, or to its pending appends; when this key's list is not cached, a
      * new entry holds the values as pending appends without reading the delegate (an append needs
-     * no read, and a cache that misses must cost little).
+     * no read), unless the cache is full and does not admit it (see {@link
+     * io.github.flinkstate.lru.cow.CowLruMap#admitBlindWrite}): then the values are appended to the
+     * delegate's list directly (RocksDB: one merge), so a cache that misses costs little.
      */
-    @SuppressWarnings("unchecked")
     private void appendAll(List<V> values) throws Exception {
         CacheEntry e = lookupForWrite(null);
+        if (e == null && !cache.admitBlindWrite(this, context.currentKey(), currentNamespace)) {
+            DelegateWrites.append(delegateForCurrentKey(), values);
+            return;
+        }
+        appendTo(e, values);
+    }
+
+    /**
+     * Appends {@code values} (the cache may keep the list) to the live entry {@code e} of the
+     * current key and namespace, or, if it is null, caches them as pending appends.
+     */
+    @SuppressWarnings("unchecked")
+    private void appendTo(CacheEntry e, List<V> values) throws Exception {
         if (e == null) {
             insert(null, new PendingAppends(values), true);
             return;
@@ -227,6 +250,9 @@ public final class CachedListState<K, N, V>
     /** A new modifiable list of the elements (copies if copy-values-on-write is on). */
     private List<V> copyElementsForWrite(List<V> values) {
         TypeSerializer<V> elements = elementSerializer();
+        if (!context.copyValuesOnWrite() || elements.isImmutableType()) {
+            return new ArrayList<>(values); // one array copy, no per-element call
+        }
         List<V> copy = new ArrayList<>(values.size());
         for (V v : values) {
             copy.add(copyForWrite(v, elements));

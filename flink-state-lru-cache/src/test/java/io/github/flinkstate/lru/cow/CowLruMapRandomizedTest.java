@@ -85,17 +85,44 @@ class CowLruMapRandomizedTest {
         runRound(42L, 1);
     }
 
+    /**
+     * A table of several bucket segments (12,270 entries first: 16,384 buckets, 4 segments, just
+     * below the resize threshold), which grows to 32,768 buckets while snapshots are open, so that
+     * segment copies, resizes under a snapshot and chains across segment copies are all exercised.
+     * Fewer steps than the small rounds: every step checks the whole map.
+     */
+    @Test
+    void tableOfSeveralSegmentsGrowsWhileSnapshotsAreOpen() throws Exception {
+        long seed = System.nanoTime();
+        try {
+            CowLruMap map = runRound(seed, 20_000, 14_000, 12_270, 600);
+            assertThat(map.bucketCount()).isEqualTo(32_768);
+        } catch (AssertionError | RuntimeException e) {
+            throw new AssertionError("failed with seed " + seed, e);
+        }
+    }
+
     private void runRound(long seed, int maxEntries) throws Exception {
-        LOG.info("seed {} maxEntries {}", seed, maxEntries);
+        runRound(seed, maxEntries, 1 + new Random(seed ^ 0x5DEECE66DL).nextInt(200), 0, 3000);
+    }
+
+    /** Runs random steps over keys {@code [0, keySpace)}, the first {@code prefill} cached. */
+    private CowLruMap runRound(long seed, int maxEntries, int keySpace, int prefill, int steps)
+            throws Exception {
+        LOG.info("seed {} maxEntries {} keySpace {}", seed, maxEntries, keySpace);
         Random random = new Random(seed);
         IntPrimitiveArraySerializer serializer = IntPrimitiveArraySerializer.INSTANCE;
         Target target = new Target();
         CowLruMap map = new CowLruMap(maxEntries);
         Map<Integer, int[]> model = new HashMap<>();
         Deque<OpenSnapshot> open = new ArrayDeque<>();
-        int keySpace = 1 + random.nextInt(200);
+        for (int key = 0; key < prefill; key++) {
+            int[] value = {key, -1};
+            map.insert(target, key, NS, null, 0, value, true);
+            model.put(key, value.clone());
+        }
 
-        for (int step = 0; step < 3000; step++) {
+        for (int step = 0; step < steps; step++) {
             int key = random.nextInt(keySpace);
             int op = random.nextInt(100);
             if (op < 35) {
@@ -170,6 +197,7 @@ class CowLruMapRandomizedTest {
         if (maxEntries < keySpace) {
             assertThat(map.evictions()).isPositive();
         }
+        return map;
     }
 
     private static CacheEntry readThrough(CowLruMap map, Target target, int key) throws Exception {

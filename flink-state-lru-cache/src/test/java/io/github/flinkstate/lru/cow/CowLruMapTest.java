@@ -3,7 +3,11 @@ package io.github.flinkstate.lru.cow;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** Unit tests of LRU order, write-back on eviction and copy-on-write counting. */
@@ -62,6 +66,71 @@ class CowLruMapTest {
         map.setValue(map.get(owner, 6, "ns", null), 60, true);
         assertThat(map.copiesOnWrite()).isEqualTo(released);
         map.checkInvariants();
+    }
+
+    @Test
+    void snapshotCopiesNoBucket_andAWriteCopiesOnlyItsSegmentOncePerSnapshot() throws Exception {
+        Recorder owner = new Recorder();
+        CowLruMap map = new CowLruMap(100_000);
+        for (int i = 0; i < 20_000; i++) {
+            map.insert(owner, i, "ns", null, 0, i, true);
+        }
+        int segments = map.bucketCount() / CowLruMap.SEGMENT_BUCKETS;
+        assertThat(segments).isGreaterThan(1);
+
+        CowSnapshot snapshot = map.snapshot();
+        assertThat(map.segmentCopies()).isZero();
+        // a new entry writes one bucket: its segment is copied once, the others stay shared
+        map.insert(owner, -1, "ns", null, 0, -1, true);
+        assertThat(map.segmentCopies()).isEqualTo(1);
+        // removing entries rewrites bucket heads all over the table: one copy per segment at most
+        for (int i = 0; i < 20_000; i += 2) {
+            map.remove(map.peek(owner, i, "ns", null));
+        }
+        assertThat(map.segmentCopies()).isBetween(2L, (long) segments);
+        long copies = map.segmentCopies();
+        for (int i = 1; i < 20_000; i += 4) {
+            map.remove(map.peek(owner, i, "ns", null));
+        }
+        assertThat(map.segmentCopies()).isEqualTo(copies);
+
+        // the snapshot still holds exactly the 20,000 entries it saw
+        Set<Object> seen = new HashSet<>();
+        snapshot.forEach(e -> seen.add(e.key()));
+        assertThat(seen).hasSize(20_000).doesNotContain(-1);
+        assertThat(snapshot.size()).isEqualTo(20_000);
+        map.release(snapshot.version());
+
+        // no snapshot runs: writes copy nothing
+        map.insert(owner, -2, "ns", null, 0, -2, true);
+        map.remove(map.peek(owner, 3, "ns", null));
+        assertThat(map.segmentCopies()).isEqualTo(copies);
+        map.checkInvariants();
+    }
+
+    @Test
+    void resizeDuringSnapshotLeavesTheSnapshotsSegmentsAlone() throws Exception {
+        Recorder owner = new Recorder();
+        CowLruMap map = new CowLruMap(100_000);
+        for (int i = 0; i < 6_000; i++) {
+            map.insert(owner, i, "ns", null, 0, i, true);
+        }
+        int bucketsBefore = map.bucketCount();
+        CowSnapshot snapshot = map.snapshot();
+        for (int i = 6_000; i < 30_000; i++) {
+            map.insert(owner, i, "ns", null, 0, i, true); // grows the table twice at least
+        }
+        map.setValue(map.get(owner, 7, "ns", null), 700, true);
+        assertThat(map.bucketCount()).isGreaterThanOrEqualTo(4 * bucketsBefore);
+        assertThat(snapshot.bucketCount()).isEqualTo(bucketsBefore);
+        Map<Object, Object> seen = new HashMap<>();
+        snapshot.forEach(e -> seen.put(e.key(), e.value()));
+        assertThat(seen).hasSize(6_000).containsEntry(7, 7);
+        map.release(snapshot.version());
+        map.checkInvariants();
+        for (int i = 0; i < 30_000; i++) {
+            assertThat(map.peek(owner, i, "ns", null).value()).isEqualTo(i == 7 ? 700 : i);
+        }
     }
 
     @Test

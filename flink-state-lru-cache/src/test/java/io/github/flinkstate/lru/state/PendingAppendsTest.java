@@ -120,10 +120,45 @@ class PendingAppendsTest {
                     list.add(round * 10 + key);
                 }
             }
+            // a full cache refuses first appends (they go to the delegate) and admits repeated
+            // ones (which evict): both paths append in order
+            assertThat(b.getCache().blindWritesRefused()).isPositive();
             assertThat(b.getCache().evictions()).isPositive();
             for (int key = 0; key < 5; key++) {
                 assertThat(read(b, key)).containsExactly(0L + key, 10L + key, 20L + key, 30L + key);
             }
+            b.getCache().checkInvariants();
+        }
+    }
+
+    @ParameterizedTest(name = "delegate {0}")
+    @ValueSource(strings = {"hashmap", "rocksdb"})
+    void aFullCacheSendsAFirstAppendToTheDelegate_andAdmitsTheNextOne(String delegate)
+            throws Exception {
+        try (KeyedBackendHarness h = new KeyedBackendHarness(tmp)) {
+            LruCacheKeyedStateBackend<Integer> b = cached(h, delegate, 2, null);
+            InternalListState<Integer, VoidNamespace, Long> list = state(b, LIST);
+            for (int key = 0; key < 2; key++) {
+                b.setCurrentKey(key);
+                list.add(100L + key); // room: cached as pending appends
+            }
+            assertThat(b.getCache().blindWritesRefused()).isZero();
+
+            b.setCurrentKey(7);
+            list.add(1L); // full: not admitted, appended to the delegate, nothing evicted
+            assertThat(b.getCache().blindWritesRefused()).isEqualTo(1);
+            assertThat(b.getCache().evictions()).isZero();
+            assertThat(b.getCache().liveEntries(e -> e.key().equals(7))).isEmpty();
+
+            b.setCurrentKey(7);
+            list.addAll(List.of(2L, 3L)); // appended again soon: admitted, evicts one entry
+            assertThat(b.getCache().blindWritesRefused()).isEqualTo(1);
+            assertThat(b.getCache().evictions()).isEqualTo(1);
+            assertThat(b.getCache().liveEntries(e -> e.key().equals(7))).hasSize(1);
+
+            assertThat(read(b, 7)).containsExactly(1L, 2L, 3L);
+            assertThat(read(b, 0)).containsExactly(100L);
+            assertThat(read(b, 1)).containsExactly(101L);
             b.getCache().checkInvariants();
         }
     }
