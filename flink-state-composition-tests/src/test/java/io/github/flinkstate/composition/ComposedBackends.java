@@ -50,6 +50,13 @@ final class ComposedBackends {
         return config;
     }
 
+    /** {@code state.backend.type: <the disaggregated factory>}: the backend on its own. */
+    static Configuration disaggregatedAlone(File dir) {
+        Configuration config = disaggregated(dir);
+        config.set(StateBackendOptions.STATE_BACKEND, DISAGGREGATED);
+        return config;
+    }
+
     /**
      * {@code state.backend.type: <our changelog factory>}, {@code state.backend.changelog.delegate:
      * <the disaggregated factory>}, {@code state.changelog.storage: dfs-batched} (our DSTL, files
