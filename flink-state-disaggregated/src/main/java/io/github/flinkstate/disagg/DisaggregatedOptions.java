@@ -1,5 +1,6 @@
 package io.github.flinkstate.disagg;
 
+import io.github.flinkstate.disagg.engine.sst.BlockCompression;
 import java.time.Duration;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
@@ -92,6 +93,19 @@ public final class DisaggregatedOptions {
                                     + " asynchronous phase; more threads shorten it on a DFS where each"
                                     + " file's copy waits on round trips. Between 1 and 64.");
 
+    public static final ConfigOption<BlockCompression> COMPRESSION =
+            ConfigOptions.key("state.backend.disaggregated.compression")
+                    .enumType(BlockCompression.class)
+                    .defaultValue(BlockCompression.NONE)
+                    .withDescription(
+                            "Compression of the data blocks of new engine files: NONE, or LZ4 (pure"
+                                    + " Java, from the lz4-java library that ships with Flink). LZ4 cuts"
+                                    + " the bytes written to and read from the primary storage, at some"
+                                    + " CPU cost per block read from storage or written (blocks in the"
+                                    + " memory cache are kept uncompressed). Blocks that LZ4 does not"
+                                    + " shrink by an eighth are stored as they are. Files written with"
+                                    + " either setting stay readable when it changes.");
+
     /** Every option of this class, in the order of the reference. */
     public static java.util.List<ConfigOption<?>> all() {
         return java.util.List.of(
@@ -101,7 +115,8 @@ public final class DisaggregatedOptions {
                 BLOCK_CACHE_SIZE,
                 BACKGROUND_THREADS,
                 TTL_PERIODIC_COMPACTION_TIME,
-                COPY_THREADS);
+                COPY_THREADS,
+                COMPRESSION);
     }
 
     /** Checks every option of this class; throws naming the first bad one. */

@@ -1,6 +1,7 @@
 package io.github.flinkstate.disagg.backend;
 
 import io.github.flinkstate.disagg.DisaggregatedOptions;
+import io.github.flinkstate.disagg.engine.sst.BlockCompression;
 import java.io.File;
 import java.io.IOException;
 import org.apache.flink.configuration.ReadableConfig;
@@ -25,6 +26,7 @@ import org.slf4j.LoggerFactory;
  * @param periodicCompactionMillis age after which a file is rewritten for the TTL compaction filter
  *     (0: never)
  * @param copyThreads files copied at once for a full checkpoint after a NO_CLAIM restore
+ * @param compression compression of the data blocks of new engine files
  */
 public record BackendSettings(
         Path primaryDir,
@@ -33,7 +35,8 @@ public record BackendSettings(
         long blockCacheBytes,
         int backgroundThreads,
         long periodicCompactionMillis,
-        int copyThreads) {
+        int copyThreads,
+        BlockCompression compression) {
 
     private static final Logger LOG = LoggerFactory.getLogger(BackendSettings.class);
 
@@ -74,7 +77,8 @@ public record BackendSettings(
                 options.get(DisaggregatedOptions.BLOCK_CACHE_SIZE).getBytes(),
                 options.get(DisaggregatedOptions.BACKGROUND_THREADS),
                 options.get(DisaggregatedOptions.TTL_PERIODIC_COMPACTION_TIME).toMillis(),
-                options.get(DisaggregatedOptions.COPY_THREADS));
+                options.get(DisaggregatedOptions.COPY_THREADS),
+                options.get(DisaggregatedOptions.COMPRESSION));
     }
 
     private static Path checkpointDirectory(Environment env) {

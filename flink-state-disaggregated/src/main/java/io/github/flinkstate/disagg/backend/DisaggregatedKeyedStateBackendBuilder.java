@@ -82,6 +82,7 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                             .blockCache(new BlockCache(settings.blockCacheBytes()))
                             .backgroundThreads(settings.backgroundThreads())
                             .copyThreads(settings.copyThreads())
+                            .compression(settings.compression())
                             .deletionPolicy(f -> f.createdHere() && ownership.obsolete(f.path()))
                             .compactionFilter(ttlFilters)
                             .bloomPrefix(KeyLayout::bloomPrefixLength)

@@ -131,7 +131,8 @@ public final class LsmStore implements AutoCloseable {
                         options.blockSize(),
                         options.bloomBitsPerKey(),
                         span,
-                        options.bloomPrefix());
+                        options.bloomPrefix(),
+                        options.compression());
         this.versions = new VersionSet(span, levels, this::onObsolete);
         this.reads = new ReadPath(readers, options.bloomPrefix());
         long opened = options.clock().getAsLong();
