@@ -106,6 +106,22 @@ public final class DisaggregatedOptions {
                                     + " shrink by an eighth are stored as they are. Files written with"
                                     + " either setting stay readable when it changes.");
 
+    public static final ConfigOption<Boolean> BACKGROUND_COPY =
+            ConfigOptions.key("state.backend.disaggregated.background-copy-after-restore")
+                    .booleanType()
+                    .defaultValue(true)
+                    .withDescription(
+                            "After a restore from files outside this job's directory (another job's"
+                                    + " retained checkpoint or a native savepoint), copy them into the"
+                                    + " primary directory in the background, with"
+                                    + " 'state.backend.disaggregated.copy-threads' threads, so that the"
+                                    + " full checkpoint Flink forces after a NO_CLAIM resume has nothing"
+                                    + " left to copy. Skipped when 'execution.state-recovery.claim-mode'"
+                                    + " is CLAIM in the configuration (the files are then the job's own);"
+                                    + " a claim mode set only on a submitted job graph is not visible"
+                                    + " here, so set this option to false for CLAIM resumes done that"
+                                    + " way to avoid the copy.");
+
     /** Every option of this class, in the order of the reference. */
     public static java.util.List<ConfigOption<?>> all() {
         return java.util.List.of(
@@ -116,7 +132,8 @@ public final class DisaggregatedOptions {
                 BACKGROUND_THREADS,
                 TTL_PERIODIC_COMPACTION_TIME,
                 COPY_THREADS,
-                COMPRESSION);
+                COMPRESSION,
+                BACKGROUND_COPY);
     }
 
     /** Checks every option of this class; throws naming the first bad one. */

@@ -26,12 +26,13 @@ class DisaggregatedFactoryOptionsTest {
         c.set(DisaggregatedOptions.TTL_PERIODIC_COMPACTION_TIME, Duration.ofHours(2));
         c.set(DisaggregatedOptions.COPY_THREADS, 7);
         c.set(DisaggregatedOptions.COMPRESSION, BlockCompression.LZ4);
+        c.set(DisaggregatedOptions.BACKGROUND_COPY, false);
         DisaggregatedStateBackend b =
                 new DisaggregatedStateBackendFactory()
                         .createFromConfig(c, getClass().getClassLoader());
         for (var option : DisaggregatedOptions.all()) {
             assertThat(b.option(option)).as(option.key()).isEqualTo(c.get(option));
         }
-        assertThat(DisaggregatedOptions.all()).hasSize(8);
+        assertThat(DisaggregatedOptions.all()).hasSize(9);
     }
 }

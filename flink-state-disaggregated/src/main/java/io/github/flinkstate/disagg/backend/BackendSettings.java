@@ -5,6 +5,8 @@ import io.github.flinkstate.disagg.engine.sst.BlockCompression;
 import java.io.File;
 import java.io.IOException;
 import org.apache.flink.configuration.ReadableConfig;
+import org.apache.flink.configuration.StateRecoveryOptions;
+import org.apache.flink.core.execution.RecoveryClaimMode;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.runtime.execution.Environment;
@@ -27,6 +29,9 @@ import org.slf4j.LoggerFactory;
  *     (0: never)
  * @param copyThreads files copied at once for a full checkpoint after a NO_CLAIM restore
  * @param compression compression of the data blocks of new engine files
+ * @param backgroundCopy whether restored files outside this job's directory are copied into it in
+ *     the background ({@code DisaggregatedOptions.BACKGROUND_COPY}, off when the configured claim
+ *     mode is CLAIM)
  */
 public record BackendSettings(
         Path primaryDir,
@@ -36,7 +41,8 @@ public record BackendSettings(
         int backgroundThreads,
         long periodicCompactionMillis,
         int copyThreads,
-        BlockCompression compression) {
+        BlockCompression compression,
+        boolean backgroundCopy) {
 
     private static final Logger LOG = LoggerFactory.getLogger(BackendSettings.class);
 
@@ -78,7 +84,11 @@ public record BackendSettings(
                 options.get(DisaggregatedOptions.BACKGROUND_THREADS),
                 options.get(DisaggregatedOptions.TTL_PERIODIC_COMPACTION_TIME).toMillis(),
                 options.get(DisaggregatedOptions.COPY_THREADS),
-                options.get(DisaggregatedOptions.COMPRESSION));
+                options.get(DisaggregatedOptions.COMPRESSION),
+                options.get(DisaggregatedOptions.BACKGROUND_COPY)
+                        && options.getOptional(StateRecoveryOptions.RESTORE_MODE)
+                                        .orElse(RecoveryClaimMode.NO_CLAIM)
+                                != RecoveryClaimMode.CLAIM);
     }
 
     private static Path checkpointDirectory(Environment env) {
