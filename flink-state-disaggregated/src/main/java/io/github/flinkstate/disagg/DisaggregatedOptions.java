@@ -1,5 +1,6 @@
 package io.github.flinkstate.disagg;
 
+import io.github.flinkstate.disagg.engine.sst.BlockCompression;
 import java.time.Duration;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
@@ -92,6 +93,35 @@ public final class DisaggregatedOptions {
                                     + " asynchronous phase; more threads shorten it on a DFS where each"
                                     + " file's copy waits on round trips. Between 1 and 64.");
 
+    public static final ConfigOption<BlockCompression> COMPRESSION =
+            ConfigOptions.key("state.backend.disaggregated.compression")
+                    .enumType(BlockCompression.class)
+                    .defaultValue(BlockCompression.NONE)
+                    .withDescription(
+                            "Compression of the data blocks of new engine files: NONE, or LZ4 (pure"
+                                    + " Java, from the lz4-java library that ships with Flink). LZ4 cuts"
+                                    + " the bytes written to and read from the primary storage, at some"
+                                    + " CPU cost per block read from storage or written (blocks in the"
+                                    + " memory cache are kept uncompressed). Blocks that LZ4 does not"
+                                    + " shrink by an eighth are stored as they are. Files written with"
+                                    + " either setting stay readable when it changes.");
+
+    public static final ConfigOption<Boolean> BACKGROUND_COPY =
+            ConfigOptions.key("state.backend.disaggregated.background-copy-after-restore")
+                    .booleanType()
+                    .defaultValue(true)
+                    .withDescription(
+                            "After a restore from files outside this job's directory (another job's"
+                                    + " retained checkpoint or a native savepoint), copy them into the"
+                                    + " primary directory in the background, with"
+                                    + " 'state.backend.disaggregated.copy-threads' threads, so that the"
+                                    + " full checkpoint Flink forces after a NO_CLAIM resume has nothing"
+                                    + " left to copy. Skipped when 'execution.state-recovery.claim-mode'"
+                                    + " is CLAIM in the configuration (the files are then the job's own);"
+                                    + " a claim mode set only on a submitted job graph is not visible"
+                                    + " here, so set this option to false for CLAIM resumes done that"
+                                    + " way to avoid the copy.");
+
     /** Every option of this class, in the order of the reference. */
     public static java.util.List<ConfigOption<?>> all() {
         return java.util.List.of(
@@ -101,7 +131,9 @@ public final class DisaggregatedOptions {
                 BLOCK_CACHE_SIZE,
                 BACKGROUND_THREADS,
                 TTL_PERIODIC_COMPACTION_TIME,
-                COPY_THREADS);
+                COPY_THREADS,
+                COMPRESSION,
+                BACKGROUND_COPY);
     }
 
     /** Checks every option of this class; throws naming the first bad one. */

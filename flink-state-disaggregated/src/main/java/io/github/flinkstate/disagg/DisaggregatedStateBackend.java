@@ -7,6 +7,7 @@ import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.IllegalConfigurationException;
 import org.apache.flink.configuration.ReadableConfig;
+import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
 import org.apache.flink.runtime.state.AbstractStateBackend;
@@ -48,6 +49,8 @@ public class DisaggregatedStateBackend extends AbstractStateBackend
         for (var option : DisaggregatedOptions.all()) {
             copy(config, merged, option);
         }
+        // the claim mode decides whether restored files are copied in the background
+        copy(config, merged, StateRecoveryOptions.RESTORE_MODE);
         merged.addAll(options);
         DisaggregatedStateBackend configured = new DisaggregatedStateBackend(merged);
         configured.latencyTrackingConfigBuilder = latencyTrackingConfigBuilder.configure(config);

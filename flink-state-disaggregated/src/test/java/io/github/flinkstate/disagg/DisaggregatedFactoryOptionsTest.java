@@ -2,6 +2,7 @@ package io.github.flinkstate.disagg;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.flinkstate.disagg.engine.sst.BlockCompression;
 import java.time.Duration;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.MemorySize;
@@ -24,12 +25,14 @@ class DisaggregatedFactoryOptionsTest {
         c.set(DisaggregatedOptions.BACKGROUND_THREADS, 1);
         c.set(DisaggregatedOptions.TTL_PERIODIC_COMPACTION_TIME, Duration.ofHours(2));
         c.set(DisaggregatedOptions.COPY_THREADS, 7);
+        c.set(DisaggregatedOptions.COMPRESSION, BlockCompression.LZ4);
+        c.set(DisaggregatedOptions.BACKGROUND_COPY, false);
         DisaggregatedStateBackend b =
                 new DisaggregatedStateBackendFactory()
                         .createFromConfig(c, getClass().getClassLoader());
         for (var option : DisaggregatedOptions.all()) {
             assertThat(b.option(option)).as(option.key()).isEqualTo(c.get(option));
         }
-        assertThat(DisaggregatedOptions.all()).hasSize(7);
+        assertThat(DisaggregatedOptions.all()).hasSize(9);
     }
 }

@@ -5,6 +5,7 @@ import io.github.flinkstate.disagg.engine.LsmStore;
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.iterator.LsmIterator;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
+import io.github.flinkstate.disagg.engine.sst.BlockCompression;
 import io.github.flinkstate.testing.fs.FsOp;
 import io.github.flinkstate.testing.fs.InjectingFileSystem;
 import io.github.flinkstate.testing.fs.Latency;
@@ -103,6 +104,17 @@ public class RemoteReadBenchmark {
     @Param({"100"})
     public int bandwidthMBps;
 
+    /** Block compression of the store's files ({@code NONE} or {@code LZ4}). */
+    @Param({"NONE"})
+    public String compression;
+
+    /**
+     * Random bytes at the start of each value (the rest are zeros): 0 makes values almost free to
+     * compress; half the value length is closer to serialized records.
+     */
+    @Param({"0"})
+    public int randomValueBytes;
+
     private File dir;
     private InjectingFileSystem fs;
     private LsmStore store;
@@ -129,16 +141,30 @@ public class RemoteReadBenchmark {
                                 fs,
                                 new Path(new File(dir, "db").toURI()),
                                 KeyGroupSpan.of(0, KeyGroupSpan.MAX_KEY_GROUP))
-                        .blockCache(new BlockCache((long) cacheMiB << 20));
+                        .blockCache(new BlockCache((long) cacheMiB << 20))
+                        .compression(BlockCompression.valueOf(compression));
         store = LsmStore.open(options);
         byte[] value = new byte[valueBytes];
+        SplittableRandom valueBytesRandom = new SplittableRandom(42);
         for (int i = 0; i < keyCount; i++) {
+            for (int b = 0; b < Math.min(randomValueBytes, valueBytes); b++) {
+                value[b] = (byte) valueBytesRandom.nextInt(256);
+            }
             value[0] = (byte) i;
             store.put(key(i), value);
             entriesPerGroup[(int) ((i / USER_KEYS) % KEY_GROUPS)]++;
         }
         store.flush();
         store.compactAll();
+        long fileBytes = 0;
+        for (File f : java.util.Objects.requireNonNull(new File(dir, "db").listFiles())) {
+            if (f.getName().endsWith(".sst")) {
+                fileBytes += f.length();
+            }
+        }
+        System.out.printf(
+                "%n[RemoteReadBenchmark] compression %s, random value bytes %d: SST files %,d bytes%n",
+                compression, randomValueBytes, fileBytes);
         fs.latency(FsOp.READ, Latency.fixed(Duration.ofMillis(readLatencyMs)));
         fs.latency(FsOp.OPEN, Latency.fixed(Duration.ofMillis(readLatencyMs)));
         fs.latency(FsOp.STATUS, Latency.fixed(Duration.ofMillis(readLatencyMs)));

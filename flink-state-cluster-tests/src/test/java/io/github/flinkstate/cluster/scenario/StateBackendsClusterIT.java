@@ -246,7 +246,10 @@ class StateBackendsClusterIT {
     @ParameterizedTest(name = "{0}")
     @EnumSource(mode = EnumSource.Mode.EXCLUDE, names = "ROCKSDB")
     void canonicalSavepointToRocksDbAndBack(Backend backend) throws Exception {
-        JobInput input = new JobInput(60_000, KEYS, BLOCK);
+        // three jobs share one input, the first two stopping after two checkpoints each: twice the
+        // input of the other scenarios, so that slow first checkpoints of a cold cluster (seen:
+        // 7.5 s) do not leave the second job too little input to complete its two
+        JobInput input = new JobInput(120_000, KEYS, BLOCK);
         try (Scenario s =
                 scenario(backend, "savepoint", "canonical savepoint -> stock RocksDB -> back")) {
             run(

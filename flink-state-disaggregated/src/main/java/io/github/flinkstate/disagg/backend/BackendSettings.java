@@ -1,9 +1,12 @@
 package io.github.flinkstate.disagg.backend;
 
 import io.github.flinkstate.disagg.DisaggregatedOptions;
+import io.github.flinkstate.disagg.engine.sst.BlockCompression;
 import java.io.File;
 import java.io.IOException;
 import org.apache.flink.configuration.ReadableConfig;
+import org.apache.flink.configuration.StateRecoveryOptions;
+import org.apache.flink.core.execution.RecoveryClaimMode;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.runtime.execution.Environment;
@@ -25,6 +28,10 @@ import org.slf4j.LoggerFactory;
  * @param periodicCompactionMillis age after which a file is rewritten for the TTL compaction filter
  *     (0: never)
  * @param copyThreads files copied at once for a full checkpoint after a NO_CLAIM restore
+ * @param compression compression of the data blocks of new engine files
+ * @param backgroundCopy whether restored files outside this job's directory are copied into it in
+ *     the background ({@code DisaggregatedOptions.BACKGROUND_COPY}, off when the configured claim
+ *     mode is CLAIM)
  */
 public record BackendSettings(
         Path primaryDir,
@@ -33,7 +40,9 @@ public record BackendSettings(
         long blockCacheBytes,
         int backgroundThreads,
         long periodicCompactionMillis,
-        int copyThreads) {
+        int copyThreads,
+        BlockCompression compression,
+        boolean backgroundCopy) {
 
     private static final Logger LOG = LoggerFactory.getLogger(BackendSettings.class);
 
@@ -74,7 +83,12 @@ public record BackendSettings(
                 options.get(DisaggregatedOptions.BLOCK_CACHE_SIZE).getBytes(),
                 options.get(DisaggregatedOptions.BACKGROUND_THREADS),
                 options.get(DisaggregatedOptions.TTL_PERIODIC_COMPACTION_TIME).toMillis(),
-                options.get(DisaggregatedOptions.COPY_THREADS));
+                options.get(DisaggregatedOptions.COPY_THREADS),
+                options.get(DisaggregatedOptions.COMPRESSION),
+                options.get(DisaggregatedOptions.BACKGROUND_COPY)
+                        && options.getOptional(StateRecoveryOptions.RESTORE_MODE)
+                                        .orElse(RecoveryClaimMode.NO_CLAIM)
+                                != RecoveryClaimMode.CLAIM);
     }
 
     private static Path checkpointDirectory(Environment env) {

@@ -1,5 +1,6 @@
 package io.github.flinkstate.disagg.backend;
 
+import io.github.flinkstate.disagg.backend.restore.InheritedFileCopier;
 import io.github.flinkstate.disagg.backend.savepoint.CanonicalSavepointResources;
 import io.github.flinkstate.disagg.backend.snapshot.DisaggSnapshotOperation;
 import io.github.flinkstate.disagg.backend.state.AbstractDisaggState;
@@ -137,6 +138,11 @@ public final class DisaggregatedKeyedStateBackend<K> extends AbstractKeyedStateB
     public void setCurrentKeyAndKeyGroup(K newKey, int newKeyGroupIndex) {
         super.setCurrentKeyAndKeyGroup(newKey, newKeyGroupIndex);
         currentKeyBytes = null;
+    }
+
+    /** The background copy of restored files of another job (done at once when there is none). */
+    public InheritedFileCopier inheritedCopy() {
+        return snapshots.inheritedCopy();
     }
 
     @Override

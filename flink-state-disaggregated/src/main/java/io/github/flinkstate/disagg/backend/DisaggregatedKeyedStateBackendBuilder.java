@@ -3,6 +3,7 @@ package io.github.flinkstate.disagg.backend;
 import io.github.flinkstate.disagg.backend.metrics.CheckpointFigures;
 import io.github.flinkstate.disagg.backend.metrics.DisaggMetrics;
 import io.github.flinkstate.disagg.backend.restore.DisaggRestoreOperation;
+import io.github.flinkstate.disagg.backend.restore.InheritedFileCopier;
 import io.github.flinkstate.disagg.backend.savepoint.CanonicalRestoreOperation;
 import io.github.flinkstate.disagg.backend.snapshot.DisaggSnapshotOperation;
 import io.github.flinkstate.disagg.backend.snapshot.FileOwnership;
@@ -11,12 +12,16 @@ import io.github.flinkstate.disagg.engine.LsmOptions;
 import io.github.flinkstate.disagg.engine.LsmStore;
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.core.fs.CloseableRegistry;
+import org.apache.flink.core.fs.Path;
+import org.apache.flink.metrics.Gauge;
 import org.apache.flink.runtime.execution.Environment;
 import org.apache.flink.runtime.state.BackendBuildingException;
 import org.apache.flink.runtime.state.HeapPriorityQueuesManager;
@@ -82,6 +87,7 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                             .blockCache(new BlockCache(settings.blockCacheBytes()))
                             .backgroundThreads(settings.backgroundThreads())
                             .copyThreads(settings.copyThreads())
+                            .compression(settings.compression())
                             .deletionPolicy(f -> f.createdHere() && ownership.obsolete(f.path()))
                             .compactionFilter(ttlFilters)
                             .bloomPrefix(KeyLayout::bloomPrefixLength)
@@ -120,6 +126,18 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
             DisaggMetrics.register(
                     parameters.getMetricGroup(), store, lastCheckpoint, restoreNanos);
             Map<String, StreamStateHandle> restored = new HashMap<>(restoredFiles);
+            InheritedFileCopier inheritedCopy =
+                    settings.backgroundCopy()
+                            ? InheritedFileCopier.start(
+                                    store,
+                                    outside(restoredFiles.keySet(), settings.primaryDir()),
+                                    2 * settings.copyThreads(),
+                                    settings.primaryDir().getName())
+                            : InheritedFileCopier.none();
+            parameters
+                    .getMetricGroup()
+                    .addGroup("disaggregated")
+                    .gauge("inheritedFilesToCopy", (Gauge<Integer>) inheritedCopy::filesLeft);
             return new DisaggregatedKeyedStateBackend<>(
                     parameters.getKvStateRegistry(),
                     keySerializer,
@@ -146,7 +164,8 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                                     reg,
                                     ownership,
                                     restored,
-                                    lastCheckpoint));
+                                    lastCheckpoint,
+                                    inheritedCopy));
         } catch (Exception e) {
             IOUtils.closeQuietly(store);
             throw new BackendBuildingException(
@@ -156,5 +175,22 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                             + e.getMessage(),
                     e);
         }
+    }
+
+    /**
+     * The restored files that lie outside this job's directory of engine files (the parent of
+     * {@code primaryDir}, which holds one folder per operator): another job's checkpoint or a
+     * savepoint, which a NO_CLAIM resume may not reference in its first checkpoint.
+     */
+    static List<String> outside(Collection<String> restoredFiles, Path primaryDir) {
+        Path jobDir = primaryDir.getParent() != null ? primaryDir.getParent() : primaryDir;
+        String prefix = jobDir.toString().endsWith("/") ? jobDir.toString() : jobDir + "/";
+        List<String> result = new ArrayList<>();
+        for (String f : restoredFiles) {
+            if (!new Path(f).toString().startsWith(prefix)) {
+                result.add(f);
+            }
+        }
+        return result;
     }
 }

@@ -4,6 +4,7 @@ import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.compaction.CompactionFilter;
 import io.github.flinkstate.disagg.engine.fs.FileDeletionPolicy;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
+import io.github.flinkstate.disagg.engine.sst.BlockCompression;
 import io.github.flinkstate.disagg.engine.sst.SstReader;
 import java.util.Objects;
 import java.util.function.LongSupplier;
@@ -37,6 +38,7 @@ public final class LsmOptions {
     private boolean backgroundCompaction = true;
     private int backgroundThreads = 2;
     private int copyThreads = 4;
+    private BlockCompression compression = BlockCompression.NONE;
     private CompactionFilter.Factory compactionFilter = CompactionFilter.Factory.NONE;
     private ToIntFunction<byte[]> bloomPrefix;
     private long periodicCompactionMillis;
@@ -74,6 +76,7 @@ public final class LsmOptions {
         o.backgroundCompaction = backgroundCompaction;
         o.backgroundThreads = backgroundThreads;
         o.copyThreads = copyThreads;
+        o.compression = compression;
         o.compactionFilter = compactionFilter;
         o.bloomPrefix = bloomPrefix;
         o.periodicCompactionMillis = periodicCompactionMillis;
@@ -267,6 +270,16 @@ public final class LsmOptions {
             throw new IllegalArgumentException("background threads must be 1 or 2: " + v);
         }
         backgroundThreads = v;
+        return this;
+    }
+
+    /** Compression of the data blocks of new files. Default {@link BlockCompression#NONE}. */
+    public BlockCompression compression() {
+        return compression;
+    }
+
+    public LsmOptions compression(BlockCompression c) {
+        compression = java.util.Objects.requireNonNull(c);
         return this;
     }
 

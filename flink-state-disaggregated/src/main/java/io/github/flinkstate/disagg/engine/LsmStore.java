@@ -131,7 +131,8 @@ public final class LsmStore implements AutoCloseable {
                         options.blockSize(),
                         options.bloomBitsPerKey(),
                         span,
-                        options.bloomPrefix());
+                        options.bloomPrefix(),
+                        options.compression());
         this.versions = new VersionSet(span, levels, this::onObsolete);
         this.reads = new ReadPath(readers, options.bloomPrefix());
         long opened = options.clock().getAsLong();
@@ -690,6 +691,10 @@ public final class LsmStore implements AutoCloseable {
         } finally {
             pool.shutdownNow();
             if (!swapped) {
+                // an interrupted caller still waits for the copy threads (so that no copy is
+                // written after it was deleted below) and deletes with the flag cleared (file
+                // systems may refuse calls of an interrupted thread); the flag is set again after
+                boolean interrupted = Thread.interrupted();
                 try {
                     if (!pool.awaitTermination(30, TimeUnit.SECONDS)) {
                         LOG.warn(
@@ -697,7 +702,7 @@ public final class LsmStore implements AutoCloseable {
                                 options.primaryDir());
                     }
                 } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
+                    interrupted = true;
                 }
                 for (Path t : targets) {
                     if (!done.containsValue(t.toString())) {
@@ -707,6 +712,9 @@ public final class LsmStore implements AutoCloseable {
                             LOG.warn("Could not delete the unused copy {}", t, e);
                         }
                     }
+                }
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
                 }
             }
         }

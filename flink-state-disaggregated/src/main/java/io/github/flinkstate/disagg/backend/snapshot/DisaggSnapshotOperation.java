@@ -2,6 +2,7 @@ package io.github.flinkstate.disagg.backend.snapshot;
 
 import io.github.flinkstate.disagg.backend.RegisteredKvState;
 import io.github.flinkstate.disagg.backend.metrics.CheckpointFigures;
+import io.github.flinkstate.disagg.backend.restore.InheritedFileCopier;
 import io.github.flinkstate.disagg.backend.timer.TimerSnapshotFormat;
 import io.github.flinkstate.disagg.engine.LsmSnapshot;
 import io.github.flinkstate.disagg.engine.LsmStore;
@@ -94,6 +95,7 @@ public final class DisaggSnapshotOperation<K> {
     private final CheckpointFigures figures;
     private final UUID backendId = UUID.randomUUID();
     private final Set<String> everReferenced = ConcurrentHashMap.newKeySet();
+    private final InheritedFileCopier inheritedCopy;
 
     public DisaggSnapshotOperation(
             LsmStore store,
@@ -104,8 +106,10 @@ public final class DisaggSnapshotOperation<K> {
             CloseableRegistry cancelStreamRegistry,
             FileOwnership ownership,
             Map<String, StreamStateHandle> restoredHandles,
-            CheckpointFigures figures) {
+            CheckpointFigures figures,
+            InheritedFileCopier inheritedCopy) {
         this.store = store;
+        this.inheritedCopy = inheritedCopy;
         this.figures = figures;
         this.keySerializer = keySerializer;
         this.keyGroupRange = keyGroupRange;
@@ -183,6 +187,17 @@ public final class DisaggSnapshotOperation<K> {
             // that an earlier checkpoint (or the restored one) named into a fresh copy first
             LsmSnapshot original = engineSnapshot;
             Map<String, String> moved = new HashMap<>();
+            if (!inheritedCopy.isDone()) {
+                // the background copy is copying the same files: let it finish them (the loop
+                // below then finds them no longer live, retakes the snapshot and copies nothing)
+                long waitStart = System.nanoTime();
+                inheritedCopy.awaitDone();
+                LOG.info(
+                        "Full checkpoint {} waited {} ms for the background copy of inherited"
+                                + " files",
+                        checkpointId,
+                        (System.nanoTime() - waitStart) / 1_000_000);
+            }
             // a compaction may replace a file between the snapshot and its rehome: retake the
             // snapshot until it names no earlier referenced file
             for (int round = 0; ; round++) {
@@ -405,6 +420,11 @@ public final class DisaggSnapshotOperation<K> {
                         full.getCheckpointedSize()));
     }
 
+    /** The background copy of inherited files this operation's full checkpoints wait for. */
+    public InheritedFileCopier inheritedCopy() {
+        return inheritedCopy;
+    }
+
     public void notifyCheckpointComplete(long checkpointId) {
         ownership.completed(checkpointId);
     }
@@ -420,6 +440,8 @@ public final class DisaggSnapshotOperation<K> {
      * the dispose), and otherwise left to Flink's registry.
      */
     public void close() {
+        // stop the background copy before the store: its unfinished copies are deleted
+        inheritedCopy.close();
         // close first: it waits for a running flush or compaction, whose output must be listed
         store.close();
         for (String f : store.liveFiles()) {

@@ -7,6 +7,7 @@ import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.key.KeyRange;
 import io.github.flinkstate.disagg.engine.key.Versioned;
 import io.github.flinkstate.disagg.engine.memtable.Memtable;
+import io.github.flinkstate.disagg.engine.sst.BlockCompression;
 import io.github.flinkstate.disagg.engine.sst.PrefixTombstone;
 import io.github.flinkstate.disagg.engine.sst.SstFooter;
 import io.github.flinkstate.disagg.engine.sst.SstWriter;
@@ -33,16 +34,22 @@ public final class SstOutputs {
     private final int bloomBitsPerKey;
     private final KeyGroupSpan span;
     private final ToIntFunction<byte[]> bloomPrefix;
+    private final BlockCompression compression;
 
-    /** {@code bloomPrefix}: null, or the store's {@code LsmOptions.bloomPrefix}. */
+    /**
+     * {@code bloomPrefix}: null, or the store's {@code LsmOptions.bloomPrefix}; {@code
+     * compression}: the store's {@code LsmOptions.compression}.
+     */
     public SstOutputs(
             FileSystem fs,
             FileNames names,
             int blockSize,
             int bloomBitsPerKey,
             KeyGroupSpan span,
-            ToIntFunction<byte[]> bloomPrefix) {
+            ToIntFunction<byte[]> bloomPrefix,
+            BlockCompression compression) {
         this.bloomPrefix = bloomPrefix;
+        this.compression = compression;
         this.fs = fs;
         this.names = names;
         this.blockSize = blockSize;
@@ -58,7 +65,14 @@ public final class SstOutputs {
     /** A writer for a new file; tombstones are tracked so they can go into the manifest. */
     public Output create() throws IOException {
         return new Output(
-                new SstWriter(fs, names.nextSst(), blockSize, bloomBitsPerKey, span, bloomPrefix));
+                new SstWriter(
+                        fs,
+                        names.nextSst(),
+                        blockSize,
+                        bloomBitsPerKey,
+                        span,
+                        bloomPrefix,
+                        compression));
     }
 
     /**

@@ -14,10 +14,16 @@ public final class SstFormat {
     public static final long MAGIC = 0x4449534147535354L;
 
     /**
-     * Format version written by this code: the footer ends with a flags byte ({@link
-     * #FLAG_BLOOM_PREFIXES}); data blocks as in version 2.
+     * Format version written by this code: every data block is stored with a codec byte, and
+     * optionally compressed ({@link BlockCompression}); otherwise as version 3.
      */
-    public static final byte VERSION = 3;
+    public static final byte VERSION = 4;
+
+    /**
+     * The footer ends with a flags byte ({@link #FLAG_BLOOM_PREFIXES}); data blocks as in version
+     * 2. Still readable.
+     */
+    public static final byte VERSION_3 = 3;
 
     /** Data blocks end with an entry offset array; no footer flags. Still readable. */
     public static final byte VERSION_2 = 2;
@@ -26,9 +32,9 @@ public final class SstFormat {
     public static final byte VERSION_1 = 1;
 
     /**
-     * Footer flag (version 3): the bloom filter also holds the key prefixes the store's bloom
-     * prefix function returned, so a scan of such a prefix may skip the file when the filter says
-     * no.
+     * Footer flag (version 3 and later): the bloom filter also holds the key prefixes the store's
+     * bloom prefix function returned, so a scan of such a prefix may skip the file when the filter
+     * says no.
      */
     public static final int FLAG_BLOOM_PREFIXES = 1;
 

@@ -204,6 +204,11 @@ public final class SstReader {
         return lo;
     }
 
+    /** The handle of data block {@code i} (its stored length; for tests). */
+    BlockHandle blockHandle(int i) {
+        return blocks[i];
+    }
+
     /** A cursor over data block {@code i} (through the block cache). */
     DataBlock.Cursor cursor(int i) throws IOException {
         return new DataBlock.Cursor(payload(i), version, name, blocks[i].offset());
@@ -214,8 +219,12 @@ public final class SstReader {
         return cached.get(i, loader);
     }
 
+    /** Reads, verifies and (version 4) decompresses data block {@code i}. */
     private byte[] readBlock(int i) throws IOException {
-        return readVerified(blocks[i]);
+        byte[] verified = readVerified(blocks[i]);
+        return version >= 4
+                ? BlockCompression.decode(verified, name, blocks[i].offset())
+                : verified;
     }
 
     /** Point lookup: the entry for exactly {@code key} in this file, or null. */

@@ -42,8 +42,10 @@ public final class SstWriter implements AutoCloseable {
     private final KeyGroupSpan span;
     private final int version;
     private final ToIntFunction<byte[]> bloomPrefix;
+    private final BlockCompression compression;
     private final FSDataOutputStream out;
     private final ByteWriter block = new ByteWriter(8192);
+    private final ByteWriter stored = new ByteWriter(8192);
     private final ByteWriter index = new ByteWriter(1024);
     private final List<PrefixTombstone> tombstones = new ArrayList<>();
     private long[] hashes = new long[1024];
@@ -64,7 +66,15 @@ public final class SstWriter implements AutoCloseable {
     public SstWriter(
             FileSystem fs, Path path, int blockSize, int bloomBitsPerKey, KeyGroupSpan span)
             throws IOException {
-        this(fs, path, blockSize, bloomBitsPerKey, span, null, SstFormat.VERSION);
+        this(
+                fs,
+                path,
+                blockSize,
+                bloomBitsPerKey,
+                span,
+                null,
+                BlockCompression.NONE,
+                SstFormat.VERSION);
     }
 
     /**
@@ -80,7 +90,36 @@ public final class SstWriter implements AutoCloseable {
             KeyGroupSpan span,
             ToIntFunction<byte[]> bloomPrefix)
             throws IOException {
-        this(fs, path, blockSize, bloomBitsPerKey, span, bloomPrefix, SstFormat.VERSION);
+        this(
+                fs,
+                path,
+                blockSize,
+                bloomBitsPerKey,
+                span,
+                bloomPrefix,
+                BlockCompression.NONE,
+                SstFormat.VERSION);
+    }
+
+    /** As above, with the data blocks compressed by {@code compression}. */
+    public SstWriter(
+            FileSystem fs,
+            Path path,
+            int blockSize,
+            int bloomBitsPerKey,
+            KeyGroupSpan span,
+            ToIntFunction<byte[]> bloomPrefix,
+            BlockCompression compression)
+            throws IOException {
+        this(
+                fs,
+                path,
+                blockSize,
+                bloomBitsPerKey,
+                span,
+                bloomPrefix,
+                compression,
+                SstFormat.VERSION);
     }
 
     /** Writes an older format version; only for compatibility tests. */
@@ -93,14 +132,39 @@ public final class SstWriter implements AutoCloseable {
             ToIntFunction<byte[]> bloomPrefix,
             int version)
             throws IOException {
+        this(
+                fs,
+                path,
+                blockSize,
+                bloomBitsPerKey,
+                span,
+                bloomPrefix,
+                BlockCompression.NONE,
+                version);
+    }
+
+    private SstWriter(
+            FileSystem fs,
+            Path path,
+            int blockSize,
+            int bloomBitsPerKey,
+            KeyGroupSpan span,
+            ToIntFunction<byte[]> bloomPrefix,
+            BlockCompression compression,
+            int version)
+            throws IOException {
         if (version < SstFormat.VERSION_1 || version > SstFormat.VERSION) {
             throw new IllegalArgumentException("cannot write SST version " + version);
         }
         if (bloomPrefix != null && version < 3) {
             throw new IllegalArgumentException("SST version " + version + " has no bloom prefixes");
         }
+        if (compression != BlockCompression.NONE && version < 4) {
+            throw new IllegalArgumentException("SST version " + version + " has no compression");
+        }
         this.version = version;
         this.bloomPrefix = bloomPrefix;
+        this.compression = compression;
         this.fs = fs;
         this.path = path;
         this.blockSize = blockSize;
@@ -334,7 +398,13 @@ public final class SstWriter implements AutoCloseable {
             DataBlock.encodeOffsets(block, entryOffsets, blockEntries);
         }
         blockEntries = 0;
-        BlockHandle h = writeBlock(block);
+        BlockHandle h;
+        if (version >= 4) {
+            compression.encode(block.array(), block.length(), stored);
+            h = writeBlock(stored);
+        } else {
+            h = writeBlock(block);
+        }
         index.bytes(lastKey);
         index.varint(h.offset());
         index.varint(h.length());

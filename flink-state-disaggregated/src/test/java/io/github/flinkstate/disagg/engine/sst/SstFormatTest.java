@@ -179,8 +179,13 @@ class SstFormatTest {
     }
 
     @Test
-    void version3_current_roundTrip() throws Exception {
-        assertThat(SstFormat.VERSION).isEqualTo((byte) 3);
+    void version4_current_roundTrip() throws Exception {
+        assertThat(SstFormat.VERSION).isEqualTo((byte) 4);
+        checkVersionRoundTrip(4, "v4.sst");
+    }
+
+    @Test
+    void version3_filesRemainReadable() throws Exception {
         checkVersionRoundTrip(3, "v3.sst");
     }
 
@@ -240,9 +245,9 @@ class SstFormatTest {
 
     @Test
     void version2_dataBlockLayout_matchesSpec() throws Exception {
-        // the worked example of docs/format/disagg-sst.md
+        // the worked example of docs/format/disagg-sst.md (versions 2 and 3 store blocks alike)
         Path path = new Path(new Path(tmp.toURI()), "ex.sst");
-        SstWriter w = new SstWriter(fs, path, 4096, 10, KeyGroupSpan.of(0, 3));
+        SstWriter w = new SstWriter(fs, path, 4096, 10, KeyGroupSpan.of(0, 3), null, 3);
         w.add(new byte[] {0, 1, 0, 0x37}, 1, EntryType.PUT, new byte[] {0x76});
         w.finish(null);
         byte[] file = java.nio.file.Files.readAllBytes(new File(path.toUri()).toPath());
@@ -256,6 +261,129 @@ class SstFormatTest {
                                 | ((file[19] & 0xFF) << 8)
                                 | (file[20] & 0xFF))
                 .isEqualTo(crc);
+    }
+
+    @Test
+    void version4_storedBlockStartsWithItsCodec_matchesSpec() throws Exception {
+        // the version-4 worked example: codec byte 0, then the version-2 payload
+        Path path = new Path(new Path(tmp.toURI()), "ex4.sst");
+        SstWriter w = new SstWriter(fs, path, 4096, 10, KeyGroupSpan.of(0, 3));
+        w.add(new byte[] {0, 1, 0, 0x37}, 1, EntryType.PUT, new byte[] {0x76});
+        w.finish(null);
+        byte[] file = java.nio.file.Files.readAllBytes(new File(path.toUri()).toPath());
+        assertThat(file[file.length - 9]).isEqualTo(SstFormat.VERSION).isEqualTo((byte) 4);
+        assertThat(java.util.Arrays.copyOf(file, 18))
+                .isEqualTo(new byte[] {0, 4, 0, 1, 0, 0x37, 1, 1, 1, 0x76, 0, 0, 0, 0, 0, 0, 0, 1});
+        int stored =
+                ((file[18] & 0xFF) << 24)
+                        | ((file[19] & 0xFF) << 16)
+                        | ((file[20] & 0xFF) << 8)
+                        | (file[21] & 0xFF);
+        assertThat(stored).isEqualTo(SstFormat.crc32c(file, 0, 18));
+    }
+
+    @Test
+    void version4_lz4_roundTrip_smallerFile_andMixesWithUncompressedBlocks() throws Exception {
+        Random rnd = new Random(4);
+        NavigableMap<byte[], byte[]> model = LsmModelRunner.newModel();
+        for (int i = 0; i < 5000; i++) {
+            byte[] v;
+            if (i % 10 == 0) {
+                v = new byte[200]; // incompressible: such blocks may be stored as they are
+                rnd.nextBytes(v);
+            } else {
+                v = ("value-" + (i % 37) + "-" + "x".repeat(i % 50)).getBytes();
+            }
+            model.put(LsmModelRunner.key(rnd.nextInt(4), rnd.nextInt(3), rnd.nextInt(50_000)), v);
+        }
+        long[] sizes = new long[2];
+        for (BlockCompression c : BlockCompression.values()) {
+            Path path = new Path(new Path(tmp.toURI()), c + ".sst");
+            SstWriter w = new SstWriter(fs, path, 1024, 10, KeyGroupSpan.of(0, 3), null, c);
+            long seq = 1;
+            for (Map.Entry<byte[], byte[]> e : model.entrySet()) {
+                w.add(e.getKey(), seq++, EntryType.PUT, e.getValue());
+            }
+            w.finish(null);
+            sizes[c.ordinal()] = w.fileSize();
+            SstReader r = SstReader.open(fs, path, new BlockCache(1 << 20), w.fileSize());
+            assertThat(r.formatVersion()).isEqualTo(4);
+            for (Map.Entry<byte[], byte[]> e : model.entrySet()) {
+                assertThat(r.get(e.getKey()).value()).isEqualTo(e.getValue());
+            }
+            SstIterator it = r.iterator();
+            it.seekToFirst();
+            for (byte[] k : model.keySet()) {
+                assertThat(it.valid()).isTrue();
+                assertThat(it.key()).isEqualTo(k);
+                it.next();
+            }
+            assertThat(it.valid()).isFalse();
+        }
+        assertThat(sizes[BlockCompression.LZ4.ordinal()])
+                .as("LZ4 file size against the uncompressed one")
+                .isLessThan(sizes[BlockCompression.NONE.ordinal()] * 3 / 4);
+    }
+
+    @Test
+    void version4_badCodecOrUndecompressibleBlock_isReportedWithFileAndOffset() throws Exception {
+        Path path = new Path(new Path(tmp.toURI()), "lz.sst");
+        SstWriter w =
+                new SstWriter(
+                        fs, path, 4096, 10, KeyGroupSpan.of(0, 3), null, BlockCompression.LZ4);
+        for (int i = 0; i < 50; i++) {
+            w.add(
+                    LsmModelRunner.key(1, 0, 10 + i),
+                    i + 1,
+                    EntryType.PUT,
+                    "aaaaaaaaaaaaaaaa".getBytes());
+        }
+        w.finish(null);
+        File f = new File(path.toUri());
+        byte[] good = java.nio.file.Files.readAllBytes(f.toPath());
+        assertThat(good[0]).as("first block compressed").isEqualTo(BlockCompression.CODEC_LZ4);
+        SstReader probe = SstReader.open(fs, path, new BlockCache(0), good.length);
+        int storedLength = probe.blockHandle(0).length();
+        probe.close();
+
+        // an unknown codec with a valid checksum
+        byte[] badCodec = good.clone();
+        badCodec[0] = 7;
+        rewriteCrc(badCodec, storedLength);
+        java.nio.file.Files.write(f.toPath(), badCodec);
+        SstReader r1 = SstReader.open(fs, path, new BlockCache(0), badCodec.length);
+        assertThatThrownBy(() -> r1.get(LsmModelRunner.key(1, 0, 13)))
+                .hasMessageContaining(path.toString())
+                .hasMessageContaining("at offset 0")
+                .hasMessageContaining("unknown block codec 7");
+
+        // LZ4 data cut short, with a valid checksum: the decompressor fails, not the JVM
+        byte[] cut = good.clone();
+        for (int i = storedLength - 6; i < storedLength; i++) {
+            cut[i] = (byte) 0xFF;
+        }
+        rewriteCrc(cut, storedLength);
+        java.nio.file.Files.write(f.toPath(), cut);
+        SstReader r2 = SstReader.open(fs, path, new BlockCache(0), cut.length);
+        assertThatThrownBy(() -> r2.get(LsmModelRunner.key(1, 0, 13)))
+                .hasMessageContaining(path.toString())
+                .hasMessageContaining("Malformed data block");
+
+        // a flipped byte without a new checksum is caught by the checksum first
+        byte[] flipped = good.clone();
+        flipped[5] ^= 0x20;
+        java.nio.file.Files.write(f.toPath(), flipped);
+        SstReader r3 = SstReader.open(fs, path, new BlockCache(0), flipped.length);
+        assertThatThrownBy(() -> r3.get(LsmModelRunner.key(1, 0, 13)))
+                .hasMessageContaining("CRC32C mismatch");
+    }
+
+    private static void rewriteCrc(byte[] file, int storedLength) {
+        int crc = SstFormat.crc32c(file, 0, storedLength);
+        file[storedLength] = (byte) (crc >>> 24);
+        file[storedLength + 1] = (byte) (crc >>> 16);
+        file[storedLength + 2] = (byte) (crc >>> 8);
+        file[storedLength + 3] = (byte) crc;
     }
 
     @Test

@@ -9,6 +9,7 @@ import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.iterator.LsmIterator;
 import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
+import io.github.flinkstate.disagg.engine.sst.BlockCompression;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -74,6 +75,8 @@ public final class LsmModelRunner {
                 .bloomBitsPerKey(rnd.nextInt(4) == 0 ? 0 : 10)
                 // key group + namespace byte: prefix scans of 3 bytes may skip files
                 .bloomPrefix(rnd.nextBoolean() ? k -> k.length >= 3 ? 3 : -1 : null)
+                // stores reopened from a snapshot may read files of the other setting
+                .compression(rnd.nextBoolean() ? BlockCompression.LZ4 : BlockCompression.NONE)
                 .backgroundCompaction(rnd.nextBoolean())
                 .blockCache(cache);
     }
