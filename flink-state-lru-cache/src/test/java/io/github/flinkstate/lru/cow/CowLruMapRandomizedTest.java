@@ -86,7 +86,7 @@ class CowLruMapRandomizedTest {
     }
 
     /**
-     * A table of several bucket segments (12,270 entries first: 16,384 buckets, 4 segments, just
+     * A table of several bucket segments (12,285 entries first: 16,384 buckets, 4 segments, just
      * below the resize threshold), which grows to 32,768 buckets while snapshots are open, so that
      * segment copies, resizes under a snapshot and chains across segment copies are all exercised.
      * Fewer steps than the small rounds: every step checks the whole map.
@@ -95,7 +95,7 @@ class CowLruMapRandomizedTest {
     void tableOfSeveralSegmentsGrowsWhileSnapshotsAreOpen() throws Exception {
         long seed = System.nanoTime();
         try {
-            CowLruMap map = runRound(seed, 20_000, 14_000, 12_270, 600);
+            CowLruMap map = runRound(seed, 20_000, 14_000, 12_285, 600);
             assertThat(map.bucketCount()).isEqualTo(32_768);
         } catch (AssertionError | RuntimeException e) {
             throw new AssertionError("failed with seed " + seed, e);
