@@ -21,7 +21,6 @@ import java.util.Map;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.core.fs.Path;
-import org.apache.flink.metrics.Gauge;
 import org.apache.flink.runtime.execution.Environment;
 import org.apache.flink.runtime.state.BackendBuildingException;
 import org.apache.flink.runtime.state.HeapPriorityQueuesManager;
@@ -76,6 +75,7 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
         FileOwnership ownership = new FileOwnership();
         TtlCompactionFilters ttlFilters = new TtlCompactionFilters(parameters.getTtlTimeProvider());
         LsmStore store = null;
+        InheritedFileCopier inheritedCopy = InheritedFileCopier.none();
         try {
             LsmOptions options =
                     new LsmOptions(
@@ -123,21 +123,22 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
             }
             TypeSerializer<K> keySerializer = keyProvider.currentSchemaSerializer();
             CheckpointFigures lastCheckpoint = new CheckpointFigures();
+            if (settings.backgroundCopy()) {
+                inheritedCopy =
+                        InheritedFileCopier.start(
+                                store,
+                                outside(restoredFiles.keySet(), settings.primaryDir()),
+                                2 * settings.copyThreads(),
+                                settings.primaryDir().getName());
+            }
             DisaggMetrics.register(
-                    parameters.getMetricGroup(), store, lastCheckpoint, restoreNanos);
+                    parameters.getMetricGroup(),
+                    store,
+                    lastCheckpoint,
+                    restoreNanos,
+                    inheritedCopy::filesLeft);
             Map<String, StreamStateHandle> restored = new HashMap<>(restoredFiles);
-            InheritedFileCopier inheritedCopy =
-                    settings.backgroundCopy()
-                            ? InheritedFileCopier.start(
-                                    store,
-                                    outside(restoredFiles.keySet(), settings.primaryDir()),
-                                    2 * settings.copyThreads(),
-                                    settings.primaryDir().getName())
-                            : InheritedFileCopier.none();
-            parameters
-                    .getMetricGroup()
-                    .addGroup("disaggregated")
-                    .gauge("inheritedFilesToCopy", (Gauge<Integer>) inheritedCopy::filesLeft);
+            InheritedFileCopier copier = inheritedCopy;
             return new DisaggregatedKeyedStateBackend<>(
                     parameters.getKvStateRegistry(),
                     keySerializer,
@@ -165,8 +166,10 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                                     ownership,
                                     restored,
                                     lastCheckpoint,
-                                    inheritedCopy));
+                                    copier));
         } catch (Exception e) {
+            // the copy works on the store: stop it first
+            inheritedCopy.close();
             IOUtils.closeQuietly(store);
             throw new BackendBuildingException(
                     "Could not build the disaggregated keyed state backend for "

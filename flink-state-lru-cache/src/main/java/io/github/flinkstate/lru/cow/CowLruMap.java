@@ -141,10 +141,7 @@ public final class CowLruMap {
     /** Returns the live entry without changing recency, or null. */
     public CacheEntry peek(CacheOwner owner, Object key, Object namespace, Object userKey) {
         int h = hash(owner, key, namespace, userKey);
-        int idx = h & bucketMask;
-        for (CacheEntry e = segments[idx >>> SEGMENT_SHIFT][idx & segmentMask];
-                e != null;
-                e = e.next) {
+        for (CacheEntry e = bucket(h & bucketMask); e != null; e = e.next) {
             if (e.matches(owner, key, namespace, userKey, h)) {
                 return e;
             }

@@ -81,7 +81,7 @@ public final class CachedListState<K, N, V>
         V element = copyForWrite(value, elementSerializer());
         CacheEntry e = lookupForWrite(null);
         if (e == null || e.isAbsent()) {
-            appendAll(List.of(element));
+            appendAll(e, List.of(element));
             return;
         }
         // the hit path of appendAll for one element, without a temporary list
@@ -102,14 +102,11 @@ public final class CachedListState<K, N, V>
             return;
         }
         CacheEntry e = lookupForWrite(null);
-        if (e == null && !cache.admitBlindWrite(this, context.currentKey(), currentNamespace)) {
-            // not cached and not admitted: the delegate checks, copies or serializes the
-            // elements itself, so nothing is copied here
-            DelegateWrites.append(delegateForCurrentKey(), values);
-            return;
+        // sent to the delegate, the caller's list is checked and copied or serialized there
+        if (!appendedToDelegate(e, values)) {
+            checkElements(values);
+            appendTo(e, copyElementsForWrite(values));
         }
-        checkElements(values);
-        appendTo(e, copyElementsForWrite(values));
     }
 
     @Override
@@ -146,7 +143,7 @@ public final class CachedListState<K, N, V>
             }
             if (!merged.isEmpty()) {
                 setCurrentNamespace(target);
-                appendAll(merged);
+                appendAll(lookupForWrite(null), merged);
             }
         } finally {
             setCurrentNamespace(original);
@@ -177,24 +174,31 @@ public final class CachedListState<K, N, V>
     }
 
     /**
-     * Appends to the cached list, or to its pending appends; when this key's list is not cached, a
-     * new entry holds the values as pending appends without reading the delegate (an append needs
-     * no read), unless the cache is full and does not admit it (see {@link
-     * io.github.flinkstate.lru.cow.CowLruMap#admitBlindWrite}): then the values are appended to the
-     * delegate's list directly (RocksDB: one merge), so a cache that misses costs little.
+     * When this key's list is not cached ({@code e}, the caller's lookup of the current key and
+     * namespace, is null) and the full cache does not admit an append to it (see {@link
+     * io.github.flinkstate.lru.cow.CowLruMap#admitBlindWrite}), appends {@code values} to the
+     * delegate's list directly (RocksDB: one merge), so a cache that misses costs little, and
+     * returns true; otherwise returns false and the caller appends in the cache.
      */
-    private void appendAll(List<V> values) throws Exception {
-        CacheEntry e = lookupForWrite(null);
-        if (e == null && !cache.admitBlindWrite(this, context.currentKey(), currentNamespace)) {
-            DelegateWrites.append(delegateForCurrentKey(), values);
-            return;
+    private boolean appendedToDelegate(CacheEntry e, List<V> values) throws Exception {
+        if (e != null || cache.admitBlindWrite(this, context.currentKey(), currentNamespace)) {
+            return false;
         }
-        appendTo(e, values);
+        DelegateWrites.append(delegateForCurrentKey(), values);
+        return true;
+    }
+
+    /** Appends {@code values} (the cache may keep the list) in the cache or to the delegate. */
+    private void appendAll(CacheEntry e, List<V> values) throws Exception {
+        if (!appendedToDelegate(e, values)) {
+            appendTo(e, values);
+        }
     }
 
     /**
      * Appends {@code values} (the cache may keep the list) to the live entry {@code e} of the
-     * current key and namespace, or, if it is null, caches them as pending appends.
+     * current key and namespace, or, if it is null, caches them as pending appends without reading
+     * the delegate (an append needs no read).
      */
     @SuppressWarnings("unchecked")
     private void appendTo(CacheEntry e, List<V> values) throws Exception {

@@ -5,6 +5,7 @@ import io.github.flinkstate.disagg.engine.LsmStore;
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.sst.ReadCounters;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
 import org.apache.flink.metrics.Gauge;
 import org.apache.flink.metrics.MetricGroup;
 
@@ -26,12 +27,15 @@ public final class DisaggMetrics {
      * Registers the gauges of one keyed backend.
      *
      * @param restoreNanos how long the restore took (0 for a fresh start)
+     * @param inheritedFilesToCopy restored files of another job the background copy has still to
+     *     copy
      */
     public static void register(
             MetricGroup parent,
             LsmStore store,
             CheckpointFigures lastCheckpoint,
-            long restoreNanos) {
+            long restoreNanos,
+            IntSupplier inheritedFilesToCopy) {
         MetricGroup g = parent.addGroup(GROUP);
         BlockCache cache = store.blockCache();
         ReadCounters primary = store.primaryReads();
@@ -58,6 +62,7 @@ public final class DisaggMetrics {
         g.gauge("lastCheckpointFiles", (Gauge<Long>) lastCheckpoint::files);
         g.gauge("lastCheckpointBytes", (Gauge<Long>) lastCheckpoint::bytes);
         g.gauge("lastCheckpointNewBytes", (Gauge<Long>) lastCheckpoint::newBytes);
+        g.gauge("inheritedFilesToCopy", (Gauge<Integer>) inheritedFilesToCopy::getAsInt);
     }
 
     /** Hits / requests since the start; 0 before the first request. */

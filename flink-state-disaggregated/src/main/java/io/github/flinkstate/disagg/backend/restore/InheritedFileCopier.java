@@ -37,16 +37,25 @@ public final class InheritedFileCopier implements AutoCloseable {
     private final Thread thread;
     private volatile boolean closed;
 
-    private InheritedFileCopier(int files, Thread thread) {
-        this.left = new AtomicInteger(files);
-        this.thread = thread;
+    /** Nothing to copy: done at once, no thread. */
+    private InheritedFileCopier() {
+        this.left = new AtomicInteger();
+        this.thread = null;
+        done.countDown();
+    }
+
+    private InheritedFileCopier(LsmStore store, List<String> files, int batch, String owner) {
+        this.left = new AtomicInteger(files.size());
+        this.thread =
+                new Thread(
+                        () -> run(store, files, Math.max(1, batch), owner),
+                        "disagg-inherited-copy-" + owner);
+        thread.setDaemon(true);
     }
 
     /** A copier with nothing to copy (no restore, or the option is off). */
     public static InheritedFileCopier none() {
-        InheritedFileCopier c = new InheritedFileCopier(0, null);
-        c.done.countDown();
-        return c;
+        return new InheritedFileCopier();
     }
 
     /**
@@ -58,15 +67,9 @@ public final class InheritedFileCopier implements AutoCloseable {
         if (files.isEmpty()) {
             return none();
         }
-        InheritedFileCopier[] self = new InheritedFileCopier[1];
-        Thread t =
-                new Thread(
-                        () -> self[0].run(store, files, Math.max(1, batch), owner),
-                        "disagg-inherited-copy-" + owner);
-        t.setDaemon(true);
-        self[0] = new InheritedFileCopier(files.size(), t);
-        t.start();
-        return self[0];
+        InheritedFileCopier c = new InheritedFileCopier(store, files, batch, owner);
+        c.thread.start();
+        return c;
     }
 
     private void run(LsmStore store, List<String> files, int batch, String owner) {

@@ -1,6 +1,7 @@
 package io.github.flinkstate.disagg.engine.sst;
 
 import java.io.IOException;
+import java.util.Arrays;
 import net.jpountz.lz4.LZ4Compressor;
 import net.jpountz.lz4.LZ4Exception;
 import net.jpountz.lz4.LZ4Factory;
@@ -55,18 +56,17 @@ public enum BlockCompression {
     }
 
     /**
-     * The payload of a stored data block whose checksum was verified; failures name the file and
-     * the block's offset.
+     * The payload of the stored data block {@code stored[0..storedLength)} whose checksum was
+     * verified; failures name the file and the block's offset.
      */
-    static byte[] decode(byte[] stored, String file, long blockOffset) throws IOException {
-        if (stored.length < 1) {
+    static byte[] decode(byte[] stored, int storedLength, String file, long blockOffset)
+            throws IOException {
+        if (storedLength < 1) {
             throw malformed(file, blockOffset, "empty stored data block", null);
         }
         byte codec = stored[0];
         if (codec == CODEC_NONE) {
-            byte[] payload = new byte[stored.length - 1];
-            System.arraycopy(stored, 1, payload, 0, payload.length);
-            return payload;
+            return Arrays.copyOfRange(stored, 1, storedLength);
         }
         if (codec != CODEC_LZ4) {
             throw malformed(
@@ -75,7 +75,7 @@ public enum BlockCompression {
                     "unknown block codec " + (codec & 0xFF) + " (this reader knows 0 and 1)",
                     null);
         }
-        ByteReader in = new ByteReader(stored, 1, stored.length - 1);
+        ByteReader in = new ByteReader(stored, 1, storedLength - 1);
         long length = in.varint();
         if (length < 0 || length > (64L << 20)) {
             throw malformed(file, blockOffset, "implausible payload length " + length, null);
@@ -83,7 +83,7 @@ public enum BlockCompression {
         byte[] payload = new byte[(int) length];
         int at = in.position();
         try {
-            int n = DECOMPRESSOR.decompress(stored, at, stored.length - at, payload, 0);
+            int n = DECOMPRESSOR.decompress(stored, at, storedLength - at, payload, 0);
             if (n != length) {
                 throw malformed(
                         file,

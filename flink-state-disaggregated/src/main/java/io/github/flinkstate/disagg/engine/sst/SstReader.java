@@ -221,10 +221,15 @@ public final class SstReader {
 
     /** Reads, verifies and (version 4) decompresses data block {@code i}. */
     private byte[] readBlock(int i) throws IOException {
-        byte[] verified = readVerified(blocks[i]);
-        return version >= 4
-                ? BlockCompression.decode(verified, name, blocks[i].offset())
-                : verified;
+        BlockHandle h = blocks[i];
+        if (version < 4) {
+            return readVerified(h);
+        }
+        // decoded straight from the read buffer: one copy of the payload, not two
+        checkBounds(h);
+        byte[] buf = readAt(h.offset(), h.length() + SstFormat.BLOCK_CRC_BYTES);
+        checkCrc(buf, 0, h);
+        return BlockCompression.decode(buf, h.length(), name, h.offset());
     }
 
     /** Point lookup: the entry for exactly {@code key} in this file, or null. */
@@ -297,6 +302,14 @@ public final class SstReader {
      * checksum was verified.
      */
     private byte[] verified(byte[] buf, int at, BlockHandle h) throws IOException {
+        checkCrc(buf, at, h);
+        return Arrays.copyOfRange(buf, at, at + h.length());
+    }
+
+    /**
+     * Fails, naming file and offset, unless {@code buf[at..]} holds block {@code h} and its CRC.
+     */
+    private void checkCrc(byte[] buf, int at, BlockHandle h) throws IOException {
         int crcAt = at + h.length();
         int stored =
                 ((buf[crcAt] & 0xFF) << 24)
@@ -316,7 +329,6 @@ public final class SstReader {
                     h.offset(),
                     null);
         }
-        return Arrays.copyOfRange(buf, at, at + h.length());
     }
 
     private byte[] readAt(long offset, int len) throws IOException {

@@ -66,15 +66,7 @@ public final class SstWriter implements AutoCloseable {
     public SstWriter(
             FileSystem fs, Path path, int blockSize, int bloomBitsPerKey, KeyGroupSpan span)
             throws IOException {
-        this(
-                fs,
-                path,
-                blockSize,
-                bloomBitsPerKey,
-                span,
-                null,
-                BlockCompression.NONE,
-                SstFormat.VERSION);
+        this(fs, path, blockSize, bloomBitsPerKey, span, null);
     }
 
     /**
@@ -90,15 +82,7 @@ public final class SstWriter implements AutoCloseable {
             KeyGroupSpan span,
             ToIntFunction<byte[]> bloomPrefix)
             throws IOException {
-        this(
-                fs,
-                path,
-                blockSize,
-                bloomBitsPerKey,
-                span,
-                bloomPrefix,
-                BlockCompression.NONE,
-                SstFormat.VERSION);
+        this(fs, path, blockSize, bloomBitsPerKey, span, bloomPrefix, BlockCompression.NONE);
     }
 
     /** As above, with the data blocks compressed by {@code compression}. */
