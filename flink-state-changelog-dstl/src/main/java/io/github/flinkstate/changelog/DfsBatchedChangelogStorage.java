@@ -6,6 +6,7 @@ import io.github.flinkstate.changelog.upload.BatchingUploadScheduler;
 import io.github.flinkstate.changelog.upload.DfsChangelogWriter;
 import io.github.flinkstate.changelog.upload.InFlightLimiter;
 import io.github.flinkstate.changelog.upload.LocalCopies;
+import io.github.flinkstate.changelog.upload.PreemptiveUploads;
 import io.github.flinkstate.changelog.upload.UploadMetrics;
 import java.io.File;
 import java.io.IOException;
@@ -69,6 +70,7 @@ public final class DfsBatchedChangelogStorage
     private final UploadMetrics metrics;
     private final TaskFileRegistry registry;
     private final BatchingUploadScheduler scheduler;
+    private final PreemptiveUploads preemptive;
     private final DfsChangelogStorageView view;
     private final LocalChangelogRegistry localRegistry;
     private final LocalCopies localCopies;
@@ -121,6 +123,8 @@ public final class DfsBatchedChangelogStorage
                         metrics,
                         limiter,
                         localCopies);
+        this.preemptive =
+                new PreemptiveUploads(settings.preemptivePersistThreshold(), limiter, scheduler);
         this.view = new DfsChangelogStorageView(settings, localTempDirectory);
         LOG.info(
                 "Created dfs-batched changelog storage for job {} in {} (local copies: {})",
@@ -132,15 +136,22 @@ public final class DfsBatchedChangelogStorage
     @Override
     public DfsChangelogWriter createWriter(
             String operatorId, KeyGroupRange keyGroupRange, MailboxExecutor mailboxExecutor) {
-        return new DfsChangelogWriter(
-                operatorId + "#" + writerCount.incrementAndGet(),
-                keyGroupRange,
-                DfsBatchedChangelogStorageFactory.IDENTIFIER,
-                scheduler,
-                registry,
-                limiter,
-                settings.preemptivePersistThreshold(),
-                localRegistry);
+        DfsChangelogWriter writer =
+                new DfsChangelogWriter(
+                        operatorId + "#" + writerCount.incrementAndGet(),
+                        keyGroupRange,
+                        DfsBatchedChangelogStorageFactory.IDENTIFIER,
+                        scheduler,
+                        registry,
+                        preemptive,
+                        localRegistry);
+        preemptive.register(writer);
+        return writer;
+    }
+
+    /** The pre-emptive upload decisions shared by this storage's writers; for tests. */
+    public PreemptiveUploads getPreemptiveUploads() {
+        return preemptive;
     }
 
     @Override

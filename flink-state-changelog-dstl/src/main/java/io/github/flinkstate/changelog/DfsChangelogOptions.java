@@ -57,10 +57,14 @@ public final class DfsChangelogOptions {
                     .memoryType()
                     .defaultValue(MemorySize.parse("5mb"))
                     .withDescription(
-                            "Uncompressed bytes a single writer (one keyed operator subtask) may"
-                                    + " accumulate before uploading them ahead of the next"
-                                    + " checkpoint. Pre-emptive uploads are held back while the"
-                                    + " storage is back-pressured (upload.max-in-flight).");
+                            "Uncompressed bytes per writer (one keyed operator subtask) that"
+                                    + " may accumulate before they are uploaded ahead of the next"
+                                    + " checkpoint. The writers of one job on a TaskManager decide"
+                                    + " together: when the bytes they hold and have not uploaded"
+                                    + " reach this threshold times the number of writers, all of"
+                                    + " them are uploaded in one file. Pre-emptive uploads are held"
+                                    + " back while the storage is back-pressured"
+                                    + " (upload.max-in-flight).");
 
     public static final ConfigOption<MemorySize> MAX_IN_FLIGHT =
             ConfigOptions.key(PREFIX + "upload.max-in-flight")

@@ -98,12 +98,27 @@ public final class BatchingUploadScheduler implements AutoCloseable {
 
     /** Accepts a task; never blocks and never rejects (a closed scheduler fails the task). */
     public void upload(UploadTask task) {
+        upload(List.of(task));
+    }
+
+    /**
+     * Accepts tasks that belong in one file (they are queued together before a batch is cut); never
+     * blocks and never rejects (a closed scheduler fails the tasks).
+     */
+    public void upload(List<UploadTask> tasks) {
+        if (tasks.isEmpty()) {
+            return;
+        }
         List<UploadTask> batch = null;
+        boolean rejected;
         synchronized (this) {
+            rejected = closed;
             if (!closed) {
-                limiter.acquire(task.rawBytes());
-                queue.add(task);
-                queuedBytes += task.rawBytes();
+                for (UploadTask task : tasks) {
+                    limiter.acquire(task.rawBytes());
+                    queue.add(task);
+                    queuedBytes += task.rawBytes();
+                }
                 if (settings.persistDelay().isZero()
                         || queuedBytes >= settings.persistSizeThreshold()) {
                     batch = drain();
@@ -116,16 +131,15 @@ public final class BatchingUploadScheduler implements AutoCloseable {
                 }
             }
         }
-        if (batch == null) {
-            synchronized (this) {
-                if (!closed) {
-                    return;
-                }
+        if (rejected) {
+            for (UploadTask task : tasks) {
+                task.complete(null, new IOException("The DSTL storage is closed"));
             }
-            task.complete(null, new IOException("The DSTL storage is closed"));
             return;
         }
-        submit(batch);
+        if (batch != null) {
+            submit(batch);
+        }
     }
 
     private void flushScheduled() {

@@ -10,7 +10,6 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import javax.annotation.concurrent.GuardedBy;
 import javax.annotation.concurrent.ThreadSafe;
-import org.apache.flink.runtime.io.AvailabilityProvider;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.SnapshotResult;
 import org.apache.flink.runtime.state.StreamStateHandle;
@@ -75,8 +74,7 @@ public final class DfsChangelogWriter
     private final String storageIdentifier;
     private final BatchingUploadScheduler scheduler;
     private final TaskFileRegistry registry;
-    private final AvailabilityProvider availability;
-    private final long preemptiveThreshold;
+    private final PreemptiveUploads preemptive;
     private final LocalChangelogRegistry localRegistry;
 
     @GuardedBy("this")
@@ -103,6 +101,10 @@ public final class DfsChangelogWriter
     @GuardedBy("this")
     private long lastUploadId;
 
+    /** {@code activeBytes + notUploadedBytes} as last published to {@link #preemptive}. */
+    @GuardedBy("this")
+    private long publishedBytes;
+
     @GuardedBy("this")
     private boolean closed;
 
@@ -112,16 +114,14 @@ public final class DfsChangelogWriter
             String storageIdentifier,
             BatchingUploadScheduler scheduler,
             TaskFileRegistry registry,
-            AvailabilityProvider availability,
-            long preemptiveThreshold,
+            PreemptiveUploads preemptive,
             LocalChangelogRegistry localRegistry) {
         this.logId = logId;
         this.keyGroupRange = keyGroupRange;
         this.storageIdentifier = storageIdentifier;
         this.scheduler = scheduler;
         this.registry = registry;
-        this.availability = availability;
-        this.preemptiveThreshold = preemptiveThreshold;
+        this.preemptive = preemptive;
         this.localRegistry = localRegistry;
     }
 
@@ -147,19 +147,45 @@ public final class DfsChangelogWriter
     }
 
     private void append(StateChange change) {
-        UploadTask task = null;
+        boolean uploadAll = false;
         synchronized (this) {
             checkOpen();
             active.add(change);
             activeBytes += change.getChange().length;
-            if (activeBytes + notUploadedBytes >= preemptiveThreshold
-                    && availability.isAvailable()) {
-                seal();
-                task = startUploads(new ArrayList<>(changeSets.tailMap(lowestSqn).values()));
-                LOG.debug("{} uploads pre-emptively up to sqn {}", logId, activeSqn);
+            if (activeBytes + notUploadedBytes - publishedBytes >= preemptive.publishGranule()) {
+                uploadAll = publish();
             }
         }
-        submit(task);
+        if (uploadAll) {
+            preemptive.uploadAll();
+        }
+    }
+
+    /**
+     * Seals the active change set and starts uploading every change set not uploaded yet, ahead of
+     * a checkpoint; called by {@link PreemptiveUploads} for all writers of the TaskManager at once.
+     * Returns the task, or null if there is nothing to upload or the writer is closed.
+     */
+    UploadTask startPreemptiveUpload() {
+        synchronized (this) {
+            if (closed) {
+                return null;
+            }
+            seal();
+            UploadTask task = startUploads(new ArrayList<>(changeSets.tailMap(lowestSqn).values()));
+            publish(); // a decrease: never asks for another round while this one runs
+            if (task != null) {
+                LOG.debug("{} uploads pre-emptively up to sqn {}", logId, activeSqn);
+            }
+            return task;
+        }
+    }
+
+    /** Publishes the bytes not uploaded yet; true if the caller must then upload all writers. */
+    @GuardedBy("this")
+    private boolean publish() {
+        publishedBytes = activeBytes + notUploadedBytes;
+        return preemptive.publish(this, publishedBytes);
     }
 
     @Override
@@ -168,6 +194,7 @@ public final class DfsChangelogWriter
         PendingPersist persist;
         UploadTask task;
         Completion ready = null;
+        boolean uploadAll;
         synchronized (this) {
             checkOpen();
             seal();
@@ -190,8 +217,12 @@ public final class DfsChangelogWriter
                     checkpointId,
                     persist.changeSets.size(),
                     task == null ? 0 : task.changeSets().size());
+            uploadAll = publish();
         }
         submit(task);
+        if (uploadAll) {
+            preemptive.uploadAll();
+        }
         if (ready != null) {
             ready.complete(localRegistry);
         }
@@ -200,6 +231,7 @@ public final class DfsChangelogWriter
 
     @Override
     public void truncate(SequenceNumber to) {
+        boolean uploadAll;
         synchronized (this) {
             long upTo = number(to);
             Iterator<ChangeSetState> it = changeSets.headMap(upTo, false).values().iterator();
@@ -209,6 +241,10 @@ public final class DfsChangelogWriter
             }
             lowestSqn = Math.max(lowestSqn, upTo);
             LOG.debug("{} truncated to sqn {} (exclusive)", logId, upTo);
+            uploadAll = publish();
+        }
+        if (uploadAll) {
+            preemptive.uploadAll();
         }
     }
 
@@ -239,6 +275,7 @@ public final class DfsChangelogWriter
     public void reset(SequenceNumber from, SequenceNumber to, long checkpointId) {
         List<UploadTask> tasks = new ArrayList<>();
         List<PendingPersist> aborted = new ArrayList<>();
+        boolean uploadAll;
         synchronized (this) {
             for (ChangeSetState state : changeSets.subMap(number(from), number(to)).values()) {
                 if (state.confirmed
@@ -281,6 +318,10 @@ public final class DfsChangelogWriter
                     from,
                     to,
                     checkpointId);
+            uploadAll = publish();
+        }
+        if (uploadAll) {
+            preemptive.uploadAll();
         }
         for (PendingPersist persist : aborted) {
             persist.future.completeExceptionally(
@@ -312,6 +353,7 @@ public final class DfsChangelogWriter
                 return;
             }
             closed = true;
+            preemptive.unregister(this);
             active = new ArrayList<>();
             activeBytes = 0;
             toFail = new ArrayList<>(pending);
@@ -394,6 +436,7 @@ public final class DfsChangelogWriter
         List<Completion> completed = new ArrayList<>();
         List<PendingPersist> failed = new ArrayList<>();
         List<UploadTask> retries = new ArrayList<>();
+        boolean uploadAll = false;
         synchronized (this) {
             for (int i = 0; i < states.size(); i++) {
                 ChangeSetState state = states.get(i);
@@ -450,6 +493,12 @@ public final class DfsChangelogWriter
                     add(retries, startUploads(persist.changeSets));
                 }
             }
+            if (!closed) {
+                uploadAll = publish();
+            }
+        }
+        if (uploadAll) {
+            preemptive.uploadAll();
         }
         for (PendingPersist persist : failed) {
             persist.future.completeExceptionally(

@@ -16,6 +16,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
@@ -323,6 +324,50 @@ class DfsChangelogWriterTest {
     }
 
     @Test
+    void preemptiveUploads_ofAllWritersOnTheTaskManager_goOutTogetherInOneFile() throws Exception {
+        Configuration config = TestStorages.config(new Path(new File(tmp, "dfs").toURI()));
+        config.set(DfsChangelogOptions.PREEMPTIVE_PERSIST_THRESHOLD, MemorySize.parse("10b"));
+        open(config);
+        DfsChangelogWriter w1 = writer();
+        DfsChangelogWriter w2 = writer();
+        w1.append(1, bytes("0123456789AB")); // 12 bytes: over 10 alone, under 2 x 10 together
+        w2.append(1, bytes("abcdef"));
+        assertThat(storage.getRegistry().trackedFiles()).isZero();
+        assertThat(storage.getPreemptiveUploads().rounds()).isZero();
+
+        w2.append(1, bytes("ghij")); // 22 bytes held by the two writers: both upload
+        TestStorages.waitUntil(
+                () -> w1.notUploadedBytes() == 0 && w2.notUploadedBytes() == 0, "both uploaded");
+        assertThat(storage.getPreemptiveUploads().rounds()).isEqualTo(1);
+        TestStorages.waitUntil(() -> storage.getRegistry().trackedFiles() == 1, "tracked");
+        assertThat(TestStorages.files(storage)).hasSize(1);
+
+        // both checkpoints reuse the shared file, nothing is uploaded again
+        ChangelogStateHandleStreamImpl h1 = persist(w1, 0, 1);
+        ChangelogStateHandleStreamImpl h2 = persist(w2, 0, 1);
+        assertThat(files(h1)).isEqualTo(files(h2));
+        assertThat(TestStorages.files(storage)).hasSize(1);
+        assertThat(Changes.read(storage.createReader(), h1)).containsExactly("1:0123456789AB");
+        assertThat(Changes.read(storage.createReader(), h2)).containsExactly("1:abcdef", "1:ghij");
+    }
+
+    @Test
+    void preemptiveThreshold_countsOnlyOpenWriters() throws Exception {
+        Configuration config = TestStorages.config(new Path(new File(tmp, "dfs").toURI()));
+        config.set(DfsChangelogOptions.PREEMPTIVE_PERSIST_THRESHOLD, MemorySize.parse("10b"));
+        open(config);
+        DfsChangelogWriter busy = writer();
+        DfsChangelogWriter idle = writer();
+        busy.append(1, bytes("0123456789ABCDE")); // 15 < 2 x 10
+        assertThat(storage.getPreemptiveUploads().rounds()).isZero();
+        idle.close(); // now one writer: 15 >= 10, uploaded with the next change
+        busy.append(1, bytes("F"));
+        TestStorages.waitUntil(() -> busy.notUploadedBytes() == 0, "uploaded alone");
+        assertThat(storage.getPreemptiveUploads().rounds()).isEqualTo(1);
+        assertThat(storage.getPreemptiveUploads().publishedBytes()).isZero();
+    }
+
+    @Test
     void preemptiveUpload_truncatedBeforeAnyCheckpoint_isDeleted() throws Exception {
         Configuration config = TestStorages.config(new Path(new File(tmp, "dfs").toURI()));
         config.set(DfsChangelogOptions.PREEMPTIVE_PERSIST_THRESHOLD, MemorySize.parse("10b"));
@@ -466,14 +511,15 @@ class DfsChangelogWriterTest {
     void uploadTruncatedWhileInFlight_capturedByPersistOfAbortedCheckpoint_isDeletedOnceSubsumed()
             throws Exception {
         Configuration config = TestStorages.config(new Path(new File(tmp, "dfs").toURI()));
-        // uploads wait in the batch until 20 bytes are queued; 10 bytes start a pre-emptive one
+        // uploads wait in the batch until 20 bytes are queued; 10 bytes held by the two writers
+        // together (5 per writer) start a pre-emptive upload
         config.set(DfsChangelogOptions.PERSIST_DELAY, Duration.ofHours(1));
         config.set(DfsChangelogOptions.PERSIST_SIZE_THRESHOLD, MemorySize.parse("20b"));
-        config.set(DfsChangelogOptions.PREEMPTIVE_PERSIST_THRESHOLD, MemorySize.parse("10b"));
+        config.set(DfsChangelogOptions.PREEMPTIVE_PERSIST_THRESHOLD, MemorySize.parse("5b"));
         open(config);
         DfsChangelogWriter writer = writer();
         DfsChangelogWriter other = writer();
-        writer.append(1, bytes("0123456789")); // sqn 0, its upload waits in the batch
+        writer.append(1, bytes("0123456789")); // sqn 0, uploaded pre-emptively: waits in the batch
         // checkpoint 10's persist captures sqn 0; checkpoint 11 starts before 10's abort
         // notification (so 10 gets no reset), then 11 is aborted: 10's persist stays pending
         CompletableFuture<SnapshotResult<ChangelogStateHandleStreamImpl>> persist10 =
@@ -492,7 +538,9 @@ class DfsChangelogWriterTest {
 
         other.append(2, bytes("abcdefghij")); // pre-emptive: fills and sends the batch
         StreamStateHandle file =
-                files(persist10.get().getJobManagerOwnedSnapshot()).iterator().next();
+                files(persist10.get(1, TimeUnit.MINUTES).getJobManagerOwnedSnapshot())
+                        .iterator()
+                        .next();
         TestStorages.waitUntil(
                 () -> ((InFlightLimiter) storage.getAvailabilityProvider()).inFlightBytes() == 0,
                 "both uploads' callbacks ran");

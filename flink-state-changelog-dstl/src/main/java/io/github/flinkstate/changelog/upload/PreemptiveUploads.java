@@ -1,0 +1,133 @@
+package io.github.flinkstate.changelog.upload;
+
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import javax.annotation.concurrent.GuardedBy;
+import javax.annotation.concurrent.ThreadSafe;
+import org.apache.flink.runtime.io.AvailabilityProvider;
+
+/**
+ * Decides pre-emptive uploads (ahead of a checkpoint) for all writers of one job on one TaskManager
+ * together, so that they share files: when the bytes that the writers hold and have not uploaded
+ * reach {@code thresholdPerWriter} times the number of open writers, every writer's
+ * not-yet-uploaded change sets are handed to the {@link BatchingUploadScheduler} at once and go out
+ * as one file. Deciding per writer instead (each writer at its own threshold, as Flink's DSTL does)
+ * bounds the same bytes per TaskManager but cuts a file each time any one writer crosses its
+ * threshold, at moments the other writers do not share.
+ *
+ * <p>Bound: between uploads the open writers together hold less than {@code thresholdPerWriter x
+ * writers} (plus up to one {@link #PUBLISH_GRANULE_DIVISOR}-th of the threshold per writer not yet
+ * published), the same total as with per-writer thresholds; a checkpoint therefore never has more
+ * to upload than before, but one busy writer among idle ones may hold more than the threshold
+ * alone.
+ *
+ * <p>Pre-emptive uploads are held back while the storage is back-pressured (its {@link
+ * AvailabilityProvider} is unavailable), as before.
+ *
+ * <p>Thread safety: thread-safe. Lock order: a writer's lock, then this object's; this object never
+ * calls a writer while holding its own lock ({@link #uploadAll} runs without it).
+ */
+@ThreadSafe
+public final class PreemptiveUploads {
+
+    /** A writer publishes its growth after this fraction of the threshold, not per change. */
+    static final int PUBLISH_GRANULE_DIVISOR = 16;
+
+    private final long thresholdPerWriter;
+    private final AvailabilityProvider availability;
+    private final BatchingUploadScheduler scheduler;
+
+    /** Not-yet-uploaded bytes of each open writer, as last published. */
+    @GuardedBy("this")
+    private final Map<DfsChangelogWriter, Long> published = new IdentityHashMap<>();
+
+    @GuardedBy("this")
+    private long total;
+
+    /** A thread is collecting the writers' uploads; no second collection starts meanwhile. */
+    @GuardedBy("this")
+    private boolean collecting;
+
+    @GuardedBy("this")
+    private long rounds;
+
+    public PreemptiveUploads(
+            long thresholdPerWriter,
+            AvailabilityProvider availability,
+            BatchingUploadScheduler scheduler) {
+        this.thresholdPerWriter = thresholdPerWriter;
+        this.availability = availability;
+        this.scheduler = scheduler;
+    }
+
+    /** The growth after which a writer publishes its bytes again (at least one byte). */
+    long publishGranule() {
+        return Math.max(1, thresholdPerWriter / PUBLISH_GRANULE_DIVISOR);
+    }
+
+    /** Counts a new open writer in (its bytes start at zero). */
+    public synchronized void register(DfsChangelogWriter writer) {
+        published.put(writer, 0L);
+    }
+
+    synchronized void unregister(DfsChangelogWriter writer) {
+        Long last = published.remove(writer);
+        if (last != null) {
+            total -= last;
+        }
+    }
+
+    /**
+     * Records a writer's not-yet-uploaded bytes; returns true when the caller must now run {@link
+     * #uploadAll} (outside its writer's lock).
+     */
+    synchronized boolean publish(DfsChangelogWriter writer, long notUploadedBytes) {
+        Long last = published.replace(writer, notUploadedBytes);
+        if (last == null) {
+            return false; // closed
+        }
+        total += notUploadedBytes - last;
+        if (!collecting
+                && total >= thresholdPerWriter * published.size()
+                && availability.isAvailable()) {
+            collecting = true;
+            return true;
+        }
+        return false;
+    }
+
+    /** Starts the pre-emptive upload of every open writer; the tasks go out as one batch. */
+    void uploadAll() {
+        List<DfsChangelogWriter> writers;
+        synchronized (this) {
+            writers = new ArrayList<>(published.keySet());
+        }
+        List<UploadTask> tasks = new ArrayList<>();
+        try {
+            for (DfsChangelogWriter writer : writers) {
+                UploadTask task = writer.startPreemptiveUpload();
+                if (task != null) {
+                    tasks.add(task);
+                }
+            }
+        } finally {
+            synchronized (this) {
+                collecting = false;
+                rounds++;
+            }
+        }
+        scheduler.upload(tasks);
+    }
+
+    /** How many times all writers were uploaded together; for tests and logs. */
+    public synchronized long rounds() {
+        return rounds;
+    }
+
+    /** The sum of the published not-yet-uploaded bytes; for tests. */
+    public synchronized long publishedBytes() {
+        return total;
+    }
+}
