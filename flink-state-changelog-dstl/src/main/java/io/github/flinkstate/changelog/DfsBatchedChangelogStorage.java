@@ -4,6 +4,7 @@ import io.github.flinkstate.changelog.read.DfsChangelogStorageView;
 import io.github.flinkstate.changelog.registry.TaskFileRegistry;
 import io.github.flinkstate.changelog.upload.BatchingUploadScheduler;
 import io.github.flinkstate.changelog.upload.DfsChangelogWriter;
+import io.github.flinkstate.changelog.upload.HedgeDelay;
 import io.github.flinkstate.changelog.upload.InFlightLimiter;
 import io.github.flinkstate.changelog.upload.LocalCopies;
 import io.github.flinkstate.changelog.upload.PreemptiveUploads;
@@ -71,6 +72,7 @@ public final class DfsBatchedChangelogStorage
     private final TaskFileRegistry registry;
     private final BatchingUploadScheduler scheduler;
     private final PreemptiveUploads preemptive;
+    private final HedgeDelay hedgeDelay;
     private final DfsChangelogStorageView view;
     private final LocalChangelogRegistry localRegistry;
     private final LocalCopies localCopies;
@@ -95,7 +97,13 @@ public final class DfsBatchedChangelogStorage
         this.discardExecutor =
                 Executors.newFixedThreadPool(settings.discardThreads(), threads("dstl-discard"));
         this.limiter = new InFlightLimiter(settings.maxInFlightBytes());
-        this.metrics = new UploadMetrics(metricGroup, limiter::inFlightBytes);
+        this.hedgeDelay =
+                new HedgeDelay(
+                        settings.adaptiveHedging(),
+                        settings.hedgeMinDelay(),
+                        settings.uploadTimeout());
+        this.metrics =
+                new UploadMetrics(metricGroup, limiter::inFlightBytes, hedgeDelay::lastDelayMillis);
         this.registry = new TaskFileRegistry(discardExecutor, settings.retainedCheckpoints());
         LocalSnapshotDirectoryProvider localDirs =
                 localRecoveryConfig.isLocalBackupEnabled()
@@ -113,6 +121,7 @@ public final class DfsBatchedChangelogStorage
             this.localCopies = null;
             this.localRegistry = LocalChangelogRegistry.NO_OP;
         }
+        this.preemptive = new PreemptiveUploads(settings.preemptivePersistThreshold(), limiter);
         this.scheduler =
                 new BatchingUploadScheduler(
                         settings,
@@ -122,9 +131,9 @@ public final class DfsBatchedChangelogStorage
                         timer,
                         metrics,
                         limiter,
+                        hedgeDelay,
+                        preemptive::openWriters,
                         localCopies);
-        this.preemptive =
-                new PreemptiveUploads(settings.preemptivePersistThreshold(), limiter, scheduler);
         this.view = new DfsChangelogStorageView(settings, localTempDirectory);
         LOG.info(
                 "Created dfs-batched changelog storage for job {} in {} (local copies: {})",

@@ -52,6 +52,18 @@ public final class DfsChangelogOptions {
                             "Uncompressed bytes waiting for upload at which a batch is uploaded"
                                     + " without waiting for batch.persist-delay.");
 
+    public static final ConfigOption<Duration> CHECKPOINT_MAX_WAIT =
+            ConfigOptions.key(PREFIX + "batch.checkpoint-max-wait")
+                    .durationType()
+                    .defaultValue(Duration.ofSeconds(1))
+                    .withDescription(
+                            "How long a checkpoint's upload request waits for the same"
+                                    + " checkpoint's requests of the job's other tasks on this"
+                                    + " TaskManager, so that a checkpoint writes one file per"
+                                    + " TaskManager: the file is cut as soon as every task asked."
+                                    + " A checkpoint cannot complete before its last task anyway."
+                                    + " 0 turns the wait off (batch.persist-delay applies).");
+
     public static final ConfigOption<MemorySize> PREEMPTIVE_PERSIST_THRESHOLD =
             ConfigOptions.key(PREFIX + "preemptive-persist-threshold")
                     .memoryType()
@@ -93,7 +105,31 @@ public final class DfsChangelogOptions {
                             "Time after which an unfinished upload attempt is hedged: a new attempt"
                                     + " writes the same bytes to a new file while the old one keeps"
                                     + " running; the first to finish wins and the other file is"
-                                    + " deleted.");
+                                    + " deleted. With upload.hedge.adaptive (the default) this is"
+                                    + " the longest hedging delay; the delay actually used follows"
+                                    + " recent upload times.");
+
+    public static final ConfigOption<Boolean> UPLOAD_HEDGE_ADAPTIVE =
+            ConfigOptions.key(PREFIX + "upload.hedge.adaptive")
+                    .booleanType()
+                    .defaultValue(true)
+                    .withDescription(
+                            "Hedge an upload attempt once it has run 3 times as long as the 90th"
+                                    + " percentile of the storage's recent successful attempts of a"
+                                    + " similar size (at least upload.hedge.min-delay, at most"
+                                    + " upload.timeout), instead of only after upload.timeout: a"
+                                    + " write stuck in the file system's latency tail then delays"
+                                    + " its checkpoint by about that time, not by the timeout."
+                                    + " Until 16 comparable attempts were seen, upload.timeout"
+                                    + " applies.");
+
+    public static final ConfigOption<Duration> UPLOAD_HEDGE_MIN_DELAY =
+            ConfigOptions.key(PREFIX + "upload.hedge.min-delay")
+                    .durationType()
+                    .defaultValue(Duration.ofMillis(50))
+                    .withDescription(
+                            "The shortest time an upload attempt runs before adaptive hedging"
+                                    + " (upload.hedge.adaptive) starts another attempt.");
 
     public static final ConfigOption<Duration> UPLOAD_DEADLINE =
             ConfigOptions.key(PREFIX + "upload.deadline")

@@ -22,11 +22,14 @@ public record DfsChangelogSettings(
         @Nullable Path basePath,
         boolean compression,
         Duration persistDelay,
+        Duration checkpointMaxWait,
         long persistSizeThreshold,
         long preemptivePersistThreshold,
         long maxInFlightBytes,
         int uploadThreads,
         Duration uploadTimeout,
+        boolean adaptiveHedging,
+        Duration hedgeMinDelay,
         Duration uploadDeadline,
         int maxAttempts,
         Duration retryDelay,
@@ -60,11 +63,14 @@ public record DfsChangelogSettings(
                         base,
                         config.get(DfsChangelogOptions.COMPRESSION_ENABLED),
                         config.get(DfsChangelogOptions.PERSIST_DELAY),
+                        config.get(DfsChangelogOptions.CHECKPOINT_MAX_WAIT),
                         config.get(DfsChangelogOptions.PERSIST_SIZE_THRESHOLD).getBytes(),
                         config.get(DfsChangelogOptions.PREEMPTIVE_PERSIST_THRESHOLD).getBytes(),
                         config.get(DfsChangelogOptions.MAX_IN_FLIGHT).getBytes(),
                         config.get(DfsChangelogOptions.UPLOAD_THREADS),
                         config.get(DfsChangelogOptions.UPLOAD_TIMEOUT),
+                        config.get(DfsChangelogOptions.UPLOAD_HEDGE_ADAPTIVE),
+                        config.get(DfsChangelogOptions.UPLOAD_HEDGE_MIN_DELAY),
                         config.get(DfsChangelogOptions.UPLOAD_DEADLINE),
                         config.get(DfsChangelogOptions.MAX_ATTEMPTS),
                         config.get(DfsChangelogOptions.RETRY_DELAY),
@@ -91,6 +97,16 @@ public record DfsChangelogSettings(
                     "'" + DfsChangelogOptions.UPLOAD_DEADLINE.key() + "' must be positive");
         }
         positive(retainedCheckpoints, CheckpointingOptions.MAX_RETAINED_CHECKPOINTS.key());
+        if (checkpointMaxWait.isNegative()) {
+            throw new IllegalConfigurationException(
+                    "'" + DfsChangelogOptions.CHECKPOINT_MAX_WAIT.key() + "' must not be negative");
+        }
+        if (hedgeMinDelay.isNegative()) {
+            throw new IllegalConfigurationException(
+                    "'"
+                            + DfsChangelogOptions.UPLOAD_HEDGE_MIN_DELAY.key()
+                            + "' must not be negative");
+        }
         if (persistDelay.isNegative() || retryDelay.isNegative()) {
             throw new IllegalConfigurationException(
                     "'"

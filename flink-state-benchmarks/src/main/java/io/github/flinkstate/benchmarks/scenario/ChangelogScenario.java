@@ -62,6 +62,10 @@ public final class ChangelogScenario {
                         "configs",
                         String.join(",", ChangelogConfigs.NAMES),
                         "comma-separated subset of " + ChangelogConfigs.NAMES)
+                .flag(
+                        "dstl-options",
+                        "",
+                        "extra options of dfs-batched, key=value pairs separated by ';'")
                 .flag("json", "default", "result file (default: target/changelog-<workload>.json)");
     }
 
@@ -104,7 +108,11 @@ public final class ChangelogScenario {
             dstl.mkdirs();
             Configuration config =
                     ChangelogConfigs.of(
-                            name, dstl, new File(root, name + "-checkpoints"), materialize);
+                            name,
+                            dstl,
+                            new File(root, name + "-checkpoints"),
+                            materialize,
+                            flags.get("dstl-options"));
             ChangelogResult r =
                     ChangelogRun.run(name, workload, records, parallelism, config, dstl, latency);
             results.add(r);

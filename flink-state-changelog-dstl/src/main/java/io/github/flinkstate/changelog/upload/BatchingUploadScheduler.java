@@ -5,9 +5,12 @@ import io.github.flinkstate.changelog.DfsChangelogSettings;
 import io.github.flinkstate.changelog.format.BatchFileImage;
 import io.github.flinkstate.changelog.registry.TaskFileRegistry;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
@@ -15,6 +18,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
 import javax.annotation.Nullable;
 import javax.annotation.concurrent.GuardedBy;
 import javax.annotation.concurrent.ThreadSafe;
@@ -28,6 +32,14 @@ import org.slf4j.LoggerFactory;
  * Collects the upload tasks of all writers of one job on one TaskManager and writes them in
  * batches, one DSTL file per batch: a batch is cut when {@code persist-delay} has passed since its
  * first task, or at once when its bytes reach {@code persist-size-threshold}.
+ *
+ * <p>Checkpoint alignment: the subtasks of a job reach a checkpoint at different moments (barrier
+ * alignment, back-pressure), often more than {@code persist-delay} apart, so their persist requests
+ * would each cut a file. A checkpoint's request therefore waits for the same checkpoint's requests
+ * of all other open writers ({@link #persist}; also those with nothing to upload count), up to
+ * {@code batch.checkpoint-max-wait}: the batch is cut when the last one arrives. The checkpoint
+ * cannot complete before its last writer's request anyway, so the wait costs its completion time
+ * nothing but the upload of the earlier requests' bytes together with the last one's.
  *
  * <p>Thread safety: thread-safe. Encoding and writing run on the upload executor; the delay timer
  * and hedging timeouts on the timer; task callbacks on upload threads.
@@ -60,6 +72,7 @@ public final class BatchingUploadScheduler implements AutoCloseable {
     private final ScheduledExecutorService timer;
     private final UploadMetrics metrics;
     private final InFlightLimiter limiter;
+    private final HedgeDelay hedgeDelay;
     @Nullable private final LocalCopies localCopies;
 
     @GuardedBy("this")
@@ -70,6 +83,16 @@ public final class BatchingUploadScheduler implements AutoCloseable {
 
     @GuardedBy("this")
     private ScheduledFuture<?> scheduledFlush;
+
+    /** When {@link #scheduledFlush} runs ({@link System#nanoTime()}). */
+    @GuardedBy("this")
+    private long scheduledFlushAt;
+
+    /** The writers that asked to persist each checkpoint whose batch waits for the others. */
+    @GuardedBy("this")
+    private final Map<Long, Set<Object>> checkpointRequests = new HashMap<>();
+
+    private final IntSupplier openWriters;
 
     @GuardedBy("this")
     private boolean closed;
@@ -85,6 +108,8 @@ public final class BatchingUploadScheduler implements AutoCloseable {
             ScheduledExecutorService timer,
             UploadMetrics metrics,
             InFlightLimiter limiter,
+            HedgeDelay hedgeDelay,
+            IntSupplier openWriters,
             @Nullable LocalCopies localCopies) {
         this.settings = settings;
         this.directory = directory;
@@ -93,12 +118,63 @@ public final class BatchingUploadScheduler implements AutoCloseable {
         this.timer = timer;
         this.metrics = metrics;
         this.limiter = limiter;
+        this.hedgeDelay = hedgeDelay;
+        this.openWriters = openWriters;
         this.localCopies = localCopies;
     }
 
     /** Accepts a task; never blocks and never rejects (a closed scheduler fails the task). */
     public void upload(UploadTask task) {
         upload(List.of(task));
+    }
+
+    /**
+     * A writer's persist request for a checkpoint, with its task (null if it has nothing to
+     * upload): the batch is cut once every open writer asked for this checkpoint, or after {@code
+     * batch.checkpoint-max-wait} (see the class comment). Never blocks.
+     */
+    public void persist(Object writer, long checkpointId, @Nullable UploadTask task) {
+        List<UploadTask> batch = null;
+        boolean rejected;
+        synchronized (this) {
+            rejected = closed;
+            if (!closed) {
+                // one checkpoint at a time (changelog allows no concurrent checkpoints): requests
+                // of older checkpoints that never completed are dropped
+                checkpointRequests.keySet().removeIf(id -> id < checkpointId);
+                Set<Object> requested =
+                        checkpointRequests.computeIfAbsent(checkpointId, id -> new HashSet<>());
+                requested.add(writer);
+                boolean allAsked = requested.size() >= openWriters.getAsInt();
+                if (allAsked) {
+                    checkpointRequests.remove(checkpointId);
+                }
+                if (task != null) {
+                    enqueue(task);
+                }
+                if (!queue.isEmpty()) {
+                    if (allAsked
+                            || settings.persistDelay().isZero()
+                            || settings.checkpointMaxWait().isZero()
+                            || queuedBytes >= settings.persistSizeThreshold()) {
+                        batch = drain();
+                    } else {
+                        // never sooner than an ordinary batch would be cut
+                        Duration wait = settings.checkpointMaxWait();
+                        flushWithin(
+                                wait.compareTo(settings.persistDelay()) > 0
+                                        ? wait
+                                        : settings.persistDelay());
+                    }
+                }
+            }
+        }
+        if (rejected && task != null) {
+            task.complete(null, new IOException("The DSTL storage is closed"));
+        }
+        if (batch != null) {
+            submit(batch);
+        }
     }
 
     /**
@@ -114,20 +190,12 @@ public final class BatchingUploadScheduler implements AutoCloseable {
         synchronized (this) {
             rejected = closed;
             if (!closed) {
-                for (UploadTask task : tasks) {
-                    limiter.acquire(task.rawBytes());
-                    queue.add(task);
-                    queuedBytes += task.rawBytes();
-                }
+                tasks.forEach(this::enqueue);
                 if (settings.persistDelay().isZero()
                         || queuedBytes >= settings.persistSizeThreshold()) {
                     batch = drain();
-                } else if (scheduledFlush == null) {
-                    scheduledFlush =
-                            timer.schedule(
-                                    this::flushScheduled,
-                                    settings.persistDelay().toMillis(),
-                                    TimeUnit.MILLISECONDS);
+                } else {
+                    flushWithin(settings.persistDelay());
                 }
             }
         }
@@ -152,6 +220,28 @@ public final class BatchingUploadScheduler implements AutoCloseable {
             batch = drain();
         }
         submit(batch);
+    }
+
+    @GuardedBy("this")
+    private void enqueue(UploadTask task) {
+        limiter.acquire(task.rawBytes());
+        queue.add(task);
+        queuedBytes += task.rawBytes();
+    }
+
+    /** Makes sure the queue is flushed within {@code delay} (sooner if already scheduled so). */
+    @GuardedBy("this")
+    private void flushWithin(Duration delay) {
+        long at = System.nanoTime() + delay.toNanos();
+        if (scheduledFlush != null) {
+            if (scheduledFlushAt - at <= 0) {
+                return;
+            }
+            scheduledFlush.cancel(false);
+        }
+        scheduledFlushAt = at;
+        scheduledFlush =
+                timer.schedule(this::flushScheduled, delay.toNanos(), TimeUnit.NANOSECONDS);
     }
 
     @GuardedBy("this")
@@ -249,7 +339,7 @@ public final class BatchingUploadScheduler implements AutoCloseable {
                         () -> new Path(directory, "dstl-" + UUID.randomUUID()),
                         uploadExecutor,
                         timer,
-                        settings.uploadTimeout(),
+                        hedgeDelay,
                         settings.retryDelay(),
                         settings.maxAttempts(),
                         metrics);

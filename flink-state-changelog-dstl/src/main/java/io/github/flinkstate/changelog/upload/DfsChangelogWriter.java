@@ -157,7 +157,7 @@ public final class DfsChangelogWriter
             }
         }
         if (uploadAll) {
-            preemptive.uploadAll();
+            scheduler.upload(preemptive.uploadAll());
         }
     }
 
@@ -219,9 +219,9 @@ public final class DfsChangelogWriter
                     task == null ? 0 : task.changeSets().size());
             uploadAll = publish();
         }
-        submit(task);
+        scheduler.persist(this, checkpointId, task);
         if (uploadAll) {
-            preemptive.uploadAll();
+            scheduler.upload(preemptive.uploadAll());
         }
         if (ready != null) {
             ready.complete(localRegistry);
@@ -244,7 +244,7 @@ public final class DfsChangelogWriter
             uploadAll = publish();
         }
         if (uploadAll) {
-            preemptive.uploadAll();
+            scheduler.upload(preemptive.uploadAll());
         }
     }
 
@@ -321,7 +321,7 @@ public final class DfsChangelogWriter
             uploadAll = publish();
         }
         if (uploadAll) {
-            preemptive.uploadAll();
+            scheduler.upload(preemptive.uploadAll());
         }
         for (PendingPersist persist : aborted) {
             persist.future.completeExceptionally(
@@ -498,7 +498,7 @@ public final class DfsChangelogWriter
             }
         }
         if (uploadAll) {
-            preemptive.uploadAll();
+            scheduler.upload(preemptive.uploadAll());
         }
         for (PendingPersist persist : failed) {
             persist.future.completeExceptionally(

@@ -23,9 +23,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Writes one batch image to a new DSTL file with hedging: when an attempt has not finished within
- * the timeout, another attempt writes the same bytes to another new file while the first keeps
- * running; an attempt that fails is retried after a delay. The first successful attempt wins; the
- * files of all other attempts (late successes and failures alike) are deleted.
+ * the hedging delay ({@link HedgeDelay}, chosen once per batch), another attempt writes the same
+ * bytes to another new file while the first keeps running; an attempt that fails is retried after a
+ * delay. The first successful attempt wins; the files of all other attempts (late successes and
+ * failures alike) are deleted.
  *
  * <p>Thread safety: thread-safe; attempts run on the upload executor, timeouts on the timer.
  *
@@ -49,6 +50,7 @@ final class HedgedUpload {
     private final Supplier<Path> newPath;
     private final Executor uploadExecutor;
     private final ScheduledExecutorService timer;
+    private final HedgeDelay hedgeDelay;
     private final Duration timeout;
     private final Duration retryDelay;
     private final int maxAttempts;
@@ -79,7 +81,7 @@ final class HedgedUpload {
             Supplier<Path> newPath,
             Executor uploadExecutor,
             ScheduledExecutorService timer,
-            Duration timeout,
+            HedgeDelay hedgeDelay,
             Duration retryDelay,
             int maxAttempts,
             UploadMetrics metrics) {
@@ -87,7 +89,8 @@ final class HedgedUpload {
         this.newPath = newPath;
         this.uploadExecutor = uploadExecutor;
         this.timer = timer;
-        this.timeout = timeout;
+        this.hedgeDelay = hedgeDelay;
+        this.timeout = hedgeDelay.forImage(image.length);
         this.retryDelay = retryDelay;
         this.maxAttempts = maxAttempts;
         this.metrics = metrics;
@@ -133,11 +136,13 @@ final class HedgedUpload {
             runningThreads.put(attempt, Thread.currentThread());
         }
         Throwable error = null;
+        long startNanos = System.nanoTime();
         try {
             FileSystem fs = path.getFileSystem();
             try (FSDataOutputStream out = fs.create(path, FileSystem.WriteMode.NO_OVERWRITE)) {
                 out.write(image);
             }
+            hedgeDelay.record(System.nanoTime() - startNanos, image.length);
         } catch (Throwable t) {
             error = t;
         }

@@ -12,9 +12,9 @@ import org.apache.flink.runtime.io.AvailabilityProvider;
  * Decides pre-emptive uploads (ahead of a checkpoint) for all writers of one job on one TaskManager
  * together, so that they share files: when the bytes that the writers hold and have not uploaded
  * reach {@code thresholdPerWriter} times the number of open writers, every writer's
- * not-yet-uploaded change sets are handed to the {@link BatchingUploadScheduler} at once and go out
- * as one file. Deciding per writer instead (each writer at its own threshold, as Flink's DSTL does)
- * bounds the same bytes per TaskManager but cuts a file each time any one writer crosses its
+ * not-yet-uploaded change sets are handed to the {@link BatchingUploadScheduler} together and go
+ * out as one file. Deciding per writer instead (each writer at its own threshold, as Flink's DSTL
+ * does) bounds the same bytes per TaskManager but cuts a file each time any one writer crosses its
  * threshold, at moments the other writers do not share.
  *
  * <p>Bound: between uploads the open writers together hold less than {@code thresholdPerWriter x
@@ -37,7 +37,6 @@ public final class PreemptiveUploads {
 
     private final long thresholdPerWriter;
     private final AvailabilityProvider availability;
-    private final BatchingUploadScheduler scheduler;
 
     /** Not-yet-uploaded bytes of each open writer, as last published. */
     @GuardedBy("this")
@@ -53,13 +52,16 @@ public final class PreemptiveUploads {
     @GuardedBy("this")
     private long rounds;
 
-    public PreemptiveUploads(
-            long thresholdPerWriter,
-            AvailabilityProvider availability,
-            BatchingUploadScheduler scheduler) {
+    public PreemptiveUploads(long thresholdPerWriter, AvailabilityProvider availability) {
         this.thresholdPerWriter = thresholdPerWriter;
         this.availability = availability;
-        this.scheduler = scheduler;
+    }
+
+    /**
+     * The number of open writers (the batching scheduler waits for all of them at a checkpoint).
+     */
+    public synchronized int openWriters() {
+        return published.size();
     }
 
     /** The growth after which a writer publishes its bytes again (at least one byte). */
@@ -98,8 +100,11 @@ public final class PreemptiveUploads {
         return false;
     }
 
-    /** Starts the pre-emptive upload of every open writer; the tasks go out as one batch. */
-    void uploadAll() {
+    /**
+     * Starts the pre-emptive upload of every open writer; returns their tasks, which the caller
+     * hands to the scheduler together (one batch).
+     */
+    List<UploadTask> uploadAll() {
         List<DfsChangelogWriter> writers;
         synchronized (this) {
             writers = new ArrayList<>(published.keySet());
@@ -118,7 +123,7 @@ public final class PreemptiveUploads {
                 rounds++;
             }
         }
-        scheduler.upload(tasks);
+        return tasks;
     }
 
     /** How many times all writers were uploaded together; for tests and logs. */

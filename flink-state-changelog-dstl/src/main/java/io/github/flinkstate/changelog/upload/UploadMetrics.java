@@ -29,7 +29,8 @@ public final class UploadMetrics {
     private final Counter uploadFailures;
     private final Counter uploadedBytes;
 
-    public UploadMetrics(MetricGroup parent, LongSupplier inFlightBytes) {
+    public UploadMetrics(
+            MetricGroup parent, LongSupplier inFlightBytes, LongSupplier hedgeDelayMillis) {
         MetricGroup group = parent.addGroup(GROUP).addGroup(SUBGROUP);
         this.uploadLatencyMillis =
                 group.histogram("uploadLatencyMillis", new DescriptiveStatisticsHistogram(1000));
@@ -44,6 +45,7 @@ public final class UploadMetrics {
         this.uploadFailures = group.counter("uploadFailures", new ThreadSafeSimpleCounter());
         this.uploadedBytes = group.counter("uploadedBytes", new ThreadSafeSimpleCounter());
         group.gauge("inFlightBytes", (Gauge<Long>) inFlightBytes::getAsLong);
+        group.gauge("uploadHedgeDelayMillis", (Gauge<Long>) hedgeDelayMillis::getAsLong);
     }
 
     void attemptStarted(boolean hedge) {

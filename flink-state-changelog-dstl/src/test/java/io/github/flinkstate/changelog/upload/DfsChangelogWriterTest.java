@@ -286,6 +286,72 @@ class DfsChangelogWriterTest {
         assertThat(Changes.read(storage.createReader(), h2)).containsExactly("2:abcdefghij");
     }
 
+    private Configuration checkpointWaitConfig(Duration maxWait) {
+        Configuration config = TestStorages.config(new Path(new File(tmp, "dfs").toURI()));
+        config.set(DfsChangelogOptions.PERSIST_DELAY, Duration.ofMillis(10));
+        config.set(DfsChangelogOptions.CHECKPOINT_MAX_WAIT, maxWait);
+        return config;
+    }
+
+    @Test
+    void checkpointRequest_waitsForTheOtherWriters_thenTheyShareOneFile() throws Exception {
+        open(checkpointWaitConfig(Duration.ofHours(1)));
+        DfsChangelogWriter w1 = writer();
+        DfsChangelogWriter w2 = writer();
+        w1.append(1, bytes("first"));
+        w2.append(2, bytes("second"));
+        CompletableFuture<SnapshotResult<ChangelogStateHandleStreamImpl>> f1 =
+                w1.persist(SequenceNumber.of(0), 1);
+        // far beyond the 10 ms persist delay: still waiting for w2's request of checkpoint 1
+        Thread.sleep(100);
+        assertThat(f1).isNotDone();
+        assertThat(storage.getRegistry().trackedFiles()).isZero();
+        ChangelogStateHandleStreamImpl h2 = persist(w2, 0, 1);
+        ChangelogStateHandleStreamImpl h1 =
+                f1.get(1, TimeUnit.MINUTES).getJobManagerOwnedSnapshot();
+        assertThat(files(h1)).isEqualTo(files(h2));
+        assertThat(TestStorages.files(storage)).hasSize(1);
+        assertThat(Changes.read(storage.createReader(), h1)).containsExactly("1:first");
+        assertThat(Changes.read(storage.createReader(), h2)).containsExactly("2:second");
+    }
+
+    @Test
+    void checkpointRequest_ofAWriterWithNothingToUpload_stillCutsTheBatch() throws Exception {
+        open(checkpointWaitConfig(Duration.ofHours(1)));
+        DfsChangelogWriter busy = writer();
+        DfsChangelogWriter idle = writer();
+        busy.append(1, bytes("only"));
+        CompletableFuture<SnapshotResult<ChangelogStateHandleStreamImpl>> f1 =
+                busy.persist(SequenceNumber.of(0), 1);
+        assertThat(f1).isNotDone();
+        assertThat(persist(idle, 0, 1)).isNull(); // nothing to upload, but it asked
+        ChangelogStateHandleStreamImpl h1 =
+                f1.get(1, TimeUnit.MINUTES).getJobManagerOwnedSnapshot();
+        assertThat(Changes.read(storage.createReader(), h1)).containsExactly("1:only");
+    }
+
+    @Test
+    void checkpointRequest_isUploadedAfterTheMaxWait_whenAnotherWriterNeverAsks() throws Exception {
+        open(checkpointWaitConfig(Duration.ofMillis(50)));
+        DfsChangelogWriter w1 = writer();
+        writer(); // its task declined the checkpoint: it never asks
+        w1.append(1, bytes("alone"));
+        ChangelogStateHandleStreamImpl h1 =
+                w1.persist(SequenceNumber.of(0), 1)
+                        .get(1, TimeUnit.MINUTES)
+                        .getJobManagerOwnedSnapshot();
+        assertThat(Changes.read(storage.createReader(), h1)).containsExactly("1:alone");
+        // the next checkpoint's requests start afresh: the unanswered one is forgotten
+        w1.append(1, bytes("next"));
+        assertThat(
+                        Changes.read(
+                                storage.createReader(),
+                                w1.persist(SequenceNumber.of(1), 2)
+                                        .get(1, TimeUnit.MINUTES)
+                                        .getJobManagerOwnedSnapshot()))
+                .containsExactly("1:next");
+    }
+
     @Test
     void sharedFileNoCheckpointUsed_isDeletedAfterTheLastRelease() throws Exception {
         Configuration config = TestStorages.config(new Path(new File(tmp, "dfs").toURI()));
@@ -295,8 +361,8 @@ class DfsChangelogWriterTest {
         open(config);
         DfsChangelogWriter w1 = writer();
         DfsChangelogWriter w2 = writer();
-        w1.append(1, bytes("0123456789")); // pre-emptive, queued
-        w2.append(2, bytes("abcdefghij")); // pre-emptive, completes the batch
+        w1.append(1, bytes("0123456789")); // below the two writers' 2 x 10 bytes
+        w2.append(2, bytes("abcdefghij")); // 20 bytes: both upload pre-emptively, one batch
         TestStorages.waitUntil(() -> storage.getRegistry().trackedFiles() == 1, "one shared file");
         TestStorages.waitUntil(
                 () -> w1.notUploadedBytes() == 0 && w2.notUploadedBytes() == 0, "both uploaded");
@@ -402,8 +468,10 @@ class DfsChangelogWriterTest {
     void close_failsPendingPersist() throws Exception {
         Configuration config = TestStorages.config(new Path(new File(tmp, "dfs").toURI()));
         config.set(DfsChangelogOptions.PERSIST_DELAY, Duration.ofHours(1));
+        config.set(DfsChangelogOptions.CHECKPOINT_MAX_WAIT, Duration.ofHours(1));
         open(config);
         DfsChangelogWriter writer = writer();
+        writer(); // never asks for checkpoint 1: the batch waits for it
         writer.append(1, bytes("a"));
         CompletableFuture<SnapshotResult<ChangelogStateHandleStreamImpl>> future =
                 writer.persist(SequenceNumber.of(0), 1);

@@ -115,6 +115,41 @@ class UploadFaultInjectionTest {
     }
 
     @Test
+    void uploadStuckInTheTail_isHedgedLongBeforeTheTimeout() throws Exception {
+        Configuration config = config();
+        // only adaptive hedging can rescue the stuck upload within the test's wait
+        config.set(DfsChangelogOptions.UPLOAD_TIMEOUT, Duration.ofHours(1));
+        config.set(DfsChangelogOptions.UPLOAD_HEDGE_MIN_DELAY, Duration.ofMillis(10));
+        DfsChangelogWriter writer = open(config);
+        long sqn = 0;
+        for (int checkpoint = 1; checkpoint <= HedgeDelay.MIN_COMPARABLE; checkpoint++) {
+            writer.append(1, bytes("normal-" + checkpoint));
+            writer.persist(SequenceNumber.of(sqn), checkpoint).get(1, TimeUnit.MINUTES);
+            sqn = checkpoint;
+        }
+        assertThat(storage.getMetrics().hedgedAttempts()).isZero();
+        ChangelogStateHandleStreamImpl handle;
+        try (Hang stuck = FS.hangNext(FsOp.CREATE, DSTL_FILES)) {
+            writer.append(1, bytes("tail"));
+            handle =
+                    writer.persist(SequenceNumber.of(sqn), 100)
+                            .get(1, TimeUnit.MINUTES)
+                            .getJobManagerOwnedSnapshot();
+            assertThat(stuck.blockedCalls()).isEqualTo(1);
+        }
+        assertThat(storage.getMetrics().hedgedAttempts()).isEqualTo(1);
+        assertThat(Changes.read(storage.createReader(), handle)).containsExactly("1:tail");
+        String winner = fileName(handle);
+        Waits.until(
+                "the stuck attempt ended and only the winner's file remains",
+                WAIT,
+                () ->
+                        TestStorages.files(storage).contains(winner)
+                                && TestStorages.files(storage).size()
+                                        == HedgeDelay.MIN_COMPARABLE + 1);
+    }
+
+    @Test
     void failingAttempts_areRetried() throws Exception {
         DfsChangelogWriter writer = open(config());
         FS.failNextCreates(2);

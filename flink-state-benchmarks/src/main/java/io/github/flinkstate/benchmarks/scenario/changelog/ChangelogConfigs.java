@@ -26,6 +26,19 @@ public final class ChangelogConfigs {
      */
     public static Configuration of(
             String name, File dstl, File checkpoints, String materializeInterval) {
+        return of(name, dstl, checkpoints, materializeInterval, "");
+    }
+
+    /**
+     * @param dstlOptions extra options of the {@code dfs-batched} configuration, {@code key=value}
+     *     pairs separated by {@code ;} (e.g. to compare a setting across runs); empty for none
+     */
+    public static Configuration of(
+            String name,
+            File dstl,
+            File checkpoints,
+            String materializeInterval,
+            String dstlOptions) {
         InjectingFileSystem fs = InjectingFileSystem.shared();
         Configuration config = new Configuration();
         switch (name) {
@@ -39,6 +52,17 @@ public final class ChangelogConfigs {
             case "dfs-batched" -> {
                 BackendSpec.changelogOver(BackendSpec.rocksDb()).applyTo(config);
                 config.set(DfsChangelogOptions.BASE_PATH, fs.uri(dstl));
+                for (String option : dstlOptions.split(";")) {
+                    if (!option.isBlank()) {
+                        int eq = option.indexOf('=');
+                        if (eq <= 0) {
+                            throw new IllegalArgumentException(
+                                    "--dstl-options wants key=value pairs, not " + option);
+                        }
+                        config.setString(
+                                option.substring(0, eq).trim(), option.substring(eq + 1).trim());
+                    }
+                }
             }
             default -> throw new IllegalArgumentException("unknown configuration " + name);
         }
