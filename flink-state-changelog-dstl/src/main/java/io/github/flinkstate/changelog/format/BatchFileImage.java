@@ -32,7 +32,14 @@ public final class BatchFileImage {
 
     /** Appends one segment for the given changes and returns its index. */
     public int addSegment(List<StateChange> changes) throws IOException {
-        byte[] segment = SegmentEncoder.encode(changes, compress);
+        return addEncodedSegment(SegmentEncoder.encode(changes, compress));
+    }
+
+    /**
+     * Appends a segment that {@link SegmentEncoder#encode} produced (with this image's compression
+     * setting) and returns its index.
+     */
+    public int addEncodedSegment(byte[] segment) {
         segments.add(new long[] {length, segment.length});
         append(segment);
         return segments.size() - 1;

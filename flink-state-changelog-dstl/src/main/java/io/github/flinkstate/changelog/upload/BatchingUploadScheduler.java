@@ -39,7 +39,9 @@ import org.slf4j.LoggerFactory;
  * of all other open writers ({@link #persist}; also those with nothing to upload count), up to
  * {@code batch.checkpoint-max-wait}: the batch is cut when the last one arrives. The checkpoint
  * cannot complete before its last writer's request anyway, so the wait costs its completion time
- * nothing but the upload of the earlier requests' bytes together with the last one's.
+ * nothing but the upload of the earlier requests' bytes together with the last one's. Every task is
+ * encoded ({@link UploadTask#encode}) on an upload thread as soon as it is queued, so waiting for a
+ * batch never delays the CPU work of encoding, only the write.
  *
  * <p>Thread safety: thread-safe. Encoding and writing run on the upload executor; the delay timer
  * and hedging timeouts on the timer; task callbacks on upload threads.
@@ -227,6 +229,20 @@ public final class BatchingUploadScheduler implements AutoCloseable {
         limiter.acquire(task.rawBytes());
         queue.add(task);
         queuedBytes += task.rawBytes();
+        try {
+            // encode now, while the batch waits; a failure surfaces when the batch encodes
+            uploadExecutor.execute(() -> encodeQuietly(task));
+        } catch (RejectedExecutionException e) {
+            // closing: the batch fails anyway
+        }
+    }
+
+    private void encodeQuietly(UploadTask task) {
+        try {
+            task.encode(settings.compression());
+        } catch (Throwable t) {
+            LOG.debug("Encoding an upload task failed; the batch will report it", t);
+        }
     }
 
     /** Makes sure the queue is flushed within {@code delay} (sooner if already scheduled so). */
@@ -320,8 +336,8 @@ public final class BatchingUploadScheduler implements AutoCloseable {
         BatchFileImage image = new BatchFileImage(settings.compression());
         try {
             for (UploadTask task : batch) {
-                for (ChangeSet changeSet : task.changeSets()) {
-                    image.addSegment(changeSet.changes());
+                for (byte[] segment : task.encode(settings.compression())) {
+                    image.addEncodedSegment(segment);
                 }
             }
         } catch (Throwable t) {

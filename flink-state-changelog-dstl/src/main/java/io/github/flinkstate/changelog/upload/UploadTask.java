@@ -1,20 +1,33 @@
 package io.github.flinkstate.changelog.upload;
 
+import io.github.flinkstate.changelog.format.SegmentEncoder;
+import java.io.IOException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BiConsumer;
+import javax.annotation.concurrent.GuardedBy;
 
 /**
  * One writer's request to upload some of its change sets. The scheduler puts the change sets of
  * many tasks (of all writers of the job on this TaskManager) into one file.
  *
- * <p>Thread safety: immutable; the callback is invoked exactly once, from an upload thread, with
- * either one result per change set (same order) or the final failure.
+ * <p>Encoding (ordering and compressing each change set into a segment) happens once, as early as
+ * the scheduler asks ({@link #encode}): the scheduler starts it when the task is queued, so the CPU
+ * work overlaps the batching wait instead of following it.
+ *
+ * <p>Thread safety: the change sets and callback are immutable; {@link #encode} is synchronized (a
+ * second caller waits for the encoding a running thread does). The callback is invoked exactly
+ * once, from an upload thread, with either one result per change set (same order) or the final
+ * failure.
  */
 public final class UploadTask {
 
     private final List<ChangeSet> changeSets;
     private final long rawBytes;
     private final BiConsumer<List<UploadResult>, Throwable> callback;
+
+    @GuardedBy("this")
+    private List<byte[]> segments;
 
     public UploadTask(
             List<ChangeSet> changeSets, BiConsumer<List<UploadResult>, Throwable> callback) {
@@ -29,6 +42,21 @@ public final class UploadTask {
 
     public long rawBytes() {
         return rawBytes;
+    }
+
+    /**
+     * The encoded segments of the change sets (same order), encoded on the first call; a failed
+     * encoding throws again on the next call.
+     */
+    synchronized List<byte[]> encode(boolean compress) throws IOException {
+        if (segments == null) {
+            List<byte[]> encoded = new ArrayList<>(changeSets.size());
+            for (ChangeSet changeSet : changeSets) {
+                encoded.add(SegmentEncoder.encode(changeSet.changes(), compress));
+            }
+            segments = encoded;
+        }
+        return segments;
     }
 
     void complete(List<UploadResult> results, Throwable failure) {
