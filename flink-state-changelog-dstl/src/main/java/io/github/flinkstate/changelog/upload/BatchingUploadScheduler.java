@@ -237,6 +237,28 @@ public final class BatchingUploadScheduler implements AutoCloseable {
         }
     }
 
+    /**
+     * Encodes a sealed change set on an upload thread ahead of its upload, so that the checkpoint
+     * that uploads it finds it encoded. Never blocks; does nothing when closing.
+     */
+    public void encodeAhead(ChangeSet changeSet) {
+        try {
+            uploadExecutor.execute(
+                    () -> {
+                        try {
+                            changeSet.encode(settings.compression());
+                        } catch (Throwable t) {
+                            LOG.debug(
+                                    "Encoding {} ahead failed; its upload will report it",
+                                    changeSet,
+                                    t);
+                        }
+                    });
+        } catch (RejectedExecutionException e) {
+            // closing
+        }
+    }
+
     private void encodeQuietly(UploadTask task) {
         try {
             task.encode(settings.compression());

@@ -29,10 +29,12 @@ import org.slf4j.LoggerFactory;
  * <p>Thread safety: thread-safe (one lock). Flink calls it from the task thread; upload results
  * arrive on upload threads. Futures are completed outside the lock.
  *
- * <p>Sequence numbers: all changes appended between two calls of {@link #nextSequenceNumber()} or
- * {@link #persist} share one number and form one change set (one segment). {@code
- * nextSequenceNumber()} seals the active change set, so every change appended before the call has a
- * smaller number than the returned one.
+ * <p>Sequence numbers: the changes appended between two calls of {@link #nextSequenceNumber()} or
+ * {@link #persist} share one number and form one change set (one segment), except that every {@link
+ * #ENCODE_AHEAD_BYTES} the active change set is sealed early (and encoded ahead on an upload
+ * thread), so such an interval may span several numbers. {@code nextSequenceNumber()} seals the
+ * active change set, so every change appended before the call has a smaller number than the
+ * returned one, and every change appended after it a number at least as large.
  *
  * <p>Ownership (see docs/changelog-dstl.md, "Deletion rules"): a file is deleted by the TaskManager
  * ({@link TaskFileRegistry}) only when all its change sets were released and none was handed over.
@@ -68,6 +70,14 @@ public final class DfsChangelogWriter
         implements StateChangelogWriter<ChangelogStateHandleStreamImpl> {
 
     private static final Logger LOG = LoggerFactory.getLogger(DfsChangelogWriter.class);
+
+    /**
+     * Raw bytes after which the active changes are sealed into a change set of their own and
+     * encoded on an upload thread ahead of time, so that a checkpoint has at most this much left to
+     * order and compress (it would otherwise compress everything since the last upload, several
+     * MiB, while the job competes for the CPU). The change sets stay separate segments.
+     */
+    static final long ENCODE_AHEAD_BYTES = 1024 * 1024;
 
     private final String logId;
     private final KeyGroupRange keyGroupRange;
@@ -148,13 +158,20 @@ public final class DfsChangelogWriter
 
     private void append(StateChange change) {
         boolean uploadAll = false;
+        ChangeSet encodeAhead = null;
         synchronized (this) {
             checkOpen();
             active.add(change);
             activeBytes += change.getChange().length;
+            if (activeBytes >= ENCODE_AHEAD_BYTES) {
+                encodeAhead = seal();
+            }
             if (activeBytes + notUploadedBytes - publishedBytes >= preemptive.publishGranule()) {
                 uploadAll = publish();
             }
+        }
+        if (encodeAhead != null) {
+            scheduler.encodeAhead(encodeAhead);
         }
         if (uploadAll) {
             scheduler.upload(preemptive.uploadAll());
@@ -384,17 +401,19 @@ public final class DfsChangelogWriter
 
     // ------------------------------------------------------------------------------------------
 
+    /** Seals the active changes into a change set under a new sequence number; returns it. */
     @GuardedBy("this")
-    private void seal() {
+    private ChangeSet seal() {
         if (active.isEmpty()) {
-            return;
+            return null;
         }
-        ChangeSetState state = new ChangeSetState(new ChangeSet(activeSqn, active, activeBytes));
-        changeSets.put(activeSqn, state);
+        ChangeSet changeSet = new ChangeSet(activeSqn, active, activeBytes);
+        changeSets.put(activeSqn, new ChangeSetState(changeSet));
         notUploadedBytes += activeBytes;
         activeSqn++;
         active = new ArrayList<>();
         activeBytes = 0;
+        return changeSet;
     }
 
     /** Marks the NOT_UPLOADED change sets of the list as uploading; returns their task or null. */

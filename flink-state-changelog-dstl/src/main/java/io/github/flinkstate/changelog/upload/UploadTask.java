@@ -1,11 +1,9 @@
 package io.github.flinkstate.changelog.upload;
 
-import io.github.flinkstate.changelog.format.SegmentEncoder;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BiConsumer;
-import javax.annotation.concurrent.GuardedBy;
 
 /**
  * One writer's request to upload some of its change sets. The scheduler puts the change sets of
@@ -15,19 +13,15 @@ import javax.annotation.concurrent.GuardedBy;
  * the scheduler asks ({@link #encode}): the scheduler starts it when the task is queued, so the CPU
  * work overlaps the batching wait instead of following it.
  *
- * <p>Thread safety: the change sets and callback are immutable; {@link #encode} is synchronized (a
- * second caller waits for the encoding a running thread does). The callback is invoked exactly
- * once, from an upload thread, with either one result per change set (same order) or the final
- * failure.
+ * <p>Thread safety: the change sets and callback are immutable; encoding is synchronized per change
+ * set (a second caller waits for the running encoding). The callback is invoked exactly once, from
+ * an upload thread, with either one result per change set (same order) or the final failure.
  */
 public final class UploadTask {
 
     private final List<ChangeSet> changeSets;
     private final long rawBytes;
     private final BiConsumer<List<UploadResult>, Throwable> callback;
-
-    @GuardedBy("this")
-    private List<byte[]> segments;
 
     public UploadTask(
             List<ChangeSet> changeSets, BiConsumer<List<UploadResult>, Throwable> callback) {
@@ -45,18 +39,15 @@ public final class UploadTask {
     }
 
     /**
-     * The encoded segments of the change sets (same order), encoded on the first call; a failed
-     * encoding throws again on the next call.
+     * The encoded segments of the change sets (same order); each change set is encoded once (see
+     * {@link ChangeSet#encode}). A failed encoding throws again on the next call.
      */
-    synchronized List<byte[]> encode(boolean compress) throws IOException {
-        if (segments == null) {
-            List<byte[]> encoded = new ArrayList<>(changeSets.size());
-            for (ChangeSet changeSet : changeSets) {
-                encoded.add(SegmentEncoder.encode(changeSet.changes(), compress));
-            }
-            segments = encoded;
+    List<byte[]> encode(boolean compress) throws IOException {
+        List<byte[]> encoded = new ArrayList<>(changeSets.size());
+        for (ChangeSet changeSet : changeSets) {
+            encoded.add(changeSet.encode(compress));
         }
-        return segments;
+        return encoded;
     }
 
     void complete(List<UploadResult> results, Throwable failure) {

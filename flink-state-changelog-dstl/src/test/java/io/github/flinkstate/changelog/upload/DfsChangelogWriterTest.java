@@ -353,6 +353,34 @@ class DfsChangelogWriterTest {
     }
 
     @Test
+    void largeIntervals_areSealedAndEncodedAhead_andReadBackInAppendOrder() throws Exception {
+        open();
+        DfsChangelogWriter writer = writer();
+        int size = (int) (DfsChangelogWriter.ENCODE_AHEAD_BYTES / 2 + 1);
+        List<String> expected = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            byte[] change = new byte[size];
+            java.util.Arrays.fill(change, (byte) ('a' + i));
+            writer.append(i % 3, change);
+            expected.add(
+                    (i % 3) + ":" + new String(change, java.nio.charset.StandardCharsets.UTF_8));
+        }
+        // 5 x (half a MiB + 1): sealed early twice, the rest is still active
+        assertThat(writer.retainedChangeSets()).isEqualTo(2);
+        ChangelogStateHandleStreamImpl handle = persist(writer, 0, 1);
+        assertThat(handle.getHandlesAndOffsets()).hasSize(3);
+        List<String> read = Changes.read(storage.createReader(), handle);
+        // replayed by key group, in append order within each key group across the change sets
+        assertThat(read)
+                .containsExactly(
+                        expected.get(0),
+                        expected.get(3),
+                        expected.get(1),
+                        expected.get(4),
+                        expected.get(2));
+    }
+
+    @Test
     void sharedFileNoCheckpointUsed_isDeletedAfterTheLastRelease() throws Exception {
         Configuration config = TestStorages.config(new Path(new File(tmp, "dfs").toURI()));
         config.set(DfsChangelogOptions.PERSIST_DELAY, Duration.ofHours(1));
