@@ -57,6 +57,10 @@ public final class ChangelogScenario {
                 .flag("tail-ms", "1000", "upload latency of the tail")
                 .flag("tail-fraction", "0.01", "fraction of uploads in the tail")
                 .flag("parallelism", "2", "job parallelism and slots")
+                .flag(
+                        "seed",
+                        "random",
+                        "seed of the simulated DFS latencies (a number; default: a new one per run)")
                 .flag("materialize-interval", "10 s", "changelog materialization interval")
                 .flag(
                         "configs",
@@ -85,7 +89,11 @@ public final class ChangelogScenario {
                 new DfsLatency(
                         flags.getLong("latency-median-ms"),
                         flags.getLong("tail-ms"),
-                        flags.getDouble("tail-fraction"));
+                        flags.getDouble("tail-fraction"),
+                        flags.get("seed").equals("random")
+                                ? System.nanoTime()
+                                : flags.getLong("seed"));
+        System.out.println("simulated DFS latency seed: " + latency.seed());
         int parallelism = flags.getInt("parallelism");
         String materialize = flags.get("materialize-interval");
         File json =

@@ -63,7 +63,7 @@ public final class ChangelogRun {
             cluster.start();
 
             // Phase 1: load, then cancel with a retained checkpoint.
-            Latency upload = latency.install(name.hashCode());
+            Latency upload = latency.install(latency.seed() * 31 + name.hashCode());
             JobGraph load = ChangelogJobs.build(config, workload, records, parallelism, run);
             long start = System.nanoTime();
             JobID loadId = cluster.submitJob(load).get().getJobID();

@@ -14,8 +14,15 @@ import java.time.Duration;
  * @param medianMs median upload latency
  * @param tailMs latency of a tail upload
  * @param tailFraction fraction of uploads that take {@code tailMs}
+ * @param seed mixed into each configuration's random sequence; a run's configurations see
+ *     independent sequences, and runs with different seeds independent ones (with one fixed seed
+ *     every run would put its tail uploads at the same upload numbers)
  */
-public record DfsLatency(long medianMs, long tailMs, double tailFraction) {
+public record DfsLatency(long medianMs, long tailMs, double tailFraction, long seed) {
+
+    public DfsLatency(long medianMs, long tailMs, double tailFraction) {
+        this(medianMs, tailMs, tailFraction, 0);
+    }
 
     /**
      * Configures the shared {@code inject://} file system with this latency and clears its
