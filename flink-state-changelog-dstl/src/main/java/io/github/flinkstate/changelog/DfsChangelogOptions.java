@@ -120,7 +120,7 @@ public final class DfsChangelogOptions {
                                     + " upload.timeout), instead of only after upload.timeout: a"
                                     + " write stuck in the file system's latency tail then delays"
                                     + " its checkpoint by about that time, not by the timeout."
-                                    + " Until 16 comparable attempts were seen, upload.timeout"
+                                    + " Until 8 comparable attempts were seen, upload.timeout"
                                     + " applies.");
 
     public static final ConfigOption<Duration> UPLOAD_HEDGE_MIN_DELAY =

@@ -25,7 +25,7 @@ import javax.annotation.concurrent.ThreadSafe;
 public final class HedgeDelay {
 
     static final int SAMPLES = 128;
-    static final int MIN_COMPARABLE = 16;
+    static final int MIN_COMPARABLE = 8;
     static final double FACTOR = 3.0;
     static final long SIZE_FACTOR = 4;
     static final long SMALL_BYTES = 256 * 1024;
