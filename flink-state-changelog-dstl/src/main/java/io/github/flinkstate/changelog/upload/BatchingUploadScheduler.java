@@ -229,12 +229,8 @@ public final class BatchingUploadScheduler implements AutoCloseable {
         limiter.acquire(task.rawBytes());
         queue.add(task);
         queuedBytes += task.rawBytes();
-        try {
-            // encode now, while the batch waits; a failure surfaces when the batch encodes
-            uploadExecutor.execute(() -> encodeQuietly(task));
-        } catch (RejectedExecutionException e) {
-            // closing: the batch fails anyway
-        }
+        // encode now, while the batch waits; a failure surfaces when the batch encodes
+        task.changeSets().forEach(this::encodeAhead);
     }
 
     /**
@@ -256,14 +252,6 @@ public final class BatchingUploadScheduler implements AutoCloseable {
                     });
         } catch (RejectedExecutionException e) {
             // closing
-        }
-    }
-
-    private void encodeQuietly(UploadTask task) {
-        try {
-            task.encode(settings.compression());
-        } catch (Throwable t) {
-            LOG.debug("Encoding an upload task failed; the batch will report it", t);
         }
     }
 
