@@ -40,6 +40,7 @@ import org.apache.flink.util.CloseableIterator;
  * @param maxSubtaskChanges the most changes one subtask replays (a job's restore waits for its
  *     slowest subtask)
  * @param readMs wall time of reading every change with one fresh storage view (sequentially)
+ * @param error why the checkpoint could not be inspected, or null if it was
  */
 public record ChangelogCheckpointShape(
         long materializedBytes,
@@ -50,11 +51,16 @@ public record ChangelogCheckpointShape(
         long logChanges,
         long logChangeBytes,
         long maxSubtaskChanges,
-        long readMs) {
+        long readMs,
+        String error) {
 
     /** No changelog handles (changelog off). */
-    public static final ChangelogCheckpointShape NONE =
-            new ChangelogCheckpointShape(0, 0, 0, 0, 0, 0, 0, 0, 0);
+    public static final ChangelogCheckpointShape NONE = failed(null);
+
+    /** Nothing measured because inspecting the checkpoint failed for {@code error}. */
+    public static ChangelogCheckpointShape failed(String error) {
+        return new ChangelogCheckpointShape(0, 0, 0, 0, 0, 0, 0, 0, 0, error);
+    }
 
     /**
      * Loads the checkpoint's {@code _metadata} and measures its changelog handles.
@@ -140,11 +146,15 @@ public record ChangelogCheckpointShape(
                 changes,
                 changeBytes,
                 maxSubtask,
-                readNanos / 1_000_000);
+                readNanos / 1_000_000,
+                null);
     }
 
     @Override
     public String toString() {
+        if (error != null) {
+            return "checkpoint not inspected: " + error;
+        }
         return String.format(
                 java.util.Locale.ROOT,
                 "materialized %.1f MiB, log: %d handles, %d segments, %d files, %.1f MiB stored,"

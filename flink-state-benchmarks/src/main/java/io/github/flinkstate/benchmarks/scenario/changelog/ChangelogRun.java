@@ -147,6 +147,8 @@ public final class ChangelogRun {
                     shape = ChangelogCheckpointShape.of(latest.getExternalPath(), config);
                 } catch (Exception e) {
                     System.out.println(name + ": could not inspect the checkpoint: " + e);
+                    e.printStackTrace(System.out);
+                    shape = ChangelogCheckpointShape.failed(e.toString());
                 }
             }
             System.out.printf(
