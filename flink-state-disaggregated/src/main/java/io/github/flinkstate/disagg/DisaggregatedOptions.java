@@ -57,6 +57,31 @@ public final class DisaggregatedOptions {
                             "Capacity of the memory cache of data blocks read from the primary"
                                     + " directory, per keyed state backend. At least 1 MiB.");
 
+    public static final ConfigOption<MemorySize> LOCAL_CACHE_SIZE =
+            ConfigOptions.key("state.backend.disaggregated.local-cache.size")
+                    .memoryType()
+                    .defaultValue(MemorySize.parse("256mb"))
+                    .withDescription(
+                            "Capacity of the local disk cache under the memory block cache, per keyed"
+                                    + " state backend, in a folder of the local working directory. It"
+                                    + " keeps a copy of each file the backend writes (while whole files"
+                                    + " fill at most half of it) and the blocks read from the primary"
+                                    + " directory, evicting the least recently used first; every copy is"
+                                    + " checked against the file's checksums when read, and a bad copy is"
+                                    + " dropped and read from the primary directory again. By default it"
+                                    + " is used only when the primary directory is on a distributed file"
+                                    + " system; set explicitly, it is used on any file system. 0 turns it"
+                                    + " off.");
+
+    public static final ConfigOption<MemorySize> LOCAL_CACHE_RESERVE =
+            ConfigOptions.key("state.backend.disaggregated.local-cache.reserve")
+                    .memoryType()
+                    .defaultValue(MemorySize.parse("256mb"))
+                    .withDescription(
+                            "Free space the local disk cache leaves on the local working directory's"
+                                    + " file system: below it the cache evicts, or stops caching, instead"
+                                    + " of filling the disk.");
+
     public static final ConfigOption<Integer> BACKGROUND_THREADS =
             ConfigOptions.key("state.backend.disaggregated.background-threads")
                     .intType()
@@ -129,6 +154,8 @@ public final class DisaggregatedOptions {
                 LOCAL_DIRECTORY,
                 MEMTABLE_SIZE,
                 BLOCK_CACHE_SIZE,
+                LOCAL_CACHE_SIZE,
+                LOCAL_CACHE_RESERVE,
                 BACKGROUND_THREADS,
                 TTL_PERIODIC_COMPACTION_TIME,
                 COPY_THREADS,
@@ -148,6 +175,11 @@ public final class DisaggregatedOptions {
                     config.get(BLOCK_CACHE_SIZE).getBytes() >= (1 << 20),
                     BLOCK_CACHE_SIZE,
                     "must be at least 1 MiB, was " + config.get(BLOCK_CACHE_SIZE));
+            long localCache = config.get(LOCAL_CACHE_SIZE).getBytes();
+            require(
+                    localCache == 0 || localCache >= (1 << 20),
+                    LOCAL_CACHE_SIZE,
+                    "must be 0 (off) or at least 1 MiB, was " + config.get(LOCAL_CACHE_SIZE));
             int threads = config.get(BACKGROUND_THREADS);
             require(
                     threads >= 1 && threads <= 2,

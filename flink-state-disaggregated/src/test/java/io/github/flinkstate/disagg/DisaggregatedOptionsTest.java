@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.time.Duration;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.IllegalConfigurationException;
+import org.apache.flink.configuration.MemorySize;
 import org.junit.jupiter.api.Test;
 
 /** Option validation: a bad value fails at start naming the option. */
@@ -29,5 +30,20 @@ class DisaggregatedOptionsTest {
                     .hasMessageContaining(
                             "'state.backend.disaggregated.ttl.periodic-compaction-time'");
         }
+    }
+
+    @Test
+    void localCacheSize_isOffOrAtLeastOneMebibyte() {
+        for (String ok : new String[] {"0", "1mb", "10gb"}) {
+            Configuration c = new Configuration();
+            c.set(DisaggregatedOptions.LOCAL_CACHE_SIZE, MemorySize.parse(ok));
+            assertThatCode(() -> DisaggregatedOptions.validate(c)).doesNotThrowAnyException();
+        }
+        Configuration bad = new Configuration();
+        bad.set(DisaggregatedOptions.LOCAL_CACHE_SIZE, MemorySize.parse("512kb"));
+        assertThatThrownBy(() -> DisaggregatedOptions.validate(bad))
+                .isInstanceOf(IllegalConfigurationException.class)
+                .hasMessageContaining("'state.backend.disaggregated.local-cache.size'")
+                .hasMessageContaining("at least 1 MiB");
     }
 }

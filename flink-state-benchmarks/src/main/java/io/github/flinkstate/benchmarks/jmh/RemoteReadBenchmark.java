@@ -2,7 +2,9 @@ package io.github.flinkstate.benchmarks.jmh;
 
 import io.github.flinkstate.disagg.engine.LsmOptions;
 import io.github.flinkstate.disagg.engine.LsmStore;
+import io.github.flinkstate.disagg.engine.LsmSnapshot;
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
+import io.github.flinkstate.disagg.engine.cache.DiskCache;
 import io.github.flinkstate.disagg.engine.iterator.LsmIterator;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.sst.BlockCompression;
@@ -13,6 +15,7 @@ import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.time.Duration;
+import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
@@ -115,9 +118,26 @@ public class RemoteReadBenchmark {
     @Param({"0"})
     public int randomValueBytes;
 
+    /**
+     * Capacity of the local disk cache ({@code DiskCache}) as a percentage of the SST bytes; 0: no
+     * disk cache (the store is then opened the same way, from the loaded store's manifest).
+     */
+    @Param({"0"})
+    public int localCachePercent;
+
+    /**
+     * Which keys the gets draw: {@code uniform}, or {@code zipf} (rank r drawn with probability
+     * proportional to 1/r, ranks scattered over the key space).
+     */
+    @Param({"uniform"})
+    public String keys;
+
     private File dir;
     private InjectingFileSystem fs;
     private LsmStore store;
+    private LsmSnapshot loaded;
+    private DiskCache disk;
+    private double[] zipfCdf;
     private final LongAdder wrongGets = new LongAdder();
     private final LongAdder wrongScans = new LongAdder();
     private final int[] entriesPerGroup = new int[KEY_GROUPS];
@@ -162,9 +182,43 @@ public class RemoteReadBenchmark {
                 fileBytes += f.length();
             }
         }
+        // as after a restore: a store opened on the loaded files, with cold caches
+        loaded = store.snapshot();
+        store.close();
+        if (localCachePercent > 0) {
+            disk =
+                    new DiskCache(
+                            new File(dir, "local-cache"), fileBytes * localCachePercent / 100, 0);
+        }
+        store =
+                LsmStore.open(
+                        options.copy(
+                                        new Path(new File(dir, "restored").toURI()),
+                                        KeyGroupSpan.of(0, KeyGroupSpan.MAX_KEY_GROUP))
+                                .blockCache(new BlockCache((long) cacheMiB << 20, disk)),
+                        List.of(loaded.manifest()));
+        if (keys.equals("zipf")) {
+            zipfCdf = new double[keyCount];
+            double sum = 0;
+            for (int r = 0; r < keyCount; r++) {
+                sum += 1.0 / (r + 1);
+                zipfCdf[r] = sum;
+            }
+            for (int r = 0; r < keyCount; r++) {
+                zipfCdf[r] /= sum;
+            }
+        } else if (!keys.equals("uniform")) {
+            throw new IllegalArgumentException("keys must be uniform or zipf, was " + keys);
+        }
         System.out.printf(
-                "%n[RemoteReadBenchmark] compression %s, random value bytes %d: SST files %,d bytes%n",
-                compression, randomValueBytes, fileBytes);
+                "%n[RemoteReadBenchmark] compression %s, random value bytes %d: SST files %,d bytes;"
+                        + " local cache %d%% (%,d bytes), keys %s%n",
+                compression,
+                randomValueBytes,
+                fileBytes,
+                localCachePercent,
+                disk == null ? 0 : disk.capacityBytes(),
+                keys);
         fs.latency(FsOp.READ, Latency.fixed(Duration.ofMillis(readLatencyMs)));
         fs.latency(FsOp.OPEN, Latency.fixed(Duration.ofMillis(readLatencyMs)));
         fs.latency(FsOp.STATUS, Latency.fixed(Duration.ofMillis(readLatencyMs)));
@@ -175,6 +229,19 @@ public class RemoteReadBenchmark {
     public void tearDown() {
         if (store != null) {
             store.close();
+        }
+        if (disk != null) {
+            System.out.printf(
+                    "%n[RemoteReadBenchmark] local cache: %,d hits, %,d misses, %,d bytes used, %,d"
+                            + " evictions%n",
+                    disk.hitCount(),
+                    disk.missCount(),
+                    disk.usedBytes(),
+                    disk.evictionCount());
+            disk.close();
+        }
+        if (loaded != null) {
+            loaded.release();
         }
         FileUtils.deleteDirectoryQuietly(dir);
     }
@@ -203,8 +270,19 @@ public class RemoteReadBenchmark {
         return key;
     }
 
+    /** A key index: uniform, or a Zipf rank mapped to a scattered index. */
+    private int draw(Draws d) {
+        if (zipfCdf == null) {
+            return d.random.nextInt(keyCount);
+        }
+        int rank = java.util.Arrays.binarySearch(zipfCdf, d.random.nextDouble());
+        rank = rank >= 0 ? rank : Math.min(-rank - 1, keyCount - 1);
+        // a fixed permutation (multiplier coprime to keyCount): hot keys spread over all files
+        return (int) (((long) rank * 1_000_003L) % keyCount);
+    }
+
     private byte[] doGet(Draws d) throws IOException {
-        int i = d.random.nextInt(keyCount);
+        int i = draw(d);
         byte[] v = store.get(key(i));
         if (v == null || v[0] != (byte) i) {
             wrongGets.increment();

@@ -29,6 +29,9 @@ import org.slf4j.LoggerFactory;
  *     (0: never)
  * @param copyThreads files copied at once for a full checkpoint after a NO_CLAIM restore
  * @param compression compression of the data blocks of new engine files
+ * @param localCacheBytes capacity of the local disk cache, 0 for none (resolved: 0 also when the
+ *     option is not set and the primary directory is not on a distributed file system)
+ * @param localCacheReserveBytes free space the local disk cache leaves on its file system
  * @param backgroundCopy whether restored files outside this job's directory are copied into it in
  *     the background ({@code DisaggregatedOptions.BACKGROUND_COPY}, off when the configured claim
  *     mode is CLAIM)
@@ -42,6 +45,8 @@ public record BackendSettings(
         long periodicCompactionMillis,
         int copyThreads,
         BlockCompression compression,
+        long localCacheBytes,
+        long localCacheReserveBytes,
         boolean backgroundCopy) {
 
     private static final Logger LOG = LoggerFactory.getLogger(BackendSettings.class);
@@ -85,6 +90,11 @@ public record BackendSettings(
                 options.get(DisaggregatedOptions.TTL_PERIODIC_COMPACTION_TIME).toMillis(),
                 options.get(DisaggregatedOptions.COPY_THREADS),
                 options.get(DisaggregatedOptions.COMPRESSION),
+                options.getOptional(DisaggregatedOptions.LOCAL_CACHE_SIZE).isPresent()
+                                || fs.isDistributedFS()
+                        ? options.get(DisaggregatedOptions.LOCAL_CACHE_SIZE).getBytes()
+                        : 0,
+                options.get(DisaggregatedOptions.LOCAL_CACHE_RESERVE).getBytes(),
                 options.get(DisaggregatedOptions.BACKGROUND_COPY)
                         && options.getOptional(StateRecoveryOptions.RESTORE_MODE)
                                         .orElse(RecoveryClaimMode.NO_CLAIM)

@@ -413,7 +413,8 @@ public final class DisaggregatedKeyedStateBackend<K> extends AbstractKeyedStateB
     @Override
     public void dispose() {
         IOUtils.closeQuietly(cancelStreamRegistry);
-        snapshots.close();
+        snapshots.close(); // closes the store
+        IOUtils.closeQuietly(store.blockCache().disk()); // its local disk tier, if any
         super.dispose();
     }
 

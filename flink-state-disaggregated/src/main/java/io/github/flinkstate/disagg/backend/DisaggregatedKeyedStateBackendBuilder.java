@@ -11,13 +11,16 @@ import io.github.flinkstate.disagg.backend.ttl.TtlCompactionFilters;
 import io.github.flinkstate.disagg.engine.LsmOptions;
 import io.github.flinkstate.disagg.engine.LsmStore;
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
+import io.github.flinkstate.disagg.engine.cache.DiskCache;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
+import java.io.File;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.core.fs.Path;
@@ -75,8 +78,21 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
         FileOwnership ownership = new FileOwnership();
         TtlCompactionFilters ttlFilters = new TtlCompactionFilters(parameters.getTtlTimeProvider());
         LsmStore store = null;
+        DiskCache localCache = null;
         InheritedFileCopier inheritedCopy = InheritedFileCopier.none();
         try {
+            if (settings.localCacheBytes() > 0) {
+                localCache =
+                        new DiskCache(
+                                new File(
+                                        settings.localDir(),
+                                        "disaggregated-cache/"
+                                                + settings.primaryDir().getName()
+                                                + "-"
+                                                + UUID.randomUUID()),
+                                settings.localCacheBytes(),
+                                settings.localCacheReserveBytes());
+            }
             LsmOptions options =
                     new LsmOptions(
                                     settings.primaryDir().getFileSystem(),
@@ -84,7 +100,7 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                                     KeyGroupSpan.of(
                                             range.getStartKeyGroup(), range.getEndKeyGroup()))
                             .memtableBytes(settings.memtableBytes())
-                            .blockCache(new BlockCache(settings.blockCacheBytes()))
+                            .blockCache(new BlockCache(settings.blockCacheBytes(), localCache))
                             .backgroundThreads(settings.backgroundThreads())
                             .copyThreads(settings.copyThreads())
                             .compression(settings.compression())
@@ -171,6 +187,7 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
             // the copy works on the store: stop it first
             inheritedCopy.close();
             IOUtils.closeQuietly(store);
+            IOUtils.closeQuietly(localCache);
             throw new BackendBuildingException(
                     "Could not build the disaggregated keyed state backend for "
                             + parameters.getOperatorIdentifier()

@@ -132,7 +132,8 @@ public final class LsmStore implements AutoCloseable {
                         options.bloomBitsPerKey(),
                         span,
                         options.bloomPrefix(),
-                        options.compression());
+                        options.compression(),
+                        blockCache.disk());
         this.versions = new VersionSet(span, levels, this::onObsolete);
         this.reads = new ReadPath(readers, options.bloomPrefix());
         long opened = options.clock().getAsLong();
@@ -489,6 +490,9 @@ public final class LsmStore implements AutoCloseable {
         for (FileMeta f : files) {
             births.remove(f.path());
             readers.evict(f.path());
+            if (blockCache.disk() != null) {
+                blockCache.disk().forget(f.path());
+            }
             if (options.deletionPolicy().mayDelete(f)) {
                 try {
                     fs.delete(new Path(f.path()), false);

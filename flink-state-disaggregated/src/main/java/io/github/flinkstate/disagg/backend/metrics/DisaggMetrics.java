@@ -3,6 +3,7 @@ package io.github.flinkstate.disagg.backend.metrics;
 import io.github.flinkstate.disagg.engine.LsmStats;
 import io.github.flinkstate.disagg.engine.LsmStore;
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
+import io.github.flinkstate.disagg.engine.cache.DiskCache;
 import io.github.flinkstate.disagg.engine.sst.ReadCounters;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
@@ -44,6 +45,17 @@ public final class DisaggMetrics {
         g.gauge("blockCacheHits", (Gauge<Long>) cache::hitCount);
         g.gauge("blockCacheRequests", (Gauge<Long>) cache::requestCount);
         g.gauge("primaryReads", (Gauge<Long>) primary::reads);
+        DiskCache disk = cache.disk();
+        if (disk != null) {
+            g.gauge("localCacheHits", (Gauge<Long>) disk::hitCount);
+            g.gauge("localCacheMisses", (Gauge<Long>) disk::missCount);
+            g.gauge("localCacheUsedBytes", (Gauge<Long>) disk::usedBytes);
+            g.gauge("localCacheWholeFiles", (Gauge<Integer>) disk::wholeFileCount);
+            g.gauge("localCacheBytesWritten", (Gauge<Long>) disk::bytesWritten);
+            g.gauge("localCacheEvictions", (Gauge<Long>) disk::evictionCount);
+            g.gauge("localCacheInvalidations", (Gauge<Long>) disk::invalidationCount);
+            g.gauge("localCacheWriteFailures", (Gauge<Long>) disk::writeFailureCount);
+        }
         g.gauge("primaryBytesRead", (Gauge<Long>) primary::bytes);
         g.gauge("flushes", (Gauge<Long>) stats::flushes);
         g.gauge("flushBytes", (Gauge<Long>) stats::flushBytes);

@@ -39,6 +39,7 @@ public final class BlockCache {
     public static final int ENTRY_OVERHEAD = 32;
 
     private final long capacityBytes;
+    private final DiskCache disk;
     private final LongAdder hits = new LongAdder();
     private final LongAdder misses = new LongAdder();
     private final LongAdder joinedLoads = new LongAdder();
@@ -52,6 +53,15 @@ public final class BlockCache {
     private long usedBytes;
 
     public BlockCache(long capacityBytes) {
+        this(capacityBytes, null);
+    }
+
+    /**
+     * A cache whose misses are looked up in, and filled into, the local disk tier {@code disk}
+     * (null: none). The disk tier stays owned by the caller, who closes it.
+     */
+    public BlockCache(long capacityBytes, DiskCache disk) {
+        this.disk = disk;
         if (capacityBytes < 0) {
             throw new IllegalArgumentException(
                     "block cache capacity must be >= 0: " + capacityBytes);
@@ -178,6 +188,11 @@ public final class BlockCache {
 
     public long capacityBytes() {
         return capacityBytes;
+    }
+
+    /** The local disk tier under this cache, or null. */
+    public DiskCache disk() {
+        return disk;
     }
 
     /** Bytes currently charged to resident blocks. */

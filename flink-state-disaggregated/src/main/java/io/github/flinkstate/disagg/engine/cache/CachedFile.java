@@ -46,6 +46,11 @@ public final class CachedFile {
         return file;
     }
 
+    /** The local disk tier under the cache, or null. */
+    public DiskCache disk() {
+        return cache.disk();
+    }
+
     public int blockCount() {
         return slots.length();
     }

@@ -1,5 +1,6 @@
 package io.github.flinkstate.disagg.engine.compaction;
 
+import io.github.flinkstate.disagg.engine.cache.DiskCache;
 import io.github.flinkstate.disagg.engine.fs.FileNames;
 import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.EntryType;
@@ -35,10 +36,12 @@ public final class SstOutputs {
     private final KeyGroupSpan span;
     private final ToIntFunction<byte[]> bloomPrefix;
     private final BlockCompression compression;
+    private final DiskCache disk;
 
     /**
      * {@code bloomPrefix}: null, or the store's {@code LsmOptions.bloomPrefix}; {@code
-     * compression}: the store's {@code LsmOptions.compression}.
+     * compression}: the store's {@code LsmOptions.compression}; {@code disk}: null, or the local
+     * disk tier that keeps a copy of each file written while it is written.
      */
     public SstOutputs(
             FileSystem fs,
@@ -47,7 +50,9 @@ public final class SstOutputs {
             int bloomBitsPerKey,
             KeyGroupSpan span,
             ToIntFunction<byte[]> bloomPrefix,
-            BlockCompression compression) {
+            BlockCompression compression,
+            DiskCache disk) {
+        this.disk = disk;
         this.bloomPrefix = bloomPrefix;
         this.compression = compression;
         this.fs = fs;
@@ -64,15 +69,17 @@ public final class SstOutputs {
 
     /** A writer for a new file; tombstones are tracked so they can go into the manifest. */
     public Output create() throws IOException {
+        org.apache.flink.core.fs.Path path = names.nextSst();
         return new Output(
                 new SstWriter(
                         fs,
-                        names.nextSst(),
+                        path,
                         blockSize,
                         bloomBitsPerKey,
                         span,
                         bloomPrefix,
-                        compression));
+                        compression,
+                        disk == null ? null : disk.writeThrough(path.toString())));
     }
 
     /**

@@ -2,6 +2,7 @@ package io.github.flinkstate.disagg.engine.sst;
 
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.cache.CachedFile;
+import io.github.flinkstate.disagg.engine.cache.DiskCache;
 import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.Versioned;
 import java.io.EOFException;
@@ -86,7 +87,7 @@ public final class SstReader {
             if (fileSize < SstFormat.TRAILER_BYTES) {
                 throw error("Truncated SST file: only " + fileSize + " bytes, no trailer", 0, null);
             }
-            m = readMetadata(tailBytes);
+            m = openMetadata(cache.disk(), tailBytes);
         } finally {
             if (m == null) {
                 streams.close();
@@ -222,14 +223,40 @@ public final class SstReader {
     /** Reads, verifies and (version 4) decompresses data block {@code i}. */
     private byte[] readBlock(int i) throws IOException {
         BlockHandle h = blocks[i];
+        byte[] buf = storedBlock(h);
         if (version < 4) {
-            return readVerified(h);
+            return Arrays.copyOf(buf, h.length());
         }
         // decoded straight from the read buffer: one copy of the payload, not two
-        checkBounds(h);
-        byte[] buf = readAt(h.offset(), h.length() + SstFormat.BLOCK_CRC_BYTES);
-        checkCrc(buf, 0, h);
         return BlockCompression.decode(buf, h.length(), name, h.offset());
+    }
+
+    /**
+     * Block {@code h} as stored (payload then CRC32C), verified: from the local disk tier if it
+     * holds a copy that verifies, else from the file (then offered to the disk tier). A local copy
+     * that fails verification is dropped and never served.
+     */
+    private byte[] storedBlock(BlockHandle h) throws IOException {
+        checkBounds(h);
+        int length = h.length() + SstFormat.BLOCK_CRC_BYTES;
+        DiskCache disk = cached.disk();
+        if (disk != null) {
+            byte[] local = disk.read(name, h.offset(), length);
+            if (local != null) {
+                try {
+                    checkCrc(local, 0, h);
+                    return local;
+                } catch (IOException corrupt) {
+                    disk.invalidate(name, h.offset(), corrupt.getMessage());
+                }
+            }
+        }
+        byte[] buf = readAt(h.offset(), length);
+        checkCrc(buf, 0, h);
+        if (disk != null) {
+            disk.offer(name, h.offset(), buf);
+        }
+        return buf;
     }
 
     /** Point lookup: the entry for exactly {@code key} in this file, or null. */
@@ -279,9 +306,7 @@ public final class SstReader {
 
     /** Reads a block and verifies its CRC32C; the message of any failure names file and offset. */
     byte[] readVerified(BlockHandle h) throws IOException {
-        checkBounds(h);
-        byte[] buf = readAt(h.offset(), h.length() + SstFormat.BLOCK_CRC_BYTES);
-        return verified(buf, 0, h);
+        return Arrays.copyOf(storedBlock(h), h.length());
     }
 
     private void checkBounds(BlockHandle h) throws IOException {
@@ -375,16 +400,23 @@ public final class SstReader {
         long start;
         byte[] bytes;
 
-        Tail(long tailBytes) throws IOException {
+        /** Null, or the disk tier the tail is read from when it holds it. */
+        final DiskCache local;
+
+        /** Whether any part came from the disk tier rather than the file. */
+        boolean usedLocal;
+
+        Tail(long tailBytes, DiskCache local) throws IOException {
+            this.local = local;
             int window = (int) Math.min(fileSize, Math.max(SstFormat.TRAILER_BYTES, tailBytes));
             start = fileSize - window;
-            bytes = readAt(start, window);
+            bytes = read(start, window);
         }
 
         /** Makes sure the tail starts at or before {@code offset} (one more read if not). */
         void cover(long offset) throws IOException {
             if (offset < start) {
-                byte[] more = readAt(offset, (int) (start - offset));
+                byte[] more = read(offset, (int) (start - offset));
                 byte[] all = new byte[more.length + bytes.length];
                 System.arraycopy(more, 0, all, 0, more.length);
                 System.arraycopy(bytes, 0, all, more.length, bytes.length);
@@ -395,6 +427,37 @@ public final class SstReader {
 
         int at(long offset) {
             return (int) (offset - start);
+        }
+
+        private byte[] read(long offset, int length) throws IOException {
+            byte[] b = local == null ? null : local.read(name, offset, length);
+            if (b != null) {
+                usedLocal = true;
+                return b;
+            }
+            return readAt(offset, length);
+        }
+    }
+
+    /**
+     * Reads the metadata, from the disk tier's copy of the tail where it has one; a local copy that
+     * fails any check is dropped and the metadata read again from the file, whose tail is then
+     * offered to the disk tier.
+     */
+    private Metadata openMetadata(DiskCache disk, long tailBytes) throws IOException {
+        Tail tail = new Tail(Math.min(tailBytes, Integer.MAX_VALUE - 8), disk);
+        try {
+            Metadata m = readMetadata(tail);
+            if (disk != null && !tail.usedLocal) {
+                disk.offer(name, tail.start, tail.bytes);
+            }
+            return m;
+        } catch (IOException e) {
+            if (!tail.usedLocal) {
+                throw e;
+            }
+            disk.invalidate(name, tail.start, e.getMessage());
+            return openMetadata(null, tailBytes);
         }
     }
 
@@ -409,8 +472,7 @@ public final class SstReader {
             long metadataStart) {}
 
     /** Reads and checks trailer, footer, index, bloom and tombstones: one or two reads. */
-    private Metadata readMetadata(long tailBytes) throws IOException {
-        Tail tail = new Tail(Math.min(tailBytes, Integer.MAX_VALUE - 8));
+    private Metadata readMetadata(Tail tail) throws IOException {
         long tOff = fileSize - SstFormat.TRAILER_BYTES;
         ByteReader r = new ByteReader(tail.bytes, tail.at(tOff), SstFormat.TRAILER_BYTES);
         int len = r.u32();

@@ -1,5 +1,6 @@
 package io.github.flinkstate.disagg.engine.sst;
 
+import io.github.flinkstate.disagg.engine.cache.WriteThrough;
 import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.EntryType;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
@@ -44,6 +45,7 @@ public final class SstWriter implements AutoCloseable {
     private final ToIntFunction<byte[]> bloomPrefix;
     private final BlockCompression compression;
     private final FSDataOutputStream out;
+    private final WriteThrough localCopy;
     private final ByteWriter block = new ByteWriter(8192);
     private final ByteWriter stored = new ByteWriter(8192);
     private final ByteWriter index = new ByteWriter(1024);
@@ -95,6 +97,23 @@ public final class SstWriter implements AutoCloseable {
             ToIntFunction<byte[]> bloomPrefix,
             BlockCompression compression)
             throws IOException {
+        this(fs, path, blockSize, bloomBitsPerKey, span, bloomPrefix, compression, null);
+    }
+
+    /**
+     * As above, also writing every byte to {@code localCopy} (null: none), which is committed to
+     * the local disk cache when the file is finished and abandoned if it is aborted.
+     */
+    public SstWriter(
+            FileSystem fs,
+            Path path,
+            int blockSize,
+            int bloomBitsPerKey,
+            KeyGroupSpan span,
+            ToIntFunction<byte[]> bloomPrefix,
+            BlockCompression compression,
+            WriteThrough localCopy)
+            throws IOException {
         this(
                 fs,
                 path,
@@ -103,7 +122,8 @@ public final class SstWriter implements AutoCloseable {
                 span,
                 bloomPrefix,
                 compression,
-                SstFormat.VERSION);
+                SstFormat.VERSION,
+                localCopy);
     }
 
     /** Writes an older format version; only for compatibility tests. */
@@ -124,7 +144,8 @@ public final class SstWriter implements AutoCloseable {
                 span,
                 bloomPrefix,
                 BlockCompression.NONE,
-                version);
+                version,
+                null);
     }
 
     private SstWriter(
@@ -135,7 +156,8 @@ public final class SstWriter implements AutoCloseable {
             KeyGroupSpan span,
             ToIntFunction<byte[]> bloomPrefix,
             BlockCompression compression,
-            int version)
+            int version,
+            WriteThrough localCopy)
             throws IOException {
         if (version < SstFormat.VERSION_1 || version > SstFormat.VERSION) {
             throw new IllegalArgumentException("cannot write SST version " + version);
@@ -154,7 +176,15 @@ public final class SstWriter implements AutoCloseable {
         this.blockSize = blockSize;
         this.bloomBitsPerKey = bloomBitsPerKey;
         this.span = span;
-        this.out = fs.create(path, FileSystem.WriteMode.NO_OVERWRITE);
+        try {
+            this.out = fs.create(path, FileSystem.WriteMode.NO_OVERWRITE);
+        } catch (IOException | RuntimeException e) {
+            if (localCopy != null) {
+                localCopy.abort();
+            }
+            throw e;
+        }
+        this.localCopy = localCopy;
     }
 
     public Path path() {
@@ -278,13 +308,16 @@ public final class SstWriter implements AutoCloseable {
                 .u32(SstFormat.crc32c(f, 0, f.length))
                 .u8(version)
                 .u64(SstFormat.MAGIC);
-        out.write(f);
-        out.write(trailer.array(), 0, trailer.length());
+        write(f, 0, f.length);
+        write(trailer.array(), 0, trailer.length());
         offset += f.length + trailer.length();
         out.flush();
         out.sync();
         out.close();
         done = true;
+        if (localCopy != null) {
+            localCopy.commit(offset);
+        }
         return footer;
     }
 
@@ -294,6 +327,9 @@ public final class SstWriter implements AutoCloseable {
             return;
         }
         done = true;
+        if (localCopy != null) {
+            localCopy.abort();
+        }
         try {
             out.close();
         } catch (IOException | RuntimeException ignored) {
@@ -399,12 +435,20 @@ public final class SstWriter implements AutoCloseable {
     private BlockHandle writeBlock(ByteWriter payload) throws IOException {
         BlockHandle h = new BlockHandle(offset, payload.length());
         int crc = SstFormat.crc32c(payload.array(), 0, payload.length());
-        out.write(payload.array(), 0, payload.length());
-        out.write(
-                new byte[] {
-                    (byte) (crc >>> 24), (byte) (crc >>> 16), (byte) (crc >>> 8), (byte) crc
-                });
+        write(payload.array(), 0, payload.length());
+        byte[] crcBytes = {
+            (byte) (crc >>> 24), (byte) (crc >>> 16), (byte) (crc >>> 8), (byte) crc
+        };
+        write(crcBytes, 0, crcBytes.length);
         offset = h.end();
         return h;
+    }
+
+    /** Writes to the primary file and, if there is one, to the local copy. */
+    private void write(byte[] b, int off, int len) throws IOException {
+        out.write(b, off, len);
+        if (localCopy != null) {
+            localCopy.write(b, off, len);
+        }
     }
 }

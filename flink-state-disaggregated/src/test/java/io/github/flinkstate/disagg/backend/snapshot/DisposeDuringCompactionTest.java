@@ -2,6 +2,7 @@ package io.github.flinkstate.disagg.backend.snapshot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.flinkstate.disagg.DisaggregatedOptions;
 import io.github.flinkstate.disagg.backend.DisaggregatedKeyedStateBackend;
 import io.github.flinkstate.disagg.backend.testutil.DisaggBackends;
 import io.github.flinkstate.disagg.backend.testutil.JobCheckpoints;
@@ -53,7 +54,10 @@ class DisposeDuringCompactionTest {
         try (DisaggBackends backends =
                 new DisaggBackends(
                         DisaggBackends.backend(
-                                fs.uri(new File(tmp, "primary")), MemorySize.parse("64kb")))) {
+                                        fs.uri(new File(tmp, "primary")), MemorySize.parse("64kb"))
+                                // the compaction must read its inputs from the primary files,
+                                // where the hang is, not from local copies
+                                .with(DisaggregatedOptions.LOCAL_CACHE_SIZE, MemorySize.ZERO))) {
             JobCheckpoints job =
                     new JobCheckpoints(
                             fs.uri(new File(tmp, "chk")), 1, false, RecoveryClaimMode.DEFAULT);

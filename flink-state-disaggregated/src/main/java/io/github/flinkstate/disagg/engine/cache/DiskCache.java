@@ -1,0 +1,594 @@
+package io.github.flinkstate.disagg.engine.cache;
+
+import java.io.Closeable;
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.LongAdder;
+import javax.annotation.concurrent.GuardedBy;
+import javax.annotation.concurrent.ThreadSafe;
+import org.apache.flink.util.FileUtils;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The local disk tier under the in-memory {@link BlockCache}: copies of primary-file bytes on a
+ * local directory, so that a block evicted from memory, or a file the store has just written, is
+ * read from local disk instead of the (remote) primary file system.
+ *
+ * <p>Two granularities, one recency order:
+ *
+ * <ul>
+ *   <li><b>Blocks</b> read from the primary file system are {@link #offer offered} after their
+ *       checksum was verified and appended to the current {@link DiskSlab}. This covers restored
+ *       and cold files: only the blocks actually read take space.
+ *   <li><b>Whole files</b>: a file the store writes (flush, compaction) is copied locally while it
+ *       is written ({@link #writeThrough}), because it is read soon after. Whole files are admitted
+ *       only while they fill at most half of the capacity and the disk has at least twice the free
+ *       reserve; beyond that the store falls back to caching blocks (file-level caching while disk
+ *       is plentiful, block-level when it is not).
+ * </ul>
+ *
+ * Slabs and whole files are the units of eviction, kept in one least-recently-used order: every hit
+ * makes its unit the most recent, and the least recent unit is deleted when the capacity or the
+ * free-space reserve of the directory's file system would be exceeded. Data are served only after
+ * the reader verified them again (the stored bytes include the file's own CRC32C); a copy that
+ * fails verification, is shorter than recorded or cannot be read is {@link #invalidate dropped} and
+ * the caller reads the primary file instead. Local trouble (full disk, I/O errors) never fails a
+ * read or a write of the store: it only costs cache hits.
+ *
+ * <p>The tier is keyed by file path and offset, independently of open readers, so it survives
+ * reader eviction. It does not survive the process: the directory is wiped on construction and on
+ * {@link #close}.
+ *
+ * <p>Thread safety: thread-safe. Index and recency order are guarded by this object; file reads and
+ * appends run outside the lock (positional I/O on shared channels).
+ *
+ * <p>Invariants (checked by {@link #checkInvariants()}): {@code usedBytes} is the sum of the bytes
+ * of the units in the recency order and never exceeds the capacity; every index entry points into a
+ * slab in the recency order; every whole-file copy is in the recency order.
+ */
+@ThreadSafe
+public final class DiskCache implements Closeable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(DiskCache.class);
+
+    /** Free space is checked again after this many bytes were appended. */
+    private static final long SPACE_CHECK_BYTES = 4L << 20;
+
+    /**
+     * After a local write fails, nothing is written for this long (no retry storm, no log flood).
+     */
+    static final long WRITE_PAUSE_NANOS = 10_000_000_000L;
+
+    /** A cached block: the byte range of {@code file} starting at {@code offset}. */
+    record BlockKey(String file, long offset) {}
+
+    private record Location(DiskSlab slab, int position, int length) {}
+
+    private final File directory;
+    private final long capacityBytes;
+    private final long minFreeBytes;
+    private final int slabBytes;
+
+    private final LongAdder hits = new LongAdder();
+    private final LongAdder misses = new LongAdder();
+    private final LongAdder bytesWritten = new LongAdder();
+    private final LongAdder evictions = new LongAdder();
+    private final LongAdder invalidations = new LongAdder();
+    private final LongAdder writeFailures = new LongAdder();
+    private final LongAdder refusals = new LongAdder();
+
+    @GuardedBy("this")
+    private final LinkedHashMap<DiskUnit, Boolean> recency = new LinkedHashMap<>(16, 0.75f, true);
+
+    @GuardedBy("this")
+    private final Map<BlockKey, Location> index = new HashMap<>();
+
+    @GuardedBy("this")
+    private final Map<String, Set<Long>> offsetsByFile = new HashMap<>();
+
+    @GuardedBy("this")
+    private final Map<String, LocalFileCopy> wholeFiles = new HashMap<>();
+
+    @GuardedBy("this")
+    private DiskSlab active;
+
+    @GuardedBy("this")
+    private long usedBytes;
+
+    @GuardedBy("this")
+    private long wholeFileBytes;
+
+    @GuardedBy("this")
+    private long appendedSinceSpaceCheck = SPACE_CHECK_BYTES;
+
+    @GuardedBy("this")
+    private long nextFileId;
+
+    @GuardedBy("this")
+    private boolean closed;
+
+    /** Local writes are paused until this System.nanoTime() after a failure. */
+    private volatile long writesPausedUntil = System.nanoTime();
+
+    /**
+     * @param directory a directory only this cache uses; wiped now and on close
+     * @param capacityBytes the most bytes of local files the cache keeps
+     * @param minFreeBytes free space the cache leaves on the directory's file system: it evicts, or
+     *     stops caching, rather than go below it
+     */
+    public DiskCache(File directory, long capacityBytes, long minFreeBytes) throws IOException {
+        if (capacityBytes <= 0 || minFreeBytes < 0) {
+            throw new IllegalArgumentException(
+                    "disk cache capacity must be > 0 and the free reserve >= 0, were "
+                            + capacityBytes
+                            + " and "
+                            + minFreeBytes);
+        }
+        this.directory = directory;
+        this.capacityBytes = capacityBytes;
+        this.minFreeBytes = minFreeBytes;
+        this.slabBytes =
+                (int)
+                        Math.max(
+                                Math.min(capacityBytes / 16, 64L << 20),
+                                Math.min(1L << 20, capacityBytes));
+        if (directory.exists()) {
+            FileUtils.deleteDirectory(directory);
+        }
+        Files.createDirectories(directory.toPath());
+        LOG.info(
+                "Local disk cache in {}: capacity {} bytes, free-space reserve {} bytes, slabs of {}"
+                        + " bytes",
+                directory,
+                capacityBytes,
+                minFreeBytes,
+                slabBytes);
+    }
+
+    /**
+     * The bytes {@code [offset, offset + length)} of {@code file} if cached, else null. The caller
+     * must verify them and {@link #invalidate} the entry if they are wrong.
+     */
+    public byte[] read(String file, long offset, int length) {
+        DiskUnit unit;
+        long position;
+        synchronized (this) {
+            LocalFileCopy copy = closed ? null : wholeFiles.get(file);
+            Location at = null;
+            if (copy == null && !closed) {
+                at = index.get(new BlockKey(file, offset));
+            }
+            if (copy != null && offset >= 0 && offset + length <= copy.bytes) {
+                recency.get(copy);
+                unit = copy;
+                position = offset;
+            } else if (at != null && at.length() == length) {
+                recency.get(at.slab());
+                unit = at.slab();
+                position = at.position();
+            } else {
+                misses.increment();
+                return null;
+            }
+        }
+        try {
+            byte[] data = unit.read(position, length);
+            hits.increment();
+            return data;
+        } catch (IOException e) {
+            if (!unit.isDropped()) {
+                LOG.warn(
+                        "Dropping local cache file {} (read of {} at {} failed: {}); reading the"
+                                + " primary file instead",
+                        unit.file,
+                        file,
+                        offset,
+                        e.toString());
+                dropUnit(unit);
+                invalidations.increment();
+            }
+            misses.increment();
+            return null;
+        }
+    }
+
+    /**
+     * Caches {@code data}, the verified bytes of {@code file} at {@code offset} just read from the
+     * primary file system. Best effort: does nothing if it is cached already, does not fit, or the
+     * local disk fails.
+     */
+    public void offer(String file, long offset, byte[] data) {
+        int length = data.length;
+        if (length > slabBytes || writesPaused()) {
+            return;
+        }
+        BlockKey key = new BlockKey(file, offset);
+        List<DiskUnit> victims = new ArrayList<>();
+        DiskSlab slab;
+        int position;
+        synchronized (this) {
+            if (closed || index.containsKey(key) || wholeFiles.containsKey(file)) {
+                return;
+            }
+            if (!makeRoom(length, victims)) {
+                refusals.increment();
+                victims.forEach(DiskUnit::drop);
+                return;
+            }
+            position = active == null ? -1 : active.allocate(length);
+            if (position < 0) {
+                try {
+                    active = new DiskSlab(newFile("slab-", ".blk"), slabBytes);
+                } catch (IOException e) {
+                    active = null;
+                    recordWriteFailure();
+                    LOG.warn(
+                            "Cannot create a slab in the local cache {}: {}",
+                            directory,
+                            e.toString());
+                    victims.forEach(DiskUnit::drop);
+                    return;
+                }
+                recency.put(active, Boolean.TRUE);
+                position = active.allocate(length);
+            }
+            usedBytes += length;
+            slab = active;
+        }
+        victims.forEach(DiskUnit::drop);
+        try {
+            slab.write(position, data);
+        } catch (IOException e) {
+            if (!slab.isDropped()) {
+                recordWriteFailure();
+                LOG.warn(
+                        "Write to local cache file {} failed ({}); dropping it",
+                        slab.file,
+                        e.toString());
+                dropUnit(slab);
+            }
+            return;
+        }
+        bytesWritten.add(length);
+        synchronized (this) {
+            if (!slab.isDropped() && recency.containsKey(slab)) {
+                index.put(key, new Location(slab, position, length));
+                slab.keys.add(key);
+                offsetsByFile.computeIfAbsent(file, f -> new HashSet<>()).add(offset);
+            }
+        }
+    }
+
+    /**
+     * Drops the cached copy holding {@code file} at {@code offset} because its bytes failed
+     * verification ({@code reason}); the whole unit goes, as its storage cannot be trusted.
+     */
+    public void invalidate(String file, long offset, String reason) {
+        DiskUnit unit;
+        synchronized (this) {
+            unit = wholeFiles.get(file);
+            if (unit == null) {
+                Location at = index.get(new BlockKey(file, offset));
+                unit = at == null ? null : at.slab();
+            }
+        }
+        if (unit != null && !unit.isDropped()) {
+            LOG.warn(
+                    "Dropping local cache file {}: its copy of {} at offset {} is corrupt ({});"
+                            + " reading the primary file instead",
+                    unit.file,
+                    file,
+                    offset,
+                    reason);
+            invalidations.increment();
+            dropUnit(unit);
+        }
+    }
+
+    /**
+     * A local copy to write alongside a new primary file, or null if whole files are not admitted
+     * now (too much of the capacity in whole files already, or too little free disk).
+     */
+    public WriteThrough writeThrough(String file) {
+        File temp;
+        if (writesPaused()) {
+            return null;
+        }
+        synchronized (this) {
+            if (closed
+                    || wholeFileBytes >= capacityBytes / 2
+                    || directory.getUsableSpace() < 2 * minFreeBytes) {
+                return null;
+            }
+            temp = newFile("write-", ".tmp");
+        }
+        try {
+            return new WriteThrough(this, file, temp);
+        } catch (IOException e) {
+            recordWriteFailure();
+            LOG.warn("Cannot start a local copy of {} in {}: {}", file, directory, e.toString());
+            return null;
+        }
+    }
+
+    /** Enters a complete local copy of {@code file} ({@code length} bytes) as a cache unit. */
+    void commit(WriteThrough from, String file, File temp, long length) {
+        List<DiskUnit> victims = new ArrayList<>();
+        try {
+            synchronized (this) {
+                if (closed
+                        || wholeFiles.containsKey(file)
+                        || wholeFileBytes + length > capacityBytes / 2
+                        || !makeRoom(length, victims)) {
+                    refusals.increment();
+                    Files.deleteIfExists(temp.toPath());
+                    return;
+                }
+                File target = newFile("file-", ".sst");
+                Files.move(temp.toPath(), target.toPath(), StandardCopyOption.ATOMIC_MOVE);
+                LocalFileCopy copy = new LocalFileCopy(target, file, length);
+                recency.put(copy, Boolean.TRUE);
+                wholeFiles.put(file, copy);
+                usedBytes += length;
+                wholeFileBytes += length;
+            }
+            bytesWritten.add(length);
+        } catch (IOException e) {
+            recordWriteFailure();
+            LOG.warn("Cannot keep the local copy of {}: {}", file, e.toString());
+            from.abort();
+        } finally {
+            victims.forEach(DiskUnit::drop);
+        }
+    }
+
+    /** {@code file} is no longer read by anyone: forgets its cached bytes. */
+    public void forget(String file) {
+        DiskUnit whole = null;
+        synchronized (this) {
+            LocalFileCopy copy = wholeFiles.get(file);
+            if (copy != null) {
+                removeUnit(copy);
+                whole = copy;
+            }
+            Set<Long> offsets = offsetsByFile.remove(file);
+            if (offsets != null) {
+                for (long offset : offsets) {
+                    index.remove(new BlockKey(file, offset));
+                }
+            }
+        }
+        if (whole != null) {
+            whole.drop();
+        }
+    }
+
+    /**
+     * Evicts least recently used units (the slab being filled last) until {@code length} more bytes
+     * fit in the capacity and, when it is time to check, in the free-space reserve. Returns false
+     * if they cannot fit. The victims are removed from the index here and deleted by the caller
+     * after it releases the lock.
+     */
+    @GuardedBy("this")
+    private boolean makeRoom(long length, List<DiskUnit> victims) {
+        if (length > capacityBytes) {
+            return false;
+        }
+        while (usedBytes + length > capacityBytes) {
+            if (!evictOne(victims)) {
+                return false;
+            }
+        }
+        appendedSinceSpaceCheck += length;
+        if (appendedSinceSpaceCheck >= SPACE_CHECK_BYTES) {
+            appendedSinceSpaceCheck = 0;
+            long freed = 0;
+            for (DiskUnit v : victims) {
+                freed += v.bytes;
+            }
+            long usable = directory.getUsableSpace();
+            while (usable + freed - length < minFreeBytes) {
+                int before = victims.size();
+                if (!evictOne(victims)) {
+                    appendedSinceSpaceCheck = SPACE_CHECK_BYTES; // check again next time
+                    return false;
+                }
+                freed += victims.get(before).bytes;
+            }
+        }
+        return true;
+    }
+
+    @GuardedBy("this")
+    private boolean evictOne(List<DiskUnit> victims) {
+        Iterator<DiskUnit> it = recency.keySet().iterator();
+        DiskUnit victim = null;
+        while (it.hasNext()) {
+            DiskUnit u = it.next();
+            if (u != active) {
+                victim = u;
+                break;
+            }
+        }
+        if (victim == null) {
+            victim = active;
+        }
+        if (victim == null) {
+            return false;
+        }
+        removeUnit(victim);
+        evictions.increment();
+        victims.add(victim);
+        return true;
+    }
+
+    /** Removes a unit and everything pointing into it. REQUIRES: lock held. */
+    @GuardedBy("this")
+    private void removeUnit(DiskUnit unit) {
+        if (recency.remove(unit) == null) {
+            return;
+        }
+        usedBytes -= unit.bytes;
+        if (unit == active) {
+            active = null;
+        }
+        if (unit instanceof LocalFileCopy copy) {
+            wholeFiles.remove(copy.sourceFile, copy);
+            wholeFileBytes -= copy.bytes;
+        } else if (unit instanceof DiskSlab slab) {
+            for (BlockKey k : slab.keys) {
+                Location at = index.get(k);
+                if (at != null && at.slab() == slab) {
+                    index.remove(k);
+                    Set<Long> offsets = offsetsByFile.get(k.file());
+                    if (offsets != null) {
+                        offsets.remove(k.offset());
+                        if (offsets.isEmpty()) {
+                            offsetsByFile.remove(k.file());
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    private void dropUnit(DiskUnit unit) {
+        synchronized (this) {
+            removeUnit(unit);
+        }
+        unit.drop();
+    }
+
+    @GuardedBy("this")
+    private File newFile(String prefix, String suffix) {
+        return new File(directory, prefix + (nextFileId++) + suffix);
+    }
+
+    /**
+     * Counts a failed local write and pauses local writes for {@link #WRITE_PAUSE_NANOS}; the
+     * caller logs the cause (once per pause, as writes are skipped meanwhile).
+     */
+    void recordWriteFailure() {
+        writeFailures.increment();
+        writesPausedUntil = System.nanoTime() + WRITE_PAUSE_NANOS;
+    }
+
+    private boolean writesPaused() {
+        return System.nanoTime() - writesPausedUntil < 0;
+    }
+
+    /** Deletes every local file; later reads miss and offers are ignored. Idempotent. */
+    @Override
+    public void close() {
+        List<DiskUnit> all;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            all = new ArrayList<>(recency.keySet());
+            recency.clear();
+            index.clear();
+            offsetsByFile.clear();
+            wholeFiles.clear();
+            active = null;
+            usedBytes = 0;
+            wholeFileBytes = 0;
+        }
+        all.forEach(DiskUnit::drop);
+        try {
+            FileUtils.deleteDirectory(directory);
+        } catch (IOException e) {
+            LOG.warn("Could not delete the local cache directory {}: {}", directory, e.toString());
+        }
+    }
+
+    public File directory() {
+        return directory;
+    }
+
+    public long capacityBytes() {
+        return capacityBytes;
+    }
+
+    /** Bytes of local files the cache holds now. */
+    public synchronized long usedBytes() {
+        return usedBytes;
+    }
+
+    /** Number of whole-file copies held now. */
+    public synchronized int wholeFileCount() {
+        return wholeFiles.size();
+    }
+
+    /** Number of cached blocks (outside whole-file copies) held now. */
+    public synchronized int blockCount() {
+        return index.size();
+    }
+
+    public long hitCount() {
+        return hits.sum();
+    }
+
+    public long missCount() {
+        return misses.sum();
+    }
+
+    public long bytesWritten() {
+        return bytesWritten.sum();
+    }
+
+    public long evictionCount() {
+        return evictions.sum();
+    }
+
+    /** Units dropped because their bytes failed verification or could not be read. */
+    public long invalidationCount() {
+        return invalidations.sum();
+    }
+
+    /** Local writes that failed (e.g. a full disk). */
+    public long writeFailureCount() {
+        return writeFailures.sum();
+    }
+
+    /** Offers and copies not cached for lack of room (capacity or free-space reserve). */
+    public long refusalCount() {
+        return refusals.sum();
+    }
+
+    /** Verifies the class invariants; throws {@link IllegalStateException} on violation. */
+    public synchronized void checkInvariants() {
+        long sum = 0;
+        for (DiskUnit u : recency.keySet()) {
+            sum += u.bytes;
+        }
+        check(sum == usedBytes, "accounting " + sum + " != " + usedBytes);
+        check(usedBytes <= capacityBytes, "used " + usedBytes + " > " + capacityBytes);
+        for (Map.Entry<BlockKey, Location> e : index.entrySet()) {
+            check(
+                    recency.containsKey(e.getValue().slab()),
+                    "index entry " + e.getKey() + " points into an evicted slab");
+        }
+        for (LocalFileCopy c : wholeFiles.values()) {
+            check(recency.containsKey(c), "whole copy of " + c.sourceFile + " not in the order");
+        }
+    }
+
+    private static void check(boolean ok, String msg) {
+        if (!ok) {
+            throw new IllegalStateException("DiskCache invariant violated: " + msg);
+        }
+    }
+}

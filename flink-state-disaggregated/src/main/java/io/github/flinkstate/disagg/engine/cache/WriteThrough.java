@@ -1,0 +1,104 @@
+package io.github.flinkstate.disagg.engine.cache;
+
+import java.io.BufferedOutputStream;
+import java.io.File;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The local copy of an SST file while the store writes it: every byte written to the primary file
+ * is also written here, and {@link #commit} hands the finished copy to the {@link DiskCache}, so
+ * the first reads of a freshly flushed or compacted file are local. A local failure (full disk, I/O
+ * error) only abandons the copy: it never fails the primary write.
+ *
+ * <p>Thread safety: confined to the writing thread.
+ */
+public final class WriteThrough {
+
+    private static final Logger LOG = LoggerFactory.getLogger(WriteThrough.class);
+
+    private final DiskCache cache;
+    private final String sourceFile;
+    private final File temp;
+    private OutputStream out;
+    private long written;
+    private boolean failed;
+
+    WriteThrough(DiskCache cache, String sourceFile, File temp) throws IOException {
+        this.cache = cache;
+        this.sourceFile = sourceFile;
+        this.temp = temp;
+        this.out = new BufferedOutputStream(new FileOutputStream(temp), 64 << 10);
+    }
+
+    public void write(byte[] b, int off, int len) {
+        if (failed) {
+            return;
+        }
+        try {
+            out.write(b, off, len);
+            written += len;
+        } catch (IOException | RuntimeException e) {
+            fail(e);
+        }
+    }
+
+    /**
+     * The primary file is complete with {@code length} bytes: the copy becomes a cache entry if it
+     * holds exactly that many bytes and the cache has room.
+     */
+    public void commit(long length) {
+        if (failed) {
+            return;
+        }
+        try {
+            out.close();
+            out = null;
+        } catch (IOException e) {
+            fail(e);
+            return;
+        }
+        if (written != length) {
+            fail(new IOException("copied " + written + " bytes of " + length));
+            return;
+        }
+        cache.commit(this, sourceFile, temp, length);
+    }
+
+    /** The primary write failed or was abandoned: deletes the copy. Idempotent. */
+    public void abort() {
+        if (out != null) {
+            try {
+                out.close();
+            } catch (IOException ignored) {
+                // deleted below
+            }
+            out = null;
+        }
+        failed = true;
+        deleteTemp();
+    }
+
+    private void fail(Exception e) {
+        if (!failed) {
+            LOG.warn(
+                    "Local copy of {} abandoned (the primary file is unaffected): {}",
+                    sourceFile,
+                    e.toString());
+            cache.recordWriteFailure();
+        }
+        abort();
+    }
+
+    private void deleteTemp() {
+        try {
+            Files.deleteIfExists(temp.toPath());
+        } catch (IOException ignored) {
+            // the directory is wiped when the cache closes
+        }
+    }
+}

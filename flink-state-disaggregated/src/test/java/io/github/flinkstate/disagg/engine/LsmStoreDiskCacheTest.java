@@ -1,0 +1,208 @@
+package io.github.flinkstate.disagg.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.flinkstate.disagg.engine.cache.BlockCache;
+import io.github.flinkstate.disagg.engine.cache.DiskCache;
+import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
+import io.github.flinkstate.disagg.engine.testutil.LsmModelRunner;
+import io.github.flinkstate.testing.fs.InjectingFileSystem;
+import java.io.File;
+import java.io.RandomAccessFile;
+import java.util.List;
+import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.core.fs.Path;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The store over a local disk tier with no memory block cache, so every block read goes to the disk
+ * tier or the primary files: files the store writes are read locally, restored files are read
+ * remotely once, and a corrupt, truncated or unwritable local copy costs only a primary read, never
+ * a wrong value or a failed read.
+ */
+class LsmStoreDiskCacheTest {
+
+    private static final int KEYS = 3000;
+
+    @TempDir File tmp;
+
+    private final InjectingFileSystem fs = new InjectingFileSystem(FileSystem.getLocalFileSystem());
+    private DiskCache disk;
+
+    @AfterEach
+    void closeDisk() {
+        if (disk != null) {
+            disk.close();
+        }
+    }
+
+    private LsmOptions options(String dir, BlockCache cache) {
+        return new LsmOptions(fs, new Path(new Path(tmp.toURI()), dir), KeyGroupSpan.of(0, 7))
+                .backgroundCompaction(false)
+                .memtableBytes(64 * 1024)
+                .blockCache(cache);
+    }
+
+    private BlockCache diskOnly(long diskBytes) throws Exception {
+        disk = new DiskCache(new File(tmp, "disk"), diskBytes, 0);
+        return new BlockCache(0, disk);
+    }
+
+    private static byte[] key(int i) {
+        return LsmModelRunner.key(i % 8, 0, i);
+    }
+
+    private static byte[] value(int i) {
+        byte[] v = new byte[100];
+        java.util.Arrays.fill(v, (byte) i);
+        v[0] = (byte) (i >>> 8);
+        return v;
+    }
+
+    private static void write(LsmStore store) throws Exception {
+        for (int i = 0; i < KEYS; i++) {
+            store.put(key(i), value(i));
+        }
+        store.flush();
+    }
+
+    private static void readAll(LsmStore store) throws Exception {
+        for (int i = 0; i < KEYS; i++) {
+            assertThat(store.get(key(i))).as("key %d", i).isEqualTo(value(i));
+        }
+    }
+
+    @Test
+    void filesTheStoreWrites_areReadFromTheLocalCopy() throws Exception {
+        try (LsmStore store = LsmStore.open(options("p", diskOnly(64 << 20)))) {
+            write(store);
+            assertThat(disk.wholeFileCount()).isEqualTo(store.liveFiles().size()).isPositive();
+            long before = store.primaryReads().reads();
+            readAll(store);
+            readAll(store);
+            assertThat(store.primaryReads().reads() - before)
+                    .as("no read of the primary files, not even to open them")
+                    .isZero();
+            assertThat(disk.hitCount()).isPositive();
+        }
+    }
+
+    @Test
+    void restoredFiles_areReadFromThePrimaryOnce_thenFromDisk() throws Exception {
+        LsmSnapshot snap;
+        try (LsmStore source = LsmStore.open(options("src", new BlockCache(0)))) {
+            write(source);
+            snap = source.snapshot();
+        }
+        try (LsmStore restored =
+                LsmStore.open(options("dst", diskOnly(64 << 20)), List.of(snap.manifest()))) {
+            readAll(restored);
+            long first = restored.primaryReads().reads();
+            assertThat(first).isPositive();
+            assertThat(disk.blockCount()).isPositive();
+            assertThat(disk.wholeFileCount()).isZero();
+            readAll(restored);
+            assertThat(restored.primaryReads().reads())
+                    .as("second pass served by the disk tier")
+                    .isEqualTo(first);
+        }
+        snap.release();
+    }
+
+    @Test
+    void corruptLocalCopies_areDropped_andThePrimaryServesTheRightValues() throws Exception {
+        try (LsmStore store = LsmStore.open(options("p", diskOnly(64 << 20)))) {
+            write(store);
+            for (File f : localFiles()) {
+                try (RandomAccessFile raf = new RandomAccessFile(f, "rw")) {
+                    for (long at = 0; at < raf.length(); at += 1000) {
+                        raf.seek(at);
+                        int b = raf.read();
+                        raf.seek(at);
+                        raf.write(b ^ 0x5A);
+                    }
+                }
+            }
+            readAll(store);
+            assertThat(disk.invalidationCount()).isPositive();
+            assertThat(disk.wholeFileCount()).isZero();
+            long before = store.primaryReads().reads();
+            readAll(store);
+            assertThat(store.primaryReads().reads())
+                    .as("the blocks read again were cached again")
+                    .isEqualTo(before);
+            disk.checkInvariants();
+        }
+    }
+
+    @Test
+    void truncatedLocalCopies_areDropped_andThePrimaryServesTheRightValues() throws Exception {
+        try (LsmStore store = LsmStore.open(options("p", diskOnly(64 << 20)))) {
+            write(store);
+            for (File f : localFiles()) {
+                try (RandomAccessFile raf = new RandomAccessFile(f, "rw")) {
+                    raf.setLength(raf.length() / 2);
+                }
+            }
+            readAll(store);
+            assertThat(disk.invalidationCount()).isPositive();
+            disk.checkInvariants();
+        }
+    }
+
+    @Test
+    void anUnwritableCacheDirectory_costsOnlyCacheHits() throws Exception {
+        try (LsmStore store = LsmStore.open(options("p", diskOnly(64 << 20)))) {
+            File dir = new File(tmp, "disk");
+            org.apache.flink.util.FileUtils.deleteDirectory(dir);
+            assertThat(dir.createNewFile()).as("a file where the directory was").isTrue();
+            write(store);
+            readAll(store);
+            assertThat(disk.writeFailureCount()).isPositive();
+            assertThat(disk.usedBytes()).isZero();
+        }
+    }
+
+    @Test
+    void compaction_forgetsObsoleteFiles_andCopiesItsOutputs() throws Exception {
+        try (LsmStore store = LsmStore.open(options("p", diskOnly(64 << 20)))) {
+            write(store);
+            write(store);
+            store.compactAll();
+            assertThat(disk.wholeFileCount()).isLessThanOrEqualTo(store.liveFiles().size());
+            assertThat(disk.wholeFileCount()).isPositive();
+            readAll(store);
+            disk.checkInvariants();
+        }
+    }
+
+    @Test
+    void evictedReaders_keepTheirBlocksOnDisk() throws Exception {
+        LsmSnapshot snap;
+        try (LsmStore source = LsmStore.open(options("src", new BlockCache(0)))) {
+            write(source);
+            write(source);
+            snap = source.snapshot();
+        }
+        try (LsmStore restored =
+                LsmStore.open(
+                        options("dst", diskOnly(64 << 20)).maxOpenFiles(1),
+                        List.of(snap.manifest()))) {
+            readAll(restored);
+            long first = restored.primaryReads().reads();
+            readAll(restored);
+            assertThat(restored.primaryReads().reads())
+                    .as("readers reopened after eviction read tails and blocks from disk")
+                    .isEqualTo(first);
+        }
+        snap.release();
+    }
+
+    private File[] localFiles() {
+        File[] f = new File(tmp, "disk").listFiles();
+        assertThat(f).isNotEmpty();
+        return f;
+    }
+}

@@ -1,0 +1,286 @@
+package io.github.flinkstate.disagg.engine.cache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.File;
+import java.io.RandomAccessFile;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The local disk tier on its own: what it returns, how it bounds and orders its space, and what it
+ * does when its local files are truncated, deleted or cannot be written.
+ */
+class DiskCacheTest {
+
+    private static final int KB = 1024;
+    private static final long MB = 1 << 20;
+
+    @TempDir File tmp;
+
+    private DiskCache cache;
+
+    @AfterEach
+    void closeCache() {
+        if (cache != null) {
+            cache.close();
+        }
+    }
+
+    private static byte[] block(int seed, int length) {
+        byte[] b = new byte[length];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    private DiskCache open(long capacity, long reserve) throws Exception {
+        cache = new DiskCache(new File(tmp, "cache"), capacity, reserve);
+        return cache;
+    }
+
+    @Test
+    void offeredBlock_isReadBack_andOtherRangesMiss() throws Exception {
+        open(4 * MB, 0);
+        byte[] b = block(1, 4 * KB);
+        cache.offer("f1", 100, b);
+        assertThat(cache.read("f1", 100, b.length)).isEqualTo(b);
+        assertThat(cache.read("f1", 200, b.length)).isNull();
+        assertThat(cache.read("f1", 100, b.length - 1)).as("a different length").isNull();
+        assertThat(cache.read("f2", 100, b.length)).isNull();
+        assertThat(cache.hitCount()).isEqualTo(1);
+        assertThat(cache.missCount()).isEqualTo(3);
+        assertThat(cache.usedBytes()).isEqualTo(b.length);
+        cache.checkInvariants();
+    }
+
+    @Test
+    void capacity_isNeverExceeded_andTheLeastRecentlyUsedSlabGoesFirst() throws Exception {
+        open(4 * MB, 0); // slabs of 1 MiB: four blocks of 256 KiB each
+        int size = 256 * KB;
+        for (int i = 0; i < 16; i++) {
+            cache.offer("f", (long) i * size, block(i, size));
+        }
+        assertThat(cache.usedBytes()).isEqualTo(4 * MB);
+        // touch the oldest slab (blocks 0-3), then write one more slab's worth
+        assertThat(cache.read("f", 0, size)).isEqualTo(block(0, size));
+        for (int i = 16; i < 20; i++) {
+            cache.offer("f", (long) i * size, block(i, size));
+        }
+        cache.checkInvariants();
+        assertThat(cache.usedBytes()).isLessThanOrEqualTo(4 * MB);
+        assertThat(cache.read("f", 0, size)).as("recently read: kept").isEqualTo(block(0, size));
+        assertThat(cache.read("f", 4L * size, size)).as("least recently used: evicted").isNull();
+        assertThat(cache.read("f", 19L * size, size)).isEqualTo(block(19, size));
+        assertThat(cache.evictionCount()).isEqualTo(1);
+    }
+
+    @Test
+    void truncatedSlab_isDroppedAndMissed_neverServedShort() throws Exception {
+        open(4 * MB, 0);
+        cache.offer("f", 0, block(1, 64 * KB));
+        cache.offer("f", 64 * KB, block(2, 64 * KB));
+        for (File slab : slabs()) {
+            try (RandomAccessFile raf = new RandomAccessFile(slab, "rw")) {
+                raf.setLength(70 * KB);
+            }
+        }
+        assertThat(cache.read("f", 64 * KB, 64 * KB)).isNull();
+        assertThat(cache.invalidationCount()).isEqualTo(1);
+        assertThat(cache.read("f", 0, 64 * KB)).as("the whole slab went").isNull();
+        assertThat(cache.usedBytes()).isZero();
+        cache.offer("f", 0, block(1, 64 * KB));
+        assertThat(cache.read("f", 0, 64 * KB)).isEqualTo(block(1, 64 * KB));
+        cache.checkInvariants();
+    }
+
+    @Test
+    void invalidate_dropsTheUnitHoldingTheCorruptCopy() throws Exception {
+        open(4 * MB, 0);
+        cache.offer("f", 0, block(1, 4 * KB));
+        cache.invalidate("f", 0, "CRC32C mismatch");
+        assertThat(cache.read("f", 0, 4 * KB)).isNull();
+        assertThat(cache.invalidationCount()).isEqualTo(1);
+        assertThat(slabs()).isEmpty();
+        cache.checkInvariants();
+    }
+
+    @Test
+    void deletedLocalFiles_neverServeWrongBytes() throws Exception {
+        open(4 * MB, 0);
+        cache.offer("f", 0, block(1, 4 * KB));
+        for (File f : slabs()) {
+            assertThat(f.delete()).isTrue();
+        }
+        byte[] read = cache.read("f", 0, 4 * KB);
+        if (read != null) {
+            // POSIX keeps an unlinked file readable through an open channel
+            assertThat(read).isEqualTo(block(1, 4 * KB));
+        }
+        cache.checkInvariants();
+    }
+
+    @Test
+    void freeSpaceReserve_refusesToCache_insteadOfFillingTheDisk() throws Exception {
+        long free = tmp.getUsableSpace();
+        open(4 * MB, free + 100 * MB);
+        cache.offer("f", 0, block(1, 4 * KB));
+        assertThat(cache.read("f", 0, 4 * KB)).isNull();
+        assertThat(cache.refusalCount()).isEqualTo(1);
+        assertThat(cache.writeThrough("g")).as("no whole-file copies either").isNull();
+        assertThat(cache.usedBytes()).isZero();
+    }
+
+    @Test
+    void aFailingLocalDisk_pausesLocalWrites_insteadOfRetryingEveryBlock() throws Exception {
+        open(4 * MB, 0);
+        File dir = new File(tmp, "cache");
+        org.apache.flink.util.FileUtils.deleteDirectory(dir);
+        assertThat(dir.createNewFile()).as("a file where the directory was").isTrue();
+        for (int i = 0; i < 100; i++) {
+            cache.offer("f", (long) i * 4 * KB, block(i, 4 * KB));
+        }
+        assertThat(cache.writeThrough("g")).isNull();
+        assertThat(cache.writeFailureCount()).as("one failure, then a pause").isEqualTo(1);
+        assertThat(cache.read("f", 0, 4 * KB)).isNull();
+        cache.checkInvariants();
+    }
+
+    @Test
+    void writeThrough_keepsAWholeFileCopy_readableAtAnyOffset() throws Exception {
+        open(4 * MB, 0);
+        byte[] file = block(7, 300 * KB);
+        WriteThrough copy = cache.writeThrough("sst-1");
+        assertThat(copy).isNotNull();
+        copy.write(file, 0, 1000);
+        copy.write(file, 1000, file.length - 1000);
+        copy.commit(file.length);
+        assertThat(cache.wholeFileCount()).isEqualTo(1);
+        assertThat(cache.read("sst-1", 12345, 999))
+                .isEqualTo(java.util.Arrays.copyOfRange(file, 12345, 12345 + 999));
+        assertThat(cache.read("sst-1", file.length - 10, 20)).as("past the end").isNull();
+        cache.offer("sst-1", 0, new byte[10]);
+        assertThat(cache.blockCount()).as("blocks of whole copies are not cached twice").isZero();
+        cache.forget("sst-1");
+        assertThat(cache.read("sst-1", 0, 10)).isNull();
+        assertThat(cache.usedBytes()).isZero();
+        assertThat(new File(tmp, "cache").list()).isEmpty();
+        cache.checkInvariants();
+    }
+
+    @Test
+    void writeThrough_abortedOrShort_leavesNothing() throws Exception {
+        open(4 * MB, 0);
+        WriteThrough aborted = cache.writeThrough("a");
+        aborted.write(new byte[100], 0, 100);
+        aborted.abort();
+        WriteThrough shortCopy = cache.writeThrough("b");
+        shortCopy.write(new byte[100], 0, 100);
+        shortCopy.commit(200);
+        assertThat(cache.wholeFileCount()).isZero();
+        assertThat(cache.read("a", 0, 10)).isNull();
+        assertThat(cache.read("b", 0, 10)).isNull();
+        assertThat(new File(tmp, "cache").list()).isEmpty();
+        assertThat(cache.writeFailureCount()).as("the short copy").isEqualTo(1);
+    }
+
+    @Test
+    void wholeFiles_takeAtMostHalfTheCapacity_thenBlocksAreCachedInstead() throws Exception {
+        open(4 * MB, 0);
+        for (int i = 0; i < 4; i++) {
+            WriteThrough copy = cache.writeThrough("sst-" + i);
+            if (copy != null) {
+                byte[] file = block(i, (int) MB);
+                copy.write(file, 0, file.length);
+                copy.commit(file.length);
+            }
+        }
+        assertThat(cache.wholeFileCount()).isEqualTo(2);
+        cache.offer("sst-3", 0, block(3, 4 * KB));
+        assertThat(cache.read("sst-3", 0, 4 * KB)).isEqualTo(block(3, 4 * KB));
+        cache.checkInvariants();
+    }
+
+    @Test
+    void forget_dropsTheBlocksOfAFile() throws Exception {
+        open(4 * MB, 0);
+        cache.offer("f", 0, block(1, 4 * KB));
+        cache.offer("f", 4 * KB, block(2, 4 * KB));
+        cache.offer("g", 0, block(3, 4 * KB));
+        cache.forget("f");
+        assertThat(cache.read("f", 0, 4 * KB)).isNull();
+        assertThat(cache.read("g", 0, 4 * KB)).isEqualTo(block(3, 4 * KB));
+        assertThat(cache.blockCount()).isEqualTo(1);
+        cache.checkInvariants();
+    }
+
+    @Test
+    void close_deletesEverything_andLaterCallsAreHarmless() throws Exception {
+        open(4 * MB, 0);
+        cache.offer("f", 0, block(1, 4 * KB));
+        cache.close();
+        assertThat(new File(tmp, "cache")).doesNotExist();
+        assertThat(cache.read("f", 0, 4 * KB)).isNull();
+        cache.offer("f", 0, block(1, 4 * KB));
+        assertThat(cache.writeThrough("g")).isNull();
+    }
+
+    @Test
+    void aLeftoverDirectory_isWipedOnStart() throws Exception {
+        File dir = new File(tmp, "cache");
+        assertThat(dir.mkdirs()).isTrue();
+        assertThat(new File(dir, "slab-0.blk").createNewFile()).isTrue();
+        open(4 * MB, 0);
+        assertThat(dir.list()).isEmpty();
+    }
+
+    @Test
+    void concurrentOffersReadsAndEvictions_returnOnlyWhatWasOffered() throws Exception {
+        open(2 * MB, 0); // slabs of 1 MiB; 64 blocks of 64 KiB compete for 32 places
+        int blocks = 64;
+        int size = 64 * KB;
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                int seed = t;
+                done.add(
+                        pool.submit(
+                                () -> {
+                                    Random r = new Random(seed);
+                                    for (int i = 0; i < 2000; i++) {
+                                        int b = r.nextInt(blocks);
+                                        byte[] got = cache.read("f", (long) b * size, size);
+                                        if (got == null) {
+                                            cache.offer("f", (long) b * size, block(b, size));
+                                        } else {
+                                            assertThat(got).isEqualTo(block(b, size));
+                                        }
+                                    }
+                                    return null;
+                                }));
+            }
+            for (Future<?> f : done) {
+                f.get(2, TimeUnit.MINUTES);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        cache.checkInvariants();
+        assertThat(cache.hitCount()).isPositive();
+        assertThat(cache.evictionCount()).isPositive();
+        assertThat(cache.invalidationCount()).isZero();
+    }
+
+    private File[] slabs() {
+        File[] f = new File(tmp, "cache").listFiles((d, n) -> n.startsWith("slab-"));
+        return f == null ? new File[0] : f;
+    }
+}
