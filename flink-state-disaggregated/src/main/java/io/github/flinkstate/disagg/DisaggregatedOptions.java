@@ -82,6 +82,17 @@ public final class DisaggregatedOptions {
                                     + " file system: below it the cache evicts, or stops caching, instead"
                                     + " of filling the disk.");
 
+    public static final ConfigOption<Boolean> LOCAL_CACHE_WARM_UP =
+            ConfigOptions.key("state.backend.disaggregated.local-cache.warm-up")
+                    .booleanType()
+                    .defaultValue(true)
+                    .withDescription(
+                            "After a restore that reuses files in place, copy them into the local"
+                                    + " disk cache in the background, newest level first, while whole"
+                                    + " files fit in half of it (metrics localCacheWarmUpBytes and"
+                                    + " localCacheWarmUpPlannedBytes). The job does not wait for it:"
+                                    + " reads go to the primary directory until their file is copied.");
+
     public static final ConfigOption<Integer> BACKGROUND_THREADS =
             ConfigOptions.key("state.backend.disaggregated.background-threads")
                     .intType()
@@ -156,6 +167,7 @@ public final class DisaggregatedOptions {
                 BLOCK_CACHE_SIZE,
                 LOCAL_CACHE_SIZE,
                 LOCAL_CACHE_RESERVE,
+                LOCAL_CACHE_WARM_UP,
                 BACKGROUND_THREADS,
                 TTL_PERIODIC_COMPACTION_TIME,
                 COPY_THREADS,

@@ -24,6 +24,7 @@ class DisaggregatedFactoryOptionsTest {
         c.set(DisaggregatedOptions.BLOCK_CACHE_SIZE, MemorySize.parse("32mb"));
         c.set(DisaggregatedOptions.LOCAL_CACHE_SIZE, MemorySize.parse("3gb"));
         c.set(DisaggregatedOptions.LOCAL_CACHE_RESERVE, MemorySize.parse("5gb"));
+        c.set(DisaggregatedOptions.LOCAL_CACHE_WARM_UP, false);
         c.set(DisaggregatedOptions.BACKGROUND_THREADS, 1);
         c.set(DisaggregatedOptions.TTL_PERIODIC_COMPACTION_TIME, Duration.ofHours(2));
         c.set(DisaggregatedOptions.COPY_THREADS, 7);
@@ -35,6 +36,6 @@ class DisaggregatedFactoryOptionsTest {
         for (var option : DisaggregatedOptions.all()) {
             assertThat(b.option(option)).as(option.key()).isEqualTo(c.get(option));
         }
-        assertThat(DisaggregatedOptions.all()).hasSize(11);
+        assertThat(DisaggregatedOptions.all()).hasSize(12);
     }
 }

@@ -32,6 +32,7 @@ import org.slf4j.LoggerFactory;
  * @param localCacheBytes capacity of the local disk cache, 0 for none (resolved: 0 also when the
  *     option is not set and the primary directory is not on a distributed file system)
  * @param localCacheReserveBytes free space the local disk cache leaves on its file system
+ * @param localCacheWarmUp whether a restore starts copying its files into the local disk cache
  * @param backgroundCopy whether restored files outside this job's directory are copied into it in
  *     the background ({@code DisaggregatedOptions.BACKGROUND_COPY}, off when the configured claim
  *     mode is CLAIM)
@@ -47,6 +48,7 @@ public record BackendSettings(
         BlockCompression compression,
         long localCacheBytes,
         long localCacheReserveBytes,
+        boolean localCacheWarmUp,
         boolean backgroundCopy) {
 
     private static final Logger LOG = LoggerFactory.getLogger(BackendSettings.class);
@@ -95,6 +97,7 @@ public record BackendSettings(
                         ? options.get(DisaggregatedOptions.LOCAL_CACHE_SIZE).getBytes()
                         : 0,
                 options.get(DisaggregatedOptions.LOCAL_CACHE_RESERVE).getBytes(),
+                options.get(DisaggregatedOptions.LOCAL_CACHE_WARM_UP),
                 options.get(DisaggregatedOptions.BACKGROUND_COPY)
                         && options.getOptional(StateRecoveryOptions.RESTORE_MODE)
                                         .orElse(RecoveryClaimMode.NO_CLAIM)

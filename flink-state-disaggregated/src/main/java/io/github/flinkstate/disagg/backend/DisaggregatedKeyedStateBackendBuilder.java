@@ -135,6 +135,9 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                                 .restore(handles, options, queueFactory, queues, kvStates);
                 store = r.store();
                 restoredFiles = r.restoredFiles();
+                if (settings.localCacheWarmUp()) {
+                    store.startWarmUp(); // no-op without a local disk cache
+                }
                 restoreNanos = System.nanoTime() - restoreStart;
             }
             TypeSerializer<K> keySerializer = keyProvider.currentSchemaSerializer();

@@ -1,6 +1,7 @@
 package io.github.flinkstate.disagg.engine;
 
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
+import io.github.flinkstate.disagg.engine.cache.DiskCache;
 import io.github.flinkstate.disagg.engine.compaction.Compaction;
 import io.github.flinkstate.disagg.engine.compaction.CompactionFilter;
 import io.github.flinkstate.disagg.engine.compaction.CompactionJob;
@@ -113,6 +114,7 @@ public final class LsmStore implements AutoCloseable {
     private volatile List<Memtable> memtables;
     private volatile IOException backgroundError;
     private volatile boolean closed;
+    private volatile WarmUp warmUp;
 
     private LsmStore(LsmOptions options, List<List<FileMeta>> levels, long lastSeq)
             throws IOException {
@@ -864,6 +866,48 @@ public final class LsmStore implements AutoCloseable {
         blockCache.checkInvariants();
     }
 
+    /**
+     * Starts copying the live files into the local disk tier in the background, L0 first (see
+     * {@link WarmUp}); for use right after a restore. Null if the block cache has no disk tier.
+     */
+    public synchronized WarmUp startWarmUp() {
+        DiskCache disk = blockCache.disk();
+        if (disk == null || closed) {
+            return null;
+        }
+        if (warmUp != null) {
+            return warmUp;
+        }
+        List<FileMeta> files = new ArrayList<>();
+        Version v = versions.acquire();
+        try {
+            for (List<FileMeta> level : v.levels()) {
+                for (FileMeta f : level) {
+                    if (!f.isClipped()) { // a clipped file is partly other subtasks' data
+                        files.add(f);
+                    }
+                }
+            }
+        } finally {
+            versions.release(v);
+        }
+        WarmUp w =
+                new WarmUp(
+                        files,
+                        readers,
+                        disk,
+                        path -> !closed && liveFiles().contains(path),
+                        options.primaryDir().getName());
+        warmUp = w;
+        w.start();
+        return w;
+    }
+
+    /** The warm-up started by {@link #startWarmUp}, or null. */
+    public WarmUp warmUp() {
+        return warmUp;
+    }
+
     /** Stops background work (waiting for running jobs) and closes readers. Files are kept. */
     @Override
     public void close() {
@@ -871,6 +915,10 @@ public final class LsmStore implements AutoCloseable {
             return;
         }
         closed = true;
+        WarmUp w = warmUp;
+        if (w != null) {
+            w.cancel(TimeUnit.SECONDS.toMillis(30));
+        }
         flushExecutor.shutdown();
         compactionExecutor.shutdown();
         try {

@@ -200,6 +200,101 @@ class LsmStoreDiskCacheTest {
         snap.release();
     }
 
+    private LsmSnapshot loadedSnapshot() throws Exception {
+        try (LsmStore source = LsmStore.open(options("src", new BlockCache(0)))) {
+            write(source);
+            source.compactAll(); // a deeper level
+            for (int i = 0; i < KEYS; i += 7) {
+                source.put(key(i), value(i)); // and a file in L0
+            }
+            source.flush();
+            return source.snapshot();
+        }
+    }
+
+    @Test
+    void warmUp_afterRestore_copiesEveryFile_thenReadsNeedNoPrimaryRead() throws Exception {
+        LsmSnapshot snap = loadedSnapshot();
+        try (LsmStore restored =
+                LsmStore.open(options("dst", diskOnly(64 << 20)), List.of(snap.manifest()))) {
+            WarmUp w = restored.startWarmUp();
+            assertThat(w.await(60_000)).isEqualTo(WarmUp.State.DONE);
+            int live = restored.liveFiles().size();
+            assertThat(live).isGreaterThan(1);
+            assertThat(w.filesDone()).isEqualTo(live);
+            assertThat(w.bytesDone()).isEqualTo(w.bytesPlanned()).isPositive();
+            assertThat(disk.wholeFileCount()).isEqualTo(live);
+            long afterWarmUp = restored.primaryReads().reads();
+            readAll(restored);
+            assertThat(restored.primaryReads().reads())
+                    .as("every block read locally after the warm-up")
+                    .isEqualTo(afterWarmUp);
+        }
+        snap.release();
+    }
+
+    @Test
+    void warmUp_stopsWhenWholeFilesWouldExceedHalfTheDiskCache() throws Exception {
+        LsmSnapshot snap = loadedSnapshot();
+        long largest = 0;
+        long total = 0;
+        for (String f : snap.files()) {
+            long size = new File(new Path(f).toUri()).length();
+            largest = Math.max(largest, size);
+            total += size;
+        }
+        long capacity = Math.max(1 << 20, total); // half of it cannot hold every file
+        try (LsmStore restored =
+                LsmStore.open(options("dst", diskOnly(capacity)), List.of(snap.manifest()))) {
+            WarmUp w = restored.startWarmUp();
+            assertThat(w.await(60_000)).isEqualTo(WarmUp.State.DONE);
+            assertThat(w.bytesDone()).isLessThanOrEqualTo(capacity / 2);
+            assertThat(w.bytesPlanned()).isEqualTo(Math.min(total, capacity / 2));
+            assertThat(disk.usedBytes()).isLessThanOrEqualTo(capacity);
+            readAll(restored);
+            disk.checkInvariants();
+        }
+        snap.release();
+    }
+
+    @Test
+    void warmUp_isCancelledByClose_andLeavesNoPartialCopy() throws Exception {
+        LsmSnapshot snap = loadedSnapshot();
+        LsmStore restored =
+                LsmStore.open(options("dst", diskOnly(64 << 20)), List.of(snap.manifest()));
+        fs.latency(
+                io.github.flinkstate.testing.fs.FsOp.READ,
+                io.github.flinkstate.testing.fs.Latency.fixed(java.time.Duration.ofMillis(200)));
+        WarmUp w = restored.startWarmUp();
+        restored.close();
+        assertThat(w.state()).isIn(WarmUp.State.CANCELLED, WarmUp.State.DONE);
+        assertThat(w.await(1)).isNotEqualTo(WarmUp.State.RUNNING);
+        File[] left = new File(tmp, "disk").listFiles((d, n) -> n.endsWith(".tmp"));
+        assertThat(left).as("abandoned copies are deleted").isEmpty();
+        snap.release();
+    }
+
+    @Test
+    void warmUp_skipsAFileWhosePrimaryCopyIsCorrupt() throws Exception {
+        LsmSnapshot snap = loadedSnapshot();
+        String victim = snap.files().get(0);
+        try (RandomAccessFile raf =
+                new RandomAccessFile(new File(new Path(victim).toUri()), "rw")) {
+            raf.seek(10);
+            int b = raf.read();
+            raf.seek(10);
+            raf.write(b ^ 0xFF);
+        }
+        try (LsmStore restored =
+                LsmStore.open(options("dst", diskOnly(64 << 20)), List.of(snap.manifest()))) {
+            WarmUp w = restored.startWarmUp();
+            assertThat(w.await(60_000)).isEqualTo(WarmUp.State.DONE);
+            assertThat(w.filesDone()).isEqualTo(restored.liveFiles().size() - 1);
+            assertThat(disk.holdsWholeFile(new Path(victim).toString())).isFalse();
+        }
+        snap.release();
+    }
+
     private File[] localFiles() {
         File[] f = new File(tmp, "disk").listFiles();
         assertThat(f).isNotEmpty();

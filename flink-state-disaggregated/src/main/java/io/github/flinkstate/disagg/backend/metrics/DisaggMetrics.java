@@ -55,6 +55,12 @@ public final class DisaggMetrics {
             g.gauge("localCacheEvictions", (Gauge<Long>) disk::evictionCount);
             g.gauge("localCacheInvalidations", (Gauge<Long>) disk::invalidationCount);
             g.gauge("localCacheWriteFailures", (Gauge<Long>) disk::writeFailureCount);
+            g.gauge(
+                    "localCacheWarmUpBytes",
+                    (Gauge<Long>) () -> store.warmUp() == null ? 0 : store.warmUp().bytesDone());
+            g.gauge(
+                    "localCacheWarmUpPlannedBytes",
+                    (Gauge<Long>) () -> store.warmUp() == null ? 0 : store.warmUp().bytesPlanned());
         }
         g.gauge("primaryBytesRead", (Gauge<Long>) primary::bytes);
         g.gauge("flushes", (Gauge<Long>) stats::flushes);

@@ -73,10 +73,19 @@ public final class BlockCache {
      * Opens the block table of a file (sharing it with other readers of the same path); pair with
      * {@link CachedFile#release()}.
      */
-    public synchronized CachedFile open(String file, int blockCount) {
+    public CachedFile open(String file, int blockCount) {
+        return open(file, blockCount, null);
+    }
+
+    /**
+     * As {@link #open(String, int)}, with the file offsets of the blocks: a block evicted from
+     * memory then refreshes the recency of its copy in the disk tier, so that memory and disk age
+     * blocks in one order (a block hot in memory is not the first to leave the disk).
+     */
+    public synchronized CachedFile open(String file, int blockCount, long[] blockOffsets) {
         CachedFile f = files.get(file);
         if (f == null) {
-            f = new CachedFile(this, file, blockCount);
+            f = new CachedFile(this, file, blockCount, blockOffsets);
             files.put(file, f);
         } else if (f.blockCount() != blockCount) {
             throw new IllegalStateException(
@@ -148,6 +157,9 @@ public final class BlockCache {
             if (f.takeReference(block)) {
                 hand++;
             } else {
+                if (disk != null && f.offsets != null) {
+                    disk.touch(f.file(), f.offsets[block]); // lock order: memory, then disk
+                }
                 removeRingEntry(hand);
                 return;
             }

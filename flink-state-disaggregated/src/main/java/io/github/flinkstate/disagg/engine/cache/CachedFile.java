@@ -35,9 +35,13 @@ public final class CachedFile {
     /** Readers holding this file open; guarded by the cache's lock. */
     int refs;
 
-    CachedFile(BlockCache cache, String file, int blockCount) {
+    /** Offsets of the blocks in the file, or null if unknown; for the disk tier's recency. */
+    final long[] offsets;
+
+    CachedFile(BlockCache cache, String file, int blockCount, long[] offsets) {
         this.cache = cache;
         this.file = file;
+        this.offsets = offsets;
         this.slots = new AtomicReferenceArray<>(blockCount);
         this.referenced = new byte[blockCount];
     }

@@ -142,7 +142,7 @@ public final class DiskCache implements Closeable {
                 (int)
                         Math.max(
                                 Math.min(capacityBytes / 16, 64L << 20),
-                                Math.min(1L << 20, capacityBytes));
+                                Math.min(256L << 10, capacityBytes));
         if (directory.exists()) {
             FileUtils.deleteDirectory(directory);
         }
@@ -200,6 +200,23 @@ public final class DiskCache implements Closeable {
             }
             misses.increment();
             return null;
+        }
+    }
+
+    /**
+     * Makes the unit holding {@code file} at {@code offset}, if any, the most recently used; called
+     * when the memory tier evicts that block (no hit is counted). Never calls back into the memory
+     * tier.
+     */
+    public synchronized void touch(String file, long offset) {
+        LocalFileCopy copy = wholeFiles.get(file);
+        if (copy != null) {
+            recency.get(copy);
+            return;
+        }
+        Location at = index.get(new BlockKey(file, offset));
+        if (at != null) {
+            recency.get(at.slab());
         }
     }
 
@@ -301,13 +318,22 @@ public final class DiskCache implements Closeable {
      * now (too much of the capacity in whole files already, or too little free disk).
      */
     public WriteThrough writeThrough(String file) {
+        return writeThrough(file, 0);
+    }
+
+    /**
+     * As {@link #writeThrough(String)}, for a file of known length: null also if that many more
+     * bytes of whole files would exceed half the capacity.
+     */
+    public WriteThrough writeThrough(String file, long expectedLength) {
         File temp;
         if (writesPaused()) {
             return null;
         }
         synchronized (this) {
             if (closed
-                    || wholeFileBytes >= capacityBytes / 2
+                    || wholeFiles.containsKey(file)
+                    || wholeFileBytes + Math.max(1, expectedLength) > capacityBytes / 2
                     || directory.getUsableSpace() < 2 * minFreeBytes) {
                 return null;
             }
@@ -322,8 +348,16 @@ public final class DiskCache implements Closeable {
         }
     }
 
-    /** Enters a complete local copy of {@code file} ({@code length} bytes) as a cache unit. */
-    void commit(WriteThrough from, String file, File temp, long length) {
+    /** Whether a whole-file copy of {@code file} is held (no recency change, no hit counted). */
+    public synchronized boolean holdsWholeFile(String file) {
+        return wholeFiles.containsKey(file);
+    }
+
+    /**
+     * Enters a complete local copy of {@code file} ({@code length} bytes) as a cache unit; false if
+     * it was not kept (no room, closed, already held, local failure).
+     */
+    boolean commit(WriteThrough from, String file, File temp, long length) {
         List<DiskUnit> victims = new ArrayList<>();
         try {
             synchronized (this) {
@@ -333,7 +367,7 @@ public final class DiskCache implements Closeable {
                         || !makeRoom(length, victims)) {
                     refusals.increment();
                     Files.deleteIfExists(temp.toPath());
-                    return;
+                    return false;
                 }
                 File target = newFile("file-", ".sst");
                 Files.move(temp.toPath(), target.toPath(), StandardCopyOption.ATOMIC_MOVE);
@@ -344,10 +378,12 @@ public final class DiskCache implements Closeable {
                 wholeFileBytes += length;
             }
             bytesWritten.add(length);
+            return true;
         } catch (IOException e) {
             recordWriteFailure();
             LOG.warn("Cannot keep the local copy of {}: {}", file, e.toString());
             from.abort();
+            return false;
         } finally {
             victims.forEach(DiskUnit::drop);
         }

@@ -49,24 +49,24 @@ public final class WriteThrough {
 
     /**
      * The primary file is complete with {@code length} bytes: the copy becomes a cache entry if it
-     * holds exactly that many bytes and the cache has room.
+     * holds exactly that many bytes and the cache has room. Returns whether it did.
      */
-    public void commit(long length) {
+    public boolean commit(long length) {
         if (failed) {
-            return;
+            return false;
         }
         try {
             out.close();
             out = null;
         } catch (IOException e) {
             fail(e);
-            return;
+            return false;
         }
         if (written != length) {
             fail(new IOException("copied " + written + " bytes of " + length));
-            return;
+            return false;
         }
-        cache.commit(this, sourceFile, temp, length);
+        return cache.commit(this, sourceFile, temp, length);
     }
 
     /** The primary write failed or was abandoned: deletes the copy. Idempotent. */

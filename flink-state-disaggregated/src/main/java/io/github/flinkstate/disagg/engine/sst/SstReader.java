@@ -3,6 +3,7 @@ package io.github.flinkstate.disagg.engine.sst;
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.cache.CachedFile;
 import io.github.flinkstate.disagg.engine.cache.DiskCache;
+import io.github.flinkstate.disagg.engine.cache.WriteThrough;
 import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.Versioned;
 import java.io.EOFException;
@@ -100,7 +101,11 @@ public final class SstReader {
         this.bloom = m.bloom();
         this.tombstones = m.tombstones();
         this.metadataStart = m.metadataStart();
-        this.cached = cache.open(name, blocks.length);
+        long[] offsets = new long[blocks.length];
+        for (int i = 0; i < offsets.length; i++) {
+            offsets[i] = blocks[i].offset();
+        }
+        this.cached = cache.open(name, blocks.length, offsets);
     }
 
     /**
@@ -257,6 +262,66 @@ public final class SstReader {
             disk.offer(name, h.offset(), buf);
         }
         return buf;
+    }
+
+    /** Most bytes {@link #copyToDisk} reads at once (unless one block is larger). */
+    static final int COPY_CHUNK_BYTES = 4 << 20;
+
+    /**
+     * Copies this file into the local disk tier as a whole-file copy, unless the tier holds one:
+     * reads it from the file in chunks of whole data blocks (at most {@link #COPY_CHUNK_BYTES}, or
+     * one block if larger), verifies every data block's CRC32C on the way (the metadata is verified
+     * whenever a reader opens the copy), and commits the copy only when all of it was read.
+     *
+     * @param cancelled checked before each chunk; when it says true the copy is abandoned
+     * @return bytes copied and kept; 0 if the tier already holds the file or the copy was
+     *     abandoned; -1 if there is no disk tier or it admits no more whole files
+     */
+    public long copyToDisk(java.util.function.BooleanSupplier cancelled) throws IOException {
+        DiskCache disk = cached.disk();
+        if (disk == null) {
+            return -1;
+        }
+        if (disk.holdsWholeFile(name)) {
+            return 0;
+        }
+        WriteThrough copy = disk.writeThrough(name, fileSize);
+        if (copy == null) {
+            return -1;
+        }
+        boolean kept = false;
+        try {
+            long pos = 0;
+            int next = 0;
+            while (pos < fileSize) {
+                if (cancelled.getAsBoolean()) {
+                    return 0;
+                }
+                long end = fileSize;
+                int last = next - 1;
+                if (next < blocks.length) {
+                    last = next;
+                    while (last + 1 < blocks.length
+                            && blocks[last + 1].end() - pos <= COPY_CHUNK_BYTES) {
+                        last++;
+                    }
+                    end = blocks[last].end();
+                }
+                byte[] buf = readAt(pos, (int) (end - pos));
+                for (int i = next; i <= last; i++) {
+                    checkCrc(buf, (int) (blocks[i].offset() - pos), blocks[i]);
+                }
+                next = last + 1;
+                copy.write(buf, 0, buf.length);
+                pos = end;
+            }
+            kept = copy.commit(fileSize);
+            return kept ? fileSize : 0;
+        } finally {
+            if (!kept) {
+                copy.abort();
+            }
+        }
     }
 
     /** Point lookup: the entry for exactly {@code key} in this file, or null. */

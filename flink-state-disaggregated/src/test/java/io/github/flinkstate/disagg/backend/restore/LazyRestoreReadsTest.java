@@ -2,6 +2,7 @@ package io.github.flinkstate.disagg.backend.restore;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.flinkstate.disagg.DisaggregatedOptions;
 import io.github.flinkstate.disagg.backend.DisaggregatedKeyedStateBackend;
 import io.github.flinkstate.disagg.backend.testutil.DisaggBackends;
 import io.github.flinkstate.disagg.backend.testutil.JobCheckpoints;
@@ -61,7 +62,10 @@ class LazyRestoreReadsTest {
         backends =
                 new DisaggBackends(
                         DisaggBackends.backend(
-                                fs.uri(new File(tmp, "primary")), MemorySize.parse("64kb")));
+                                        fs.uri(new File(tmp, "primary")), MemorySize.parse("64kb"))
+                                // what the restore itself reads; the background warm-up of the
+                                // local disk cache reads files by design
+                                .with(DisaggregatedOptions.LOCAL_CACHE_WARM_UP, false));
         job = new JobCheckpoints(fs.uri(new File(tmp, "chk")), 1, false, RecoveryClaimMode.DEFAULT);
     }
 

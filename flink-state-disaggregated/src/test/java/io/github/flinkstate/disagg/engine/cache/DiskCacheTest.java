@@ -63,13 +63,13 @@ class DiskCacheTest {
 
     @Test
     void capacity_isNeverExceeded_andTheLeastRecentlyUsedSlabGoesFirst() throws Exception {
-        open(4 * MB, 0); // slabs of 1 MiB: four blocks of 256 KiB each
+        open(4 * MB, 0); // 16 slabs of 256 KiB, one block each
         int size = 256 * KB;
         for (int i = 0; i < 16; i++) {
             cache.offer("f", (long) i * size, block(i, size));
         }
         assertThat(cache.usedBytes()).isEqualTo(4 * MB);
-        // touch the oldest slab (blocks 0-3), then write one more slab's worth
+        // touch the oldest slab (block 0), then write four more blocks
         assertThat(cache.read("f", 0, size)).isEqualTo(block(0, size));
         for (int i = 16; i < 20; i++) {
             cache.offer("f", (long) i * size, block(i, size));
@@ -79,7 +79,36 @@ class DiskCacheTest {
         assertThat(cache.read("f", 0, size)).as("recently read: kept").isEqualTo(block(0, size));
         assertThat(cache.read("f", 4L * size, size)).as("least recently used: evicted").isNull();
         assertThat(cache.read("f", 19L * size, size)).isEqualTo(block(19, size));
-        assertThat(cache.evictionCount()).isEqualTo(1);
+        assertThat(cache.evictionCount()).as("slabs of blocks 1-4").isEqualTo(4);
+        assertThat(cache.read("f", (long) size, size)).isNull();
+        assertThat(cache.read("f", 5L * size, size)).isEqualTo(block(5, size));
+    }
+
+    @Test
+    void aBlockLeavingMemory_refreshesItsDiskCopy_oneRecencyOrderForBothTiers() throws Exception {
+        open(4 * MB, 0); // 16 slabs of 256 KiB, one block each
+        int size = 256 * KB;
+        long[] offsets = new long[20];
+        for (int i = 0; i < offsets.length; i++) {
+            offsets[i] = (long) i * size;
+        }
+        BlockCache memory = new BlockCache(size + 1024, cache); // room for one block
+        CachedFile f = memory.open("f", offsets.length, offsets);
+        for (int i = 0; i < 16; i++) {
+            cache.offer("f", offsets[i], block(i, size));
+        }
+        // block 0 (oldest slab) is used from memory only, then pushed out of memory by block 5;
+        // four more blocks then evict the four least recent slabs: blocks 1-4, not block 0
+        f.insert(0, block(0, size));
+        f.insert(5, block(5, size));
+        for (int i = 16; i < 20; i++) {
+            cache.offer("f", offsets[i], block(i, size));
+        }
+        assertThat(cache.read("f", 0, size)).as("refreshed when it left memory").isNotNull();
+        assertThat(cache.read("f", offsets[4], size)).as("now the least recent: gone").isNull();
+        f.release();
+        memory.checkInvariants();
+        cache.checkInvariants();
     }
 
     @Test
@@ -243,7 +272,7 @@ class DiskCacheTest {
 
     @Test
     void concurrentOffersReadsAndEvictions_returnOnlyWhatWasOffered() throws Exception {
-        open(2 * MB, 0); // slabs of 1 MiB; 64 blocks of 64 KiB compete for 32 places
+        open(2 * MB, 0); // slabs of 256 KiB; 64 blocks of 64 KiB compete for 32 places
         int blocks = 64;
         int size = 64 * KB;
         ExecutorService pool = Executors.newFixedThreadPool(4);

@@ -1,0 +1,157 @@
+package io.github.flinkstate.disagg.engine;
+
+import io.github.flinkstate.disagg.engine.cache.DiskCache;
+import io.github.flinkstate.disagg.engine.sst.ReaderCache;
+import io.github.flinkstate.disagg.engine.version.FileMeta;
+import java.io.IOException;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A background download of a store's live files into its local disk tier, started after a restore
+ * so that reads after a recovery find local copies instead of going to the primary file system.
+ *
+ * <p>Which files: those the store does not clip (a file clipped by a rescale also holds other
+ * subtasks' key groups; it is cached block by block as it is read). Order: level by level, L0 first
+ * (the newest data, which reads hit most in an LSM tree), files of a level in key order. Each file
+ * is copied whole ({@code SstReader#copyToDisk}: chunks of whole blocks, every data block's CRC32C
+ * verified) while the disk tier admits whole files (at most half its capacity); a file that does
+ * not fit is passed over for the next. Files that the store drops meanwhile are skipped or
+ * forgotten again; a file that cannot be read is skipped with one log line (reads of it will report
+ * the problem themselves).
+ *
+ * <p>It never delays a record: it runs on its own daemon thread, uses one read stream of a file at
+ * a time (foreground reads keep the others) and takes no store lock. {@link #cancel} (called by the
+ * store's close) stops it before its next chunk.
+ *
+ * <p>Thread safety: progress getters and {@link #cancel} may be called from any thread.
+ */
+public final class WarmUp {
+
+    private static final Logger LOG = LoggerFactory.getLogger(WarmUp.class);
+
+    /** What the warm-up is doing. */
+    public enum State {
+        RUNNING,
+        DONE,
+        CANCELLED,
+        FAILED
+    }
+
+    private final List<FileMeta> files;
+    private final ReaderCache readers;
+    private final DiskCache disk;
+    private final Predicate<String> live;
+    private final long bytesPlanned;
+    private final AtomicLong bytesDone = new AtomicLong();
+    private final AtomicLong filesDone = new AtomicLong();
+    private final Thread thread;
+    private volatile boolean cancelled;
+    private volatile State state = State.RUNNING;
+
+    /**
+     * @param files the files to copy, in order
+     * @param disk the store's disk tier; progress is reported against the smaller of the files'
+     *     total and what it takes as whole files (half its capacity)
+     * @param live whether a file is still live in the store
+     */
+    WarmUp(
+            List<FileMeta> files,
+            ReaderCache readers,
+            DiskCache disk,
+            Predicate<String> live,
+            String name) {
+        this.files = files;
+        this.readers = readers;
+        this.disk = disk;
+        this.live = live;
+        long total = 0;
+        for (FileMeta f : files) {
+            total += f.fileSize();
+        }
+        this.bytesPlanned = Math.min(total, disk.capacityBytes() / 2);
+        this.thread = new Thread(this::run, "disagg-warm-up-" + name);
+        this.thread.setDaemon(true);
+    }
+
+    void start() {
+        thread.start();
+    }
+
+    private void run() {
+        long start = System.nanoTime();
+        try {
+            for (FileMeta f : files) {
+                if (cancelled) {
+                    break;
+                }
+                if (!live.test(f.path())) {
+                    continue;
+                }
+                long copied;
+                try {
+                    copied = readers.get(f.path(), f.fileSize()).copyToDisk(() -> cancelled);
+                } catch (IOException e) {
+                    LOG.info("Warm-up skips {}: {}", f.path(), e.getMessage());
+                    continue;
+                }
+                if (copied < 0) {
+                    continue; // not admitted (no room for this file as a whole): try the next
+                }
+                if (copied > 0) {
+                    if (!live.test(f.path())) {
+                        disk.forget(f.path()); // dropped by the store meanwhile
+                    }
+                    bytesDone.addAndGet(copied);
+                    filesDone.incrementAndGet();
+                }
+            }
+            state = cancelled ? State.CANCELLED : State.DONE;
+        } catch (RuntimeException e) {
+            state = State.FAILED;
+            LOG.warn("Warm-up failed; reads fall back to the primary file system", e);
+        }
+        LOG.info(
+                "Warm-up {}: {} files, {} bytes copied to local disk in {} ms",
+                state.name().toLowerCase(java.util.Locale.ROOT),
+                filesDone.get(),
+                bytesDone.get(),
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+    }
+
+    /** Stops before the next chunk and waits (at most {@code waitMillis}) for the thread to end. */
+    public void cancel(long waitMillis) {
+        cancelled = true;
+        try {
+            thread.join(waitMillis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Waits for the warm-up to end; for tests and benchmarks. */
+    public State await(long timeoutMillis) throws InterruptedException {
+        thread.join(timeoutMillis);
+        return state;
+    }
+
+    public State state() {
+        return state;
+    }
+
+    public long bytesPlanned() {
+        return bytesPlanned;
+    }
+
+    public long bytesDone() {
+        return bytesDone.get();
+    }
+
+    public long filesDone() {
+        return filesDone.get();
+    }
+}
