@@ -1,8 +1,8 @@
 package io.github.flinkstate.benchmarks.jmh;
 
 import io.github.flinkstate.disagg.engine.LsmOptions;
-import io.github.flinkstate.disagg.engine.LsmStore;
 import io.github.flinkstate.disagg.engine.LsmSnapshot;
+import io.github.flinkstate.disagg.engine.LsmStore;
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.cache.DiskCache;
 import io.github.flinkstate.disagg.engine.iterator.LsmIterator;
@@ -132,6 +132,15 @@ public class RemoteReadBenchmark {
     @Param({"uniform"})
     public String keys;
 
+    /**
+     * Whether the restored store starts its background warm-up ({@code LsmStore.startWarmUp()}:
+     * whole files copied into the local disk cache while they fill at most half of it); needs
+     * {@code localCachePercent > 0}. Run with {@code -wi 0} to see the first seconds after the
+     * restore.
+     */
+    @Param({"false"})
+    public boolean warmUp;
+
     private File dir;
     private InjectingFileSystem fs;
     private LsmStore store;
@@ -197,6 +206,12 @@ public class RemoteReadBenchmark {
                                         KeyGroupSpan.of(0, KeyGroupSpan.MAX_KEY_GROUP))
                                 .blockCache(new BlockCache((long) cacheMiB << 20, disk)),
                         List.of(loaded.manifest()));
+        if (warmUp) {
+            if (disk == null) {
+                throw new IllegalArgumentException("warmUp needs localCachePercent > 0");
+            }
+            store.startWarmUp();
+        }
         if (keys.equals("zipf")) {
             zipfCdf = new double[keyCount];
             double sum = 0;
@@ -230,14 +245,18 @@ public class RemoteReadBenchmark {
         if (store != null) {
             store.close();
         }
+        if (store != null && store.warmUp() != null) {
+            System.out.printf(
+                    "%n[RemoteReadBenchmark] warm-up %s: %,d of %,d bytes%n",
+                    store.warmUp().state(),
+                    store.warmUp().bytesDone(),
+                    store.warmUp().bytesPlanned());
+        }
         if (disk != null) {
             System.out.printf(
                     "%n[RemoteReadBenchmark] local cache: %,d hits, %,d misses, %,d bytes used, %,d"
                             + " evictions%n",
-                    disk.hitCount(),
-                    disk.missCount(),
-                    disk.usedBytes(),
-                    disk.evictionCount());
+                    disk.hitCount(), disk.missCount(), disk.usedBytes(), disk.evictionCount());
             disk.close();
         }
         if (loaded != null) {

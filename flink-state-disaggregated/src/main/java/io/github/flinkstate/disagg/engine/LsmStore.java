@@ -917,7 +917,7 @@ public final class LsmStore implements AutoCloseable {
         closed = true;
         WarmUp w = warmUp;
         if (w != null) {
-            w.cancel(TimeUnit.SECONDS.toMillis(30));
+            w.cancel(TimeUnit.SECONDS.toMillis(5)); // it stops before its next chunk
         }
         flushExecutor.shutdown();
         compactionExecutor.shutdown();
