@@ -82,14 +82,13 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
         InheritedFileCopier inheritedCopy = InheritedFileCopier.none();
         try {
             if (settings.localCacheBytes() > 0) {
+                File cacheRoot = new File(settings.localDir(), "disaggregated-cache");
+                DiskCache.deleteAbandonedDirectories(cacheRoot); // of TaskManagers that died
                 localCache =
                         new DiskCache(
                                 new File(
-                                        settings.localDir(),
-                                        "disaggregated-cache/"
-                                                + settings.primaryDir().getName()
-                                                + "-"
-                                                + UUID.randomUUID()),
+                                        cacheRoot,
+                                        settings.primaryDir().getName() + "-" + UUID.randomUUID()),
                                 settings.localCacheBytes(),
                                 settings.localCacheReserveBytes());
             }

@@ -296,7 +296,7 @@ class LsmStoreDiskCacheTest {
     }
 
     private File[] localFiles() {
-        File[] f = new File(tmp, "disk").listFiles();
+        File[] f = new File(tmp, "disk").listFiles((d, n) -> !n.startsWith("."));
         assertThat(f).isNotEmpty();
         return f;
     }

@@ -48,7 +48,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The tier is keyed by file path and offset, independently of open readers, so it survives
  * reader eviction. It does not survive the process: the directory is wiped on construction and on
- * {@link #close}.
+ * {@link #close}, and marked in use with a file lock meanwhile, so that the directories of a
+ * process that died can be found and deleted ({@link #deleteAbandonedDirectories}).
  *
  * <p>Thread safety: thread-safe. Index and recency order are guarded by this object; file reads and
  * appends run outside the lock (positional I/O on shared channels).
@@ -79,6 +80,7 @@ public final class DiskCache implements Closeable {
     private final long capacityBytes;
     private final long minFreeBytes;
     private final int slabBytes;
+    private final CacheDirectoryLock inUse;
 
     private final LongAdder hits = new LongAdder();
     private final LongAdder misses = new LongAdder();
@@ -147,6 +149,7 @@ public final class DiskCache implements Closeable {
             FileUtils.deleteDirectory(directory);
         }
         Files.createDirectories(directory.toPath());
+        this.inUse = CacheDirectoryLock.acquire(directory);
         LOG.info(
                 "Local disk cache in {}: capacity {} bytes, free-space reserve {} bytes, slabs of {}"
                         + " bytes",
@@ -154,6 +157,16 @@ public final class DiskCache implements Closeable {
                 capacityBytes,
                 minFreeBytes,
                 slabBytes);
+    }
+
+    /**
+     * Deletes the cache directories under {@code parent} that no running cache holds (left behind
+     * by a process that died), so that crashes do not accumulate local copies; directories without
+     * a lock file are left alone for an hour (one may be being created). Returns how many were
+     * deleted.
+     */
+    public static int deleteAbandonedDirectories(File parent) {
+        return CacheDirectoryLock.deleteAbandoned(parent, 3_600_000L);
     }
 
     /**
@@ -543,6 +556,7 @@ public final class DiskCache implements Closeable {
             wholeFileBytes = 0;
         }
         all.forEach(DiskUnit::drop);
+        inUse.release();
         try {
             FileUtils.deleteDirectory(directory);
         } catch (IOException e) {

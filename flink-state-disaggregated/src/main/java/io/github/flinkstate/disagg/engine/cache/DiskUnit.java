@@ -18,8 +18,7 @@ import java.nio.file.StandardOpenOption;
  * the channel, a read fails with {@link ClosedChannelException}, which the cache treats as a miss.
  * A {@link FileChannel} is interruptible: a thread interrupted during a read (Flink cancelling a
  * task) closes the channel for everyone, and the cache then drops the unit like any unreadable one
- * (a lost cache unit, never a wrong read).
- * {@link #bytes} is guarded by the owning cache's lock.
+ * (a lost cache unit, never a wrong read). {@link #bytes} is guarded by the owning cache's lock.
  */
 abstract class DiskUnit {
 

@@ -200,7 +200,7 @@ class DiskCacheTest {
         cache.forget("sst-1");
         assertThat(cache.read("sst-1", 0, 10)).isNull();
         assertThat(cache.usedBytes()).isZero();
-        assertThat(new File(tmp, "cache").list()).isEmpty();
+        assertThat(localFiles()).isEmpty();
         cache.checkInvariants();
     }
 
@@ -216,7 +216,7 @@ class DiskCacheTest {
         assertThat(cache.wholeFileCount()).isZero();
         assertThat(cache.read("a", 0, 10)).isNull();
         assertThat(cache.read("b", 0, 10)).isNull();
-        assertThat(new File(tmp, "cache").list()).isEmpty();
+        assertThat(localFiles()).isEmpty();
         assertThat(cache.writeFailureCount()).as("the short copy").isEqualTo(1);
     }
 
@@ -267,7 +267,7 @@ class DiskCacheTest {
         assertThat(dir.mkdirs()).isTrue();
         assertThat(new File(dir, "slab-0.blk").createNewFile()).isTrue();
         open(4 * MB, 0);
-        assertThat(dir.list()).isEmpty();
+        assertThat(localFiles()).isEmpty();
     }
 
     @Test
@@ -306,6 +306,36 @@ class DiskCacheTest {
         assertThat(cache.hitCount()).isPositive();
         assertThat(cache.evictionCount()).isPositive();
         assertThat(cache.invalidationCount()).isZero();
+    }
+
+    /** The cache directory's files apart from its in-use marker. */
+    private File[] localFiles() {
+        File[] f =
+                new File(tmp, "cache").listFiles((d, n) -> !n.equals(CacheDirectoryLock.LOCK_FILE));
+        return f == null ? new File[0] : f;
+    }
+
+    @Test
+    void abandonedDirectories_areDeleted_liveOnesKept() throws Exception {
+        File root = new File(tmp, "root");
+        DiskCache live = new DiskCache(new File(root, "live"), 4 * MB, 0);
+        try {
+            live.offer("f", 0, block(1, 4 * KB));
+            File dead = new File(root, "dead");
+            assertThat(dead.mkdirs()).isTrue();
+            assertThat(new File(dead, CacheDirectoryLock.LOCK_FILE).createNewFile()).isTrue();
+            assertThat(new File(dead, "slab-0.blk").createNewFile()).isTrue();
+            File fresh = new File(root, "being-created");
+            assertThat(fresh.mkdirs()).isTrue();
+
+            assertThat(DiskCache.deleteAbandonedDirectories(root)).isEqualTo(1);
+            assertThat(dead).doesNotExist();
+            assertThat(fresh).as("no lock file yet, but young").exists();
+            assertThat(live.read("f", 0, 4 * KB)).isEqualTo(block(1, 4 * KB));
+        } finally {
+            live.close();
+        }
+        assertThat(DiskCache.deleteAbandonedDirectories(new File(tmp, "missing"))).isZero();
     }
 
     private File[] slabs() {
