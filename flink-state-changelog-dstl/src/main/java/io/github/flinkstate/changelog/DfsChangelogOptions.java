@@ -135,9 +135,9 @@ public final class DfsChangelogOptions {
                                     + " its checkpoint by about that time, not by the timeout."
                                     + " Warm-up: before any attempt finished,"
                                     + " upload.hedge.initial-delay applies; until 8 comparable"
-                                    + " attempts were seen, 6 times the 90th percentile of recent"
-                                    + " attempts of any size, each scaled up to the upload's size"
-                                    + " if it wrote less (same bounds).");
+                                    + " attempts were seen, 6 times the median of recent attempts"
+                                    + " of any size, each scaled up to the upload's size if it"
+                                    + " wrote less (same bounds).");
 
     public static final ConfigOption<Duration> UPLOAD_HEDGE_MIN_DELAY =
             ConfigOptions.key(PREFIX + "upload.hedge.min-delay")

@@ -17,12 +17,13 @@ import javax.annotation.concurrent.ThreadSafe;
  * <p>Warm-up: a storage makes few uploads (about one per checkpoint), so waiting for {@value
  * #MIN_COMPARABLE} comparable attempts with the full timeout would leave a job's first minutes
  * unhedged. Before any attempt finished, the delay is {@code initial}; then, until {@value
- * #MIN_COMPARABLE} comparable attempts were seen, it is {@value #WARM_UP_FACTOR} times the 90th
- * percentile (for fewer than 10 attempts: the slowest) of all recent attempts of any size, each
- * scaled up linearly to the image's size when it wrote less (never scaled down), within the same
- * bounds. Only the time a hedge starts changes: which attempt wins and what happens to the others'
- * files is {@link HedgedUpload}'s business, so a shorter delay can cost a duplicate write but never
- * data.
+ * #MIN_COMPARABLE} comparable attempts were seen, it is {@value #WARM_UP_FACTOR} times the (lower)
+ * median of all recent attempts of any size, each scaled up linearly to the image's size when it
+ * wrote less (never scaled down), within the same bounds. The median, not a high percentile: with a
+ * few samples a high percentile is the slowest one, and one attempt that met the tail (a hedge's
+ * loser also records its time) would hold the delay at {@code max} for the rest of the warm-up.
+ * Only the time a hedge starts changes: which attempt wins and what happens to the others' files is
+ * {@link HedgedUpload}'s business, so a shorter delay can cost a duplicate write but never data.
  *
  * <p>Comparable sizes: within a factor of {@value #SIZE_FACTOR} of each other, where sizes below
  * {@value #SMALL_BYTES} bytes count as that size (small writes cost the file system's latency, not
@@ -99,7 +100,8 @@ public final class HedgeDelay {
                                 : bounded(
                                         (long)
                                                 (WARM_UP_FACTOR
-                                                        * p90(scaledTo(bytes, filled), filled)));
+                                                        * lowerMedian(
+                                                                scaledTo(bytes, filled), filled)));
             }
         }
         lastDelayNanos = delay;
@@ -123,6 +125,12 @@ public final class HedgeDelay {
     private static long p90(long[] values, int n) {
         Arrays.sort(values, 0, n);
         return values[(int) Math.ceil(0.9 * n) - 1];
+    }
+
+    /** The lower median of the first {@code n} values (sorts them). */
+    private static long lowerMedian(long[] values, int n) {
+        Arrays.sort(values, 0, n);
+        return values[(n - 1) / 2];
     }
 
     private long bounded(long nanos) {

@@ -8,7 +8,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The hedging delay learnt from recent attempts: percentile, bounds, size classes, and the warm-up
  * (before any attempt: the initial delay; before enough comparable attempts: a wider multiple of
- * attempts of any size, scaled up to the image's size).
+ * the median of attempts of any size, scaled up to the image's size).
  */
 class HedgeDelayTest {
 
@@ -47,16 +47,20 @@ class HedgeDelayTest {
         assertThat(delay.forImage(16 * MB)).isEqualTo(MAX);
         // a smaller image: never scaled down (a smaller write is not assumed faster)
         assertThat(delay.forImage(1024)).isEqualTo(Duration.ofMillis(20 * 6));
-        // the slowest attempt seen so far counts (the 90th percentile of fewer than 10 samples)
+        // the lower median of the attempts seen so far counts
         delay.record(ms(30), 2 * MB);
+        assertThat(delay.forImage(MB)).isEqualTo(Duration.ofMillis(20 * 6));
+        delay.record(ms(40), MB);
         assertThat(delay.forImage(MB)).isEqualTo(Duration.ofMillis(30 * 6));
     }
 
     @Test
-    void warmUp_aTailAttemptKeepsTheDelayLong() {
+    void warmUp_oneTailAttemptDoesNotHoldTheDelayAtTheTimeout() {
         HedgeDelay delay = new HedgeDelay(true, MIN, INITIAL, MAX);
-        delay.record(ms(5), MB);
-        delay.record(ms(1000), MB);
+        delay.record(ms(20), MB);
+        delay.record(ms(1000), MB); // e.g. a hedge's loser that met the tail
+        assertThat(delay.forImage(MB)).isEqualTo(Duration.ofMillis(20 * 6));
+        delay.record(ms(1000), MB); // most attempts slow: the delay follows them
         assertThat(delay.forImage(MB)).isEqualTo(MAX);
     }
 
@@ -96,8 +100,8 @@ class HedgeDelayTest {
         assertThat(delay.forImage(100)).isEqualTo(MIN);
         assertThat(delay.forImage(200 * 1024)).isEqualTo(MIN);
         // nothing comparable seen yet: warm-up over all attempts, 1 KiB ones scaled to 4 MiB as
-        // 256 KiB (80 ms), 64 MiB ones not scaled down (100 ms): 6 x 100 ms
-        assertThat(delay.forImage(4 * MB)).isEqualTo(Duration.ofMillis(600));
+        // 256 KiB (80 ms), 64 MiB ones not scaled down (100 ms): 6 x the lower median, 80 ms
+        assertThat(delay.forImage(4 * MB)).isEqualTo(Duration.ofMillis(480));
     }
 
     @Test
