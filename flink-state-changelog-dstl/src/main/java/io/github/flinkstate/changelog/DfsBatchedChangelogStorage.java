@@ -101,6 +101,7 @@ public final class DfsBatchedChangelogStorage
                 new HedgeDelay(
                         settings.adaptiveHedging(),
                         settings.hedgeMinDelay(),
+                        settings.hedgeInitialDelay(),
                         settings.uploadTimeout());
         this.metrics =
                 new UploadMetrics(metricGroup, limiter::inFlightBytes, hedgeDelay::lastDelayMillis);
@@ -153,7 +154,8 @@ public final class DfsBatchedChangelogStorage
                         scheduler,
                         registry,
                         preemptive,
-                        localRegistry);
+                        localRegistry,
+                        settings.encodeAheadBytes());
         preemptive.register(writer);
         return writer;
     }

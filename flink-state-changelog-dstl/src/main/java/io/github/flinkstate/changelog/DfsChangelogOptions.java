@@ -78,6 +78,19 @@ public final class DfsChangelogOptions {
                                     + " back while the storage is back-pressured"
                                     + " (upload.max-in-flight).");
 
+    public static final ConfigOption<MemorySize> ENCODE_AHEAD_SIZE =
+            ConfigOptions.key(PREFIX + "encode-ahead-size")
+                    .memoryType()
+                    .defaultValue(MemorySize.parse("1mb"))
+                    .withDescription(
+                            "Uncompressed bytes per writer after which its changes since the last"
+                                    + " seal are sealed into a change set of their own and encoded"
+                                    + " (ordered by key group and compressed) on an upload thread"
+                                    + " at once, ahead of the next checkpoint, so a checkpoint has"
+                                    + " at most this much per writer left to encode. Each such"
+                                    + " change set is a segment of its own: smaller values mean"
+                                    + " shorter checkpoints but more segments to read on restore.");
+
     public static final ConfigOption<MemorySize> MAX_IN_FLIGHT =
             ConfigOptions.key(PREFIX + "upload.max-in-flight")
                     .memoryType()
@@ -120,8 +133,11 @@ public final class DfsChangelogOptions {
                                     + " upload.timeout), instead of only after upload.timeout: a"
                                     + " write stuck in the file system's latency tail then delays"
                                     + " its checkpoint by about that time, not by the timeout."
-                                    + " Until 8 comparable attempts were seen, upload.timeout"
-                                    + " applies.");
+                                    + " Warm-up: before any attempt finished,"
+                                    + " upload.hedge.initial-delay applies; until 8 comparable"
+                                    + " attempts were seen, 6 times the median of recent attempts"
+                                    + " of any size, each scaled up to the upload's size if it"
+                                    + " wrote less (same bounds).");
 
     public static final ConfigOption<Duration> UPLOAD_HEDGE_MIN_DELAY =
             ConfigOptions.key(PREFIX + "upload.hedge.min-delay")
@@ -130,6 +146,18 @@ public final class DfsChangelogOptions {
                     .withDescription(
                             "The shortest time an upload attempt runs before adaptive hedging"
                                     + " (upload.hedge.adaptive) starts another attempt.");
+
+    public static final ConfigOption<Duration> UPLOAD_HEDGE_INITIAL_DELAY =
+            ConfigOptions.key(PREFIX + "upload.hedge.initial-delay")
+                    .durationType()
+                    .defaultValue(Duration.ofMillis(250))
+                    .withDescription(
+                            "With adaptive hedging (upload.hedge.adaptive), the hedging delay of"
+                                    + " uploads started before any upload of the storage finished,"
+                                    + " when nothing has been learnt yet (at least"
+                                    + " upload.hedge.min-delay, at most upload.timeout). A first"
+                                    + " upload slower than this is written twice; the first copy"
+                                    + " to finish wins and the other file is deleted.");
 
     public static final ConfigOption<Duration> UPLOAD_DEADLINE =
             ConfigOptions.key(PREFIX + "upload.deadline")

@@ -25,11 +25,13 @@ public record DfsChangelogSettings(
         Duration checkpointMaxWait,
         long persistSizeThreshold,
         long preemptivePersistThreshold,
+        long encodeAheadBytes,
         long maxInFlightBytes,
         int uploadThreads,
         Duration uploadTimeout,
         boolean adaptiveHedging,
         Duration hedgeMinDelay,
+        Duration hedgeInitialDelay,
         Duration uploadDeadline,
         int maxAttempts,
         Duration retryDelay,
@@ -66,11 +68,13 @@ public record DfsChangelogSettings(
                         config.get(DfsChangelogOptions.CHECKPOINT_MAX_WAIT),
                         config.get(DfsChangelogOptions.PERSIST_SIZE_THRESHOLD).getBytes(),
                         config.get(DfsChangelogOptions.PREEMPTIVE_PERSIST_THRESHOLD).getBytes(),
+                        config.get(DfsChangelogOptions.ENCODE_AHEAD_SIZE).getBytes(),
                         config.get(DfsChangelogOptions.MAX_IN_FLIGHT).getBytes(),
                         config.get(DfsChangelogOptions.UPLOAD_THREADS),
                         config.get(DfsChangelogOptions.UPLOAD_TIMEOUT),
                         config.get(DfsChangelogOptions.UPLOAD_HEDGE_ADAPTIVE),
                         config.get(DfsChangelogOptions.UPLOAD_HEDGE_MIN_DELAY),
+                        config.get(DfsChangelogOptions.UPLOAD_HEDGE_INITIAL_DELAY),
                         config.get(DfsChangelogOptions.UPLOAD_DEADLINE),
                         config.get(DfsChangelogOptions.MAX_ATTEMPTS),
                         config.get(DfsChangelogOptions.RETRY_DELAY),
@@ -96,15 +100,21 @@ public record DfsChangelogSettings(
             throw new IllegalConfigurationException(
                     "'" + DfsChangelogOptions.UPLOAD_DEADLINE.key() + "' must be positive");
         }
+        if (encodeAheadBytes <= 0) {
+            throw new IllegalConfigurationException(
+                    "'" + DfsChangelogOptions.ENCODE_AHEAD_SIZE.key() + "' must be positive");
+        }
         positive(retainedCheckpoints, CheckpointingOptions.MAX_RETAINED_CHECKPOINTS.key());
         if (checkpointMaxWait.isNegative()) {
             throw new IllegalConfigurationException(
                     "'" + DfsChangelogOptions.CHECKPOINT_MAX_WAIT.key() + "' must not be negative");
         }
-        if (hedgeMinDelay.isNegative()) {
+        if (hedgeMinDelay.isNegative() || hedgeInitialDelay.isNegative()) {
             throw new IllegalConfigurationException(
                     "'"
                             + DfsChangelogOptions.UPLOAD_HEDGE_MIN_DELAY.key()
+                            + "' and '"
+                            + DfsChangelogOptions.UPLOAD_HEDGE_INITIAL_DELAY.key()
                             + "' must not be negative");
         }
         if (persistDelay.isNegative() || retryDelay.isNegative()) {

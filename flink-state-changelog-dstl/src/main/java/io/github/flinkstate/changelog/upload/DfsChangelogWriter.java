@@ -30,11 +30,12 @@ import org.slf4j.LoggerFactory;
  * arrive on upload threads. Futures are completed outside the lock.
  *
  * <p>Sequence numbers: the changes appended between two calls of {@link #nextSequenceNumber()} or
- * {@link #persist} share one number and form one change set (one segment), except that every {@link
- * #ENCODE_AHEAD_BYTES} the active change set is sealed early (and encoded ahead on an upload
- * thread), so such an interval may span several numbers. {@code nextSequenceNumber()} seals the
- * active change set, so every change appended before the call has a smaller number than the
- * returned one, and every change appended after it a number at least as large.
+ * {@link #persist} share one number and form one change set (one segment), except that every {@code
+ * encodeAheadBytes} (option {@code encode-ahead-size}) the active change set is sealed early (and
+ * encoded ahead on an upload thread), so such an interval may span several numbers. {@code
+ * nextSequenceNumber()} seals the active change set, so every change appended before the call has a
+ * smaller number than the returned one, and every change appended after it a number at least as
+ * large.
  *
  * <p>Ownership (see docs/changelog-dstl.md, "Deletion rules"): a file is deleted by the TaskManager
  * ({@link TaskFileRegistry}) only when all its change sets were released and none was handed over.
@@ -71,14 +72,6 @@ public final class DfsChangelogWriter
 
     private static final Logger LOG = LoggerFactory.getLogger(DfsChangelogWriter.class);
 
-    /**
-     * Raw bytes after which the active changes are sealed into a change set of their own and
-     * encoded on an upload thread ahead of time, so that a checkpoint has at most this much left to
-     * order and compress (it would otherwise compress everything since the last upload, several
-     * MiB, while the job competes for the CPU). The change sets stay separate segments.
-     */
-    static final long ENCODE_AHEAD_BYTES = 1024 * 1024;
-
     private final String logId;
     private final KeyGroupRange keyGroupRange;
     private final String storageIdentifier;
@@ -86,6 +79,14 @@ public final class DfsChangelogWriter
     private final TaskFileRegistry registry;
     private final PreemptiveUploads preemptive;
     private final LocalChangelogRegistry localRegistry;
+
+    /**
+     * Raw bytes after which the active changes are sealed into a change set of their own and
+     * encoded on an upload thread ahead of time, so that a checkpoint has at most this much left to
+     * order and compress (it would otherwise compress everything since the last upload, several
+     * MiB, while the job competes for the CPU). The change sets stay separate segments.
+     */
+    private final long encodeAheadBytes;
 
     @GuardedBy("this")
     private long activeSqn;
@@ -125,7 +126,8 @@ public final class DfsChangelogWriter
             BatchingUploadScheduler scheduler,
             TaskFileRegistry registry,
             PreemptiveUploads preemptive,
-            LocalChangelogRegistry localRegistry) {
+            LocalChangelogRegistry localRegistry,
+            long encodeAheadBytes) {
         this.logId = logId;
         this.keyGroupRange = keyGroupRange;
         this.storageIdentifier = storageIdentifier;
@@ -133,6 +135,7 @@ public final class DfsChangelogWriter
         this.registry = registry;
         this.preemptive = preemptive;
         this.localRegistry = localRegistry;
+        this.encodeAheadBytes = encodeAheadBytes;
     }
 
     @Override
@@ -163,7 +166,7 @@ public final class DfsChangelogWriter
             checkOpen();
             active.add(change);
             activeBytes += change.getChange().length;
-            if (activeBytes >= ENCODE_AHEAD_BYTES) {
+            if (activeBytes >= encodeAheadBytes) {
                 encodeAhead = seal();
             }
             if (activeBytes + notUploadedBytes - publishedBytes >= preemptive.publishGranule()) {

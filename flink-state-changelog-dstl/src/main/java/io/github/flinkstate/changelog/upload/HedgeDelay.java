@@ -11,8 +11,19 @@ import javax.annotation.concurrent.ThreadSafe;
  * sit above every normal write, so a write stuck in the file system's tail costs the checkpoint the
  * whole timeout; here the delay follows what writes of a similar size have taken: {@value #FACTOR}
  * times the 90th percentile of the recent comparable attempts, at least {@code min} and at most
- * {@code max} (the configured {@code upload.timeout}). Until {@value #MIN_COMPARABLE} comparable
- * attempts were seen, and when adaptive hedging is off, the delay is {@code max}.
+ * {@code max} (the configured {@code upload.timeout}). When adaptive hedging is off, the delay is
+ * always {@code max}.
+ *
+ * <p>Warm-up: a storage makes few uploads (about one per checkpoint), so waiting for {@value
+ * #MIN_COMPARABLE} comparable attempts with the full timeout would leave a job's first minutes
+ * unhedged. Before any attempt finished, the delay is {@code initial}; then, until {@value
+ * #MIN_COMPARABLE} comparable attempts were seen, it is {@value #WARM_UP_FACTOR} times the (lower)
+ * median of all recent attempts of any size, each scaled up linearly to the image's size when it
+ * wrote less (never scaled down), within the same bounds. The median, not a high percentile: with a
+ * few samples a high percentile is the slowest one, and one attempt that met the tail (a hedge's
+ * loser also records its time) would hold the delay at {@code max} for the rest of the warm-up.
+ * Only the time a hedge starts changes: which attempt wins and what happens to the others' files is
+ * {@link HedgedUpload}'s business, so a shorter delay can cost a duplicate write but never data.
  *
  * <p>Comparable sizes: within a factor of {@value #SIZE_FACTOR} of each other, where sizes below
  * {@value #SMALL_BYTES} bytes count as that size (small writes cost the file system's latency, not
@@ -27,11 +38,13 @@ public final class HedgeDelay {
     static final int SAMPLES = 128;
     static final int MIN_COMPARABLE = 8;
     static final double FACTOR = 3.0;
+    static final double WARM_UP_FACTOR = 2 * FACTOR;
     static final long SIZE_FACTOR = 4;
     static final long SMALL_BYTES = 256 * 1024;
 
     private final boolean adaptive;
     private final long minNanos;
+    private final long initialNanos;
     private final long maxNanos;
 
     @GuardedBy("this")
@@ -46,11 +59,17 @@ public final class HedgeDelay {
     @GuardedBy("this")
     private long lastDelayNanos;
 
-    public HedgeDelay(boolean adaptive, Duration min, Duration max) {
+    /**
+     * @param min the shortest adaptive delay
+     * @param initial the delay before any attempt finished (bounded by {@code min} and {@code max})
+     * @param max the timeout: the delay when not adaptive, and the longest adaptive one
+     */
+    public HedgeDelay(boolean adaptive, Duration min, Duration initial, Duration max) {
         this.adaptive = adaptive;
         this.maxNanos = max.toNanos();
         this.minNanos = Math.min(min.toNanos(), maxNanos);
-        this.lastDelayNanos = maxNanos;
+        this.initialNanos = bounded(initial.toNanos());
+        this.lastDelayNanos = adaptive ? initialNanos : maxNanos;
     }
 
     /** Records a successful attempt that wrote {@code bytes} in {@code nanos}. */
@@ -65,21 +84,57 @@ public final class HedgeDelay {
         long delay = maxNanos;
         if (adaptive) {
             int filled = (int) Math.min(recorded, SAMPLES);
-            long[] comparable = new long[filled];
-            int n = 0;
-            for (int i = 0; i < filled; i++) {
-                if (comparable(sizes[i], bytes)) {
-                    comparable[n++] = durations[i];
+            if (filled == 0) {
+                delay = initialNanos;
+            } else {
+                long[] comparable = new long[filled];
+                int n = 0;
+                for (int i = 0; i < filled; i++) {
+                    if (comparable(sizes[i], bytes)) {
+                        comparable[n++] = durations[i];
+                    }
                 }
-            }
-            if (n >= MIN_COMPARABLE) {
-                Arrays.sort(comparable, 0, n);
-                long p90 = comparable[(int) Math.ceil(0.9 * n) - 1];
-                delay = Math.max(minNanos, Math.min(maxNanos, (long) (FACTOR * p90)));
+                delay =
+                        n >= MIN_COMPARABLE
+                                ? bounded((long) (FACTOR * p90(comparable, n)))
+                                : bounded(
+                                        (long)
+                                                (WARM_UP_FACTOR
+                                                        * lowerMedian(
+                                                                scaledTo(bytes, filled), filled)));
             }
         }
         lastDelayNanos = delay;
         return Duration.ofNanos(delay);
+    }
+
+    /** Every recent duration, scaled up linearly to {@code bytes} if its attempt wrote less. */
+    @GuardedBy("this")
+    private long[] scaledTo(long bytes, int filled) {
+        long target = Math.max(bytes, SMALL_BYTES);
+        long[] scaled = new long[filled];
+        for (int i = 0; i < filled; i++) {
+            long written = Math.max(sizes[i], SMALL_BYTES);
+            double factor = Math.max(1.0, (double) target / written);
+            scaled[i] = (long) Math.min(Long.MAX_VALUE / 2.0, durations[i] * factor);
+        }
+        return scaled;
+    }
+
+    /** The 90th percentile of the first {@code n} values (sorts them). */
+    private static long p90(long[] values, int n) {
+        Arrays.sort(values, 0, n);
+        return values[(int) Math.ceil(0.9 * n) - 1];
+    }
+
+    /** The lower median of the first {@code n} values (sorts them). */
+    private static long lowerMedian(long[] values, int n) {
+        Arrays.sort(values, 0, n);
+        return values[(n - 1) / 2];
+    }
+
+    private long bounded(long nanos) {
+        return Math.max(minNanos, Math.min(maxNanos, nanos));
     }
 
     /** The delay last handed out, in milliseconds (a gauge). */

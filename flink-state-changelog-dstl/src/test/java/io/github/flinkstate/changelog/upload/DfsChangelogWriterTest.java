@@ -356,7 +356,7 @@ class DfsChangelogWriterTest {
     void largeIntervals_areSealedAndEncodedAhead_andReadBackInAppendOrder() throws Exception {
         open();
         DfsChangelogWriter writer = writer();
-        int size = (int) (DfsChangelogWriter.ENCODE_AHEAD_BYTES / 2 + 1);
+        int size = (int) (DfsChangelogOptions.ENCODE_AHEAD_SIZE.defaultValue().getBytes() / 2 + 1);
         List<String> expected = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
             byte[] change = new byte[size];

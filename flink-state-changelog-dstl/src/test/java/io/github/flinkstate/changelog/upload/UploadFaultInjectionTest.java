@@ -119,7 +119,8 @@ class UploadFaultInjectionTest {
         Configuration config = config();
         // only adaptive hedging can rescue the stuck upload within the test's wait
         config.set(DfsChangelogOptions.UPLOAD_TIMEOUT, Duration.ofHours(1));
-        config.set(DfsChangelogOptions.UPLOAD_HEDGE_MIN_DELAY, Duration.ofMillis(10));
+        // long enough that no normal write of the warm-up is hedged on a loaded machine
+        config.set(DfsChangelogOptions.UPLOAD_HEDGE_MIN_DELAY, Duration.ofSeconds(1));
         DfsChangelogWriter writer = open(config);
         long sqn = 0;
         for (int checkpoint = 1; checkpoint <= HedgeDelay.MIN_COMPARABLE; checkpoint++) {
@@ -147,6 +148,60 @@ class UploadFaultInjectionTest {
                         TestStorages.files(storage).contains(winner)
                                 && TestStorages.files(storage).size()
                                         == HedgeDelay.MIN_COMPARABLE + 1);
+    }
+
+    @Test
+    void uploadStuckDuringWarmUp_isHedgedLongBeforeTheTimeout() throws Exception {
+        Configuration config = config();
+        // only the warm-up delay, learnt from one earlier upload, can rescue the stuck upload
+        config.set(DfsChangelogOptions.UPLOAD_TIMEOUT, Duration.ofHours(1));
+        config.set(DfsChangelogOptions.UPLOAD_HEDGE_MIN_DELAY, Duration.ofSeconds(1));
+        DfsChangelogWriter writer = open(config);
+        writer.append(1, bytes("normal"));
+        writer.persist(SequenceNumber.of(0), 1).get(1, TimeUnit.MINUTES);
+        assertThat(storage.getMetrics().hedgedAttempts()).isZero();
+        ChangelogStateHandleStreamImpl handle;
+        try (Hang stuck = FS.hangNext(FsOp.CREATE, DSTL_FILES)) {
+            writer.append(1, bytes("tail"));
+            handle =
+                    writer.persist(SequenceNumber.of(1), 2)
+                            .get(1, TimeUnit.MINUTES)
+                            .getJobManagerOwnedSnapshot();
+            assertThat(stuck.blockedCalls()).isEqualTo(1);
+        }
+        assertThat(storage.getMetrics().hedgedAttempts()).isEqualTo(1);
+        assertThat(Changes.read(storage.createReader(), handle)).containsExactly("1:tail");
+        String winner = fileName(handle);
+        Waits.until(
+                "the stuck attempt ended and only the two winners' files remain",
+                WAIT,
+                () ->
+                        TestStorages.files(storage).contains(winner)
+                                && TestStorages.files(storage).size() == 2);
+    }
+
+    @Test
+    void firstUploadStuck_isHedgedAfterTheInitialDelay() throws Exception {
+        Configuration config = config();
+        config.set(DfsChangelogOptions.UPLOAD_TIMEOUT, Duration.ofHours(1));
+        config.set(DfsChangelogOptions.UPLOAD_HEDGE_INITIAL_DELAY, Duration.ofMillis(100));
+        DfsChangelogWriter writer = open(config);
+        ChangelogStateHandleStreamImpl handle;
+        try (Hang stuck = FS.hangNext(FsOp.CREATE, DSTL_FILES)) {
+            writer.append(1, bytes("first"));
+            handle =
+                    writer.persist(SequenceNumber.of(0), 1)
+                            .get(1, TimeUnit.MINUTES)
+                            .getJobManagerOwnedSnapshot();
+            assertThat(stuck.blockedCalls()).isEqualTo(1);
+        }
+        assertThat(storage.getMetrics().hedgedAttempts()).isEqualTo(1);
+        assertThat(Changes.read(storage.createReader(), handle)).containsExactly("1:first");
+        String winner = fileName(handle);
+        Waits.until(
+                "the stuck attempt ended and deleted its file",
+                WAIT,
+                () -> TestStorages.files(storage).equals(List.of(winner)));
     }
 
     @Test
