@@ -105,6 +105,10 @@ public final class LsmStore implements AutoCloseable {
     private final ExecutorService compactionExecutor;
     private final AtomicBoolean flushScheduled = new AtomicBoolean();
     private final AtomicBoolean compactionScheduled = new AtomicBoolean();
+
+    /** A compaction pass was asked for since the running pass last looked for work. */
+    private final AtomicBoolean compactionRequested = new AtomicBoolean();
+
     private final AtomicLong lastSeq;
     private final AtomicLong memtableIds = new AtomicLong();
 
@@ -379,16 +383,24 @@ public final class LsmStore implements AutoCloseable {
 
     // ------------------------------------------------------------------ compaction
 
+    /**
+     * Asks for a background compaction pass. A request is never lost: one that arrives while a pass
+     * runs (after the pass found no work, before it ended) makes the pass look again, or starts a
+     * new one.
+     */
     private void maybeScheduleCompaction() {
         if (closed || !options.backgroundCompaction()) {
             return;
         }
+        compactionRequested.set(true);
         if (compactionScheduled.compareAndSet(false, true)) {
             compactionExecutor.execute(
                     () -> {
                         try {
-                            while (!closed && compactOnce()) {
-                                // keep going while there is work
+                            while (!closed && compactionRequested.getAndSet(false)) {
+                                while (!closed && compactOnce()) {
+                                    // keep going while there is work
+                                }
                             }
                         } catch (IOException | RuntimeException e) {
                             LOG.warn(
@@ -396,6 +408,9 @@ public final class LsmStore implements AutoCloseable {
                                     e);
                         } finally {
                             compactionScheduled.set(false);
+                        }
+                        if (compactionRequested.get()) {
+                            maybeScheduleCompaction(); // asked for after the last look
                         }
                     });
         }
