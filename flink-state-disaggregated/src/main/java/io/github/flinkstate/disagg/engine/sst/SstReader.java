@@ -101,11 +101,16 @@ public final class SstReader {
         this.bloom = m.bloom();
         this.tombstones = m.tombstones();
         this.metadataStart = m.metadataStart();
+        this.cached = cache.open(name, blocks.length, cache.disk() == null ? null : offsets());
+    }
+
+    /** The file offsets of the data blocks (for the disk tier's recency). */
+    private long[] offsets() {
         long[] offsets = new long[blocks.length];
         for (int i = 0; i < offsets.length; i++) {
             offsets[i] = blocks[i].offset();
         }
-        this.cached = cache.open(name, blocks.length, offsets);
+        return offsets;
     }
 
     /**
