@@ -1,15 +1,25 @@
 package io.github.flinkstate.testing.fs;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.util.Set;
+import org.apache.flink.core.fs.ByteBufferReadable;
 import org.apache.flink.core.fs.FSDataInputStream;
 
 /**
  * The input stream of {@link InjectingFileSystem#open}: ends early at an injected truncation, flips
- * injected bytes, counts and paces read bytes, applies {@link FsOp#READ} hangs and latency. Not
- * thread-safe (like every input stream).
+ * injected bytes, counts and paces read bytes, applies {@link FsOp#READ} hangs and latency.
+ *
+ * <p>Each {@code read} call is one round trip: it pays the {@link FsOp#READ} latency once. Like
+ * Hadoop's HDFS stream it is also {@link ByteBufferReadable}: {@link #read(ByteBuffer)} and the
+ * positional {@link #read(long, ByteBuffer)} fill the whole buffer (up to the end of the file) in
+ * one round trip, as a caller of a real DFS would see it; without this, callers that fall back to
+ * byte-by-byte reads of a plain stream (ForSt does) would pay one latency per byte.
+ *
+ * <p>Thread safety: the stream methods are not thread-safe (like every input stream); the
+ * positional read is synchronized on the stream and leaves its position unchanged.
  */
-final class InjectingInputStream extends FSDataInputStream {
+final class InjectingInputStream extends FSDataInputStream implements ByteBufferReadable {
 
     private final FSDataInputStream in;
     private final String path;
@@ -44,6 +54,51 @@ final class InjectingInputStream extends FSDataInputStream {
         if (len == 0) {
             return 0;
         }
+        fs.before(FsOp.READ, path);
+        return readOnce(b, off, len);
+    }
+
+    @Override
+    public int read(ByteBuffer buffer) throws IOException {
+        if (!buffer.hasRemaining()) {
+            return 0;
+        }
+        fs.before(FsOp.READ, path);
+        return fill(buffer);
+    }
+
+    @Override
+    public synchronized int read(long position, ByteBuffer buffer) throws IOException {
+        if (!buffer.hasRemaining()) {
+            return 0;
+        }
+        fs.before(FsOp.READ, path);
+        long saved = in.getPos();
+        in.seek(position);
+        try {
+            return fill(buffer);
+        } finally {
+            in.seek(saved);
+        }
+    }
+
+    /** Reads into {@code buffer} until it is full or the file ends; no latency charged here. */
+    private int fill(ByteBuffer buffer) throws IOException {
+        byte[] chunk = new byte[Math.min(buffer.remaining(), 1 << 16)];
+        int total = 0;
+        while (buffer.hasRemaining()) {
+            int n = readOnce(chunk, 0, Math.min(chunk.length, buffer.remaining()));
+            if (n < 0) {
+                break;
+            }
+            buffer.put(chunk, 0, n);
+            total += n;
+        }
+        return total == 0 ? -1 : total;
+    }
+
+    /** One read of the underlying stream with truncation, flips and pacing; no latency. */
+    private int readOnce(byte[] b, int off, int len) throws IOException {
         long pos = in.getPos();
         long t = fs.truncation(path);
         if (t >= 0) {
@@ -52,7 +107,6 @@ final class InjectingInputStream extends FSDataInputStream {
             }
             len = (int) Math.min(len, t - pos);
         }
-        fs.before(FsOp.READ, path);
         int n = in.read(b, off, len);
         if (n > 0) {
             Set<Long> flips = fs.flips(path);

@@ -106,6 +106,40 @@ class InjectingFileSystemTest {
     }
 
     @Test
+    void byteBufferReads_fillTheBufferInOneRoundTrip_positionalOnesKeepThePosition()
+            throws Exception {
+        Path a = file("a");
+        write(fs, a, "0123456789abcdefghij");
+        fs.flipByte(a, 12);
+        try (FSDataInputStream in = fs.open(a)) {
+            assertThat(in).isInstanceOf(org.apache.flink.core.fs.ByteBufferReadable.class);
+            org.apache.flink.core.fs.ByteBufferReadable pread =
+                    (org.apache.flink.core.fs.ByteBufferReadable) in;
+            fs.counters().reset();
+            in.seek(3);
+            java.nio.ByteBuffer at10 = java.nio.ByteBuffer.allocate(5);
+            assertThat(pread.read(10, at10)).isEqualTo(5);
+            assertThat(new String(at10.array(), 0, 2, StandardCharsets.UTF_8)).isEqualTo("ab");
+            assertThat(at10.get(2)).isEqualTo((byte) ('c' ^ 0x5A)); // the flipped byte
+            assertThat(in.getPos()).isEqualTo(3);
+            assertThat(fs.counters().calls(FsOp.READ)).isEqualTo(1);
+
+            java.nio.ByteBuffer rest = java.nio.ByteBuffer.allocate(40);
+            assertThat(pread.read(rest)).isEqualTo(17); // up to the end of the file
+            assertThat(pread.read(java.nio.ByteBuffer.allocate(1))).isEqualTo(-1);
+            assertThat(fs.counters().calls(FsOp.READ)).isEqualTo(3);
+            assertThat(fs.counters().bytes(FsOp.READ)).isEqualTo(22);
+        }
+        fs.heal();
+        fs.truncate(a, 8);
+        try (FSDataInputStream in = fs.open(a)) {
+            java.nio.ByteBuffer all = java.nio.ByteBuffer.allocate(20);
+            assertThat(((org.apache.flink.core.fs.ByteBufferReadable) in).read(0, all))
+                    .isEqualTo(8);
+        }
+    }
+
+    @Test
     void latency_isSampledPerCallOfItsOperation() throws Exception {
         Latency everyCallIsTail = Latency.fixed(Duration.ZERO).withTail(1.0, Duration.ofMillis(1));
         fs.latency(FsOp.CLOSE, everyCallIsTail);
