@@ -1,5 +1,6 @@
 package io.github.flinkstate.benchmarks.jmh;
 
+import io.github.flinkstate.benchmarks.common.KeyDraws;
 import io.github.flinkstate.disagg.engine.LsmOptions;
 import io.github.flinkstate.disagg.engine.LsmSnapshot;
 import io.github.flinkstate.disagg.engine.LsmStore;
@@ -146,7 +147,7 @@ public class RemoteReadBenchmark {
     private LsmStore store;
     private LsmSnapshot loaded;
     private DiskCache disk;
-    private double[] zipfCdf;
+    private KeyDraws draws;
     private final LongAdder wrongGets = new LongAdder();
     private final LongAdder wrongScans = new LongAdder();
     private final int[] entriesPerGroup = new int[KEY_GROUPS];
@@ -212,19 +213,7 @@ public class RemoteReadBenchmark {
             }
             store.startWarmUp();
         }
-        if (keys.equals("zipf")) {
-            zipfCdf = new double[keyCount];
-            double sum = 0;
-            for (int r = 0; r < keyCount; r++) {
-                sum += 1.0 / (r + 1);
-                zipfCdf[r] = sum;
-            }
-            for (int r = 0; r < keyCount; r++) {
-                zipfCdf[r] /= sum;
-            }
-        } else if (!keys.equals("uniform")) {
-            throw new IllegalArgumentException("keys must be uniform or zipf, was " + keys);
-        }
+        draws = KeyDraws.of(keys, keyCount);
         System.out.printf(
                 "%n[RemoteReadBenchmark] compression %s, random value bytes %d: SST files %,d bytes;"
                         + " local cache %d%% (%,d bytes), keys %s%n",
@@ -289,19 +278,8 @@ public class RemoteReadBenchmark {
         return key;
     }
 
-    /** A key index: uniform, or a Zipf rank mapped to a scattered index. */
-    private int draw(Draws d) {
-        if (zipfCdf == null) {
-            return d.random.nextInt(keyCount);
-        }
-        int rank = java.util.Arrays.binarySearch(zipfCdf, d.random.nextDouble());
-        rank = rank >= 0 ? rank : Math.min(-rank - 1, keyCount - 1);
-        // a fixed permutation (multiplier coprime to keyCount): hot keys spread over all files
-        return (int) (((long) rank * 1_000_003L) % keyCount);
-    }
-
     private byte[] doGet(Draws d) throws IOException {
-        int i = draw(d);
+        int i = draws.next(d.random);
         byte[] v = store.get(key(i));
         if (v == null || v[0] != (byte) i) {
             wrongGets.increment();

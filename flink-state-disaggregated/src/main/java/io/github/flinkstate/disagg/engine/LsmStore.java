@@ -163,6 +163,7 @@ public final class LsmStore implements AutoCloseable {
                 options.backgroundThreads() == 1
                         ? flushExecutor
                         : Executors.newSingleThreadExecutor(r -> daemon(r, "lsm-compaction-" + id));
+        noteLiveBytes();
     }
 
     /** Opens an empty store. */
@@ -354,8 +355,7 @@ public final class LsmStore implements AutoCloseable {
                 synchronized (versions) {
                     if (file != null) {
                         VersionEdit edit = new VersionEdit().add(0, file);
-                        noteBirths(edit);
-                        versions.install(edit);
+                        install(edit);
                     }
                     List<Memtable> next = new ArrayList<>(memtables);
                     next.remove(oldest);
@@ -471,8 +471,7 @@ public final class LsmStore implements AutoCloseable {
             if (!c.trivialMove()) {
                 stats.recordCompaction(System.nanoTime() - t0);
             }
-            noteBirths(edit);
-            versions.install(edit);
+            install(edit);
             if (c.trivialMove()) {
                 stats.trivialMoves.incrementAndGet();
             } else {
@@ -493,6 +492,29 @@ public final class LsmStore implements AutoCloseable {
             versions.release(v);
             compactionLock.unlock();
         }
+    }
+
+    /**
+     * Installs {@code edit}: notes the births of its files, makes it the current version and tells
+     * the disk tier the new size of the live files.
+     */
+    private void install(VersionEdit edit) {
+        noteBirths(edit);
+        versions.install(edit);
+        noteLiveBytes();
+    }
+
+    /** Tells the disk tier, if any, the total size of the current version's files. */
+    private void noteLiveBytes() {
+        DiskCache disk = blockCache.disk();
+        if (disk == null) {
+            return;
+        }
+        long total = 0;
+        for (FileMeta f : versions.current().allFiles()) {
+            total += f.fileSize();
+        }
+        disk.liveBytes(total);
     }
 
     /** Records when the files an edit adds become live; called right before installing it. */
@@ -753,8 +775,7 @@ public final class LsmStore implements AutoCloseable {
                         FileMeta moved = f.copiedTo(copy.toString());
                         synchronized (versions) {
                             VersionEdit edit = new VersionEdit().remove(l, f).add(l, moved);
-                            noteBirths(edit);
-                            versions.install(edit);
+                            install(edit);
                         }
                         stats.filesRehomed.incrementAndGet();
                         return moved.path();
@@ -893,6 +914,7 @@ public final class LsmStore implements AutoCloseable {
         if (warmUp != null) {
             return warmUp;
         }
+        noteLiveBytes();
         List<FileMeta> files = new ArrayList<>();
         Version v = versions.acquire();
         try {

@@ -19,10 +19,11 @@ import org.slf4j.LoggerFactory;
  * subtasks' key groups; it is cached block by block as it is read). Order: level by level, L0 first
  * (the newest data, which reads hit most in an LSM tree), files of a level in key order. Each file
  * is copied whole ({@code SstReader#copyToDisk}: chunks of whole blocks, every data block's CRC32C
- * verified) while the disk tier admits whole files (at most half its capacity); a file that does
- * not fit is passed over for the next. Files that the store drops meanwhile are skipped or
- * forgotten again; a file that cannot be read is skipped with one log line (reads of it will report
- * the problem themselves).
+ * verified) while the disk tier admits whole files ({@code DiskCache#wholeFileLimitBytes}: half its
+ * capacity, or nine tenths when every live file fits in that); a file that does not fit is passed
+ * over for the next. Files that the store drops meanwhile are skipped or forgotten again; a file
+ * that cannot be read is skipped with one log line (reads of it will report the problem
+ * themselves).
  *
  * <p>It never delays a record: it runs on its own daemon thread, uses one read stream of a file at
  * a time (foreground reads keep the others) and takes no store lock. {@link #cancel} (called by the
@@ -56,7 +57,7 @@ public final class WarmUp {
     /**
      * @param files the files to copy, in order
      * @param disk the store's disk tier; progress is reported against the smaller of the files'
-     *     total and what it takes as whole files (half its capacity)
+     *     total and what it takes as whole files ({@code DiskCache#wholeFileLimitBytes})
      * @param live whether a file is still live in the store
      */
     WarmUp(
@@ -73,7 +74,7 @@ public final class WarmUp {
         for (FileMeta f : files) {
             total += f.fileSize();
         }
-        this.bytesPlanned = Math.min(total, disk.capacityBytes() / 2);
+        this.bytesPlanned = Math.min(total, disk.wholeFileLimitBytes());
         this.thread = new Thread(this::run, "disagg-warm-up-" + name);
         this.thread.setDaemon(true);
     }

@@ -243,7 +243,9 @@ class LsmStoreDiskCacheTest {
             largest = Math.max(largest, size);
             total += size;
         }
-        long capacity = Math.max(1 << 20, total); // half of it cannot hold every file
+        // the live files do not fit in nine tenths, so whole files keep to half the capacity,
+        // which cannot hold every file
+        long capacity = total;
         try (LsmStore restored =
                 LsmStore.open(options("dst", diskOnly(capacity)), List.of(snap.manifest()))) {
             WarmUp w = restored.startWarmUp();
@@ -252,6 +254,30 @@ class LsmStoreDiskCacheTest {
             assertThat(w.bytesPlanned()).isEqualTo(Math.min(total, capacity / 2));
             assertThat(disk.usedBytes()).isLessThanOrEqualTo(capacity);
             readAll(restored);
+            disk.checkInvariants();
+        }
+        snap.release();
+    }
+
+    @Test
+    void warmUp_copiesEveryFile_whenTheStateFitsInNineTenthsOfTheDiskCache() throws Exception {
+        LsmSnapshot snap = loadedSnapshot();
+        long total = 0;
+        for (String f : snap.files()) {
+            total += new File(new Path(f).toUri()).length();
+        }
+        long capacity = total * 10 / 9 + 16; // more than half, enough for all in nine tenths
+        try (LsmStore restored =
+                LsmStore.open(options("dst", diskOnly(capacity)), List.of(snap.manifest()))) {
+            WarmUp w = restored.startWarmUp();
+            assertThat(w.await(60_000)).isEqualTo(WarmUp.State.DONE);
+            assertThat(w.bytesDone()).isEqualTo(total).isEqualTo(w.bytesPlanned());
+            assertThat(disk.wholeFileCount()).isEqualTo(snap.files().size());
+            long afterWarmUp = restored.primaryReads().reads();
+            readAll(restored);
+            assertThat(restored.primaryReads().reads())
+                    .as("every block read locally after the warm-up")
+                    .isEqualTo(afterWarmUp);
             disk.checkInvariants();
         }
         snap.release();

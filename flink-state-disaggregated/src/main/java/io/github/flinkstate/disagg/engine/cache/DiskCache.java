@@ -33,7 +33,8 @@ import org.slf4j.LoggerFactory;
  *       and cold files: only the blocks actually read take space.
  *   <li><b>Whole files</b>: a file the store writes (flush, compaction) is copied locally while it
  *       is written ({@link #writeThrough}), because it is read soon after. Whole files are admitted
- *       only while they fill at most half of the capacity and the disk has at least twice the free
+ *       only while they fill at most half of the capacity (nine tenths when all of the store's live
+ *       files fit in nine tenths, see {@link #liveBytes}) and the disk has at least twice the free
  *       reserve; beyond that the store falls back to caching blocks (file-level caching while disk
  *       is plentiful, block-level when it is not).
  * </ul>
@@ -110,6 +111,10 @@ public final class DiskCache implements Closeable {
 
     @GuardedBy("this")
     private long wholeFileBytes;
+
+    /** Total size of the served store's live files; unknown (max) until {@link #liveBytes}. */
+    @GuardedBy("this")
+    private long liveBytes = Long.MAX_VALUE;
 
     @GuardedBy("this")
     private long appendedSinceSpaceCheck = SPACE_CHECK_BYTES;
@@ -336,7 +341,7 @@ public final class DiskCache implements Closeable {
 
     /**
      * As {@link #writeThrough(String)}, for a file of known length: null also if that many more
-     * bytes of whole files would exceed half the capacity.
+     * bytes of whole files would exceed {@link #wholeFileLimitBytes()}.
      */
     public WriteThrough writeThrough(String file, long expectedLength) {
         File temp;
@@ -346,7 +351,7 @@ public final class DiskCache implements Closeable {
         synchronized (this) {
             if (closed
                     || wholeFiles.containsKey(file)
-                    || wholeFileBytes + Math.max(1, expectedLength) > capacityBytes / 2
+                    || wholeFileBytes + Math.max(1, expectedLength) > wholeFileLimitBytes()
                     || directory.getUsableSpace() < 2 * minFreeBytes) {
                 return null;
             }
@@ -359,6 +364,24 @@ public final class DiskCache implements Closeable {
             LOG.warn("Cannot start a local copy of {} in {}: {}", file, directory, e.toString());
             return null;
         }
+    }
+
+    /**
+     * Tells the cache the total size of the live files of the store it serves (the store calls it
+     * on every change of its file set). While they all fit in nine tenths of the capacity, whole
+     * files may fill that much: every live file can then be cached whole and nothing needs the
+     * block granularity (the last tenth absorbs a compaction's outputs before its inputs are
+     * dropped). Otherwise whole files keep to half the capacity so that blocks of the other files
+     * find room.
+     */
+    public synchronized void liveBytes(long bytes) {
+        liveBytes = bytes;
+    }
+
+    /** How many bytes whole-file copies may fill now (see {@link #liveBytes}). */
+    public synchronized long wholeFileLimitBytes() {
+        long roomy = capacityBytes / 10 * 9;
+        return liveBytes <= roomy ? roomy : capacityBytes / 2;
     }
 
     /** Whether a whole-file copy of {@code file} is held (no recency change, no hit counted). */
@@ -376,7 +399,7 @@ public final class DiskCache implements Closeable {
             synchronized (this) {
                 if (closed
                         || wholeFiles.containsKey(file)
-                        || wholeFileBytes + length > capacityBytes / 2
+                        || wholeFileBytes + length > wholeFileLimitBytes()
                         || !makeRoom(length, victims)) {
                     refusals.increment();
                     Files.deleteIfExists(temp.toPath());

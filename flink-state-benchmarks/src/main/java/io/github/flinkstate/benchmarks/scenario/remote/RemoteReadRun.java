@@ -1,0 +1,154 @@
+package io.github.flinkstate.benchmarks.scenario.remote;
+
+import io.github.flinkstate.benchmarks.common.KeyDraws;
+import io.github.flinkstate.testing.fs.FsOp;
+import io.github.flinkstate.testing.fs.InjectingFileSystem;
+import io.github.flinkstate.testing.fs.Latency;
+import java.io.File;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.runtime.state.KeyedStateHandle;
+
+/**
+ * One run of the remote read scenario for one backend configuration: load a value state into a
+ * fresh backend whose checkpoint directory (and, for the disaggregated backends, primary directory)
+ * is on the test kit's {@code inject://} file system with no latency, take an incremental
+ * checkpoint, dispose the backend, then switch the remote latency and bandwidth on and restore a
+ * new backend from the checkpoint (CLAIM mode, cold local directories) and run gets on random keys
+ * on one thread (a task's thread) for the settings' duration, counting completed gets per bucket
+ * from the restore's start. Every get is checked: its value must hold its key.
+ *
+ * <p>Not thread-safe; one run at a time (the {@code inject://} file system is JVM-wide).
+ */
+public final class RemoteReadRun {
+
+    private final RemoteReadSettings settings;
+
+    public RemoteReadRun(RemoteReadSettings settings) {
+        this.settings = settings;
+    }
+
+    /** Runs {@code target} once in the empty directory {@code dir}. */
+    public RemoteReadResult run(RemoteReadTarget target, int round, File dir) throws Exception {
+        InjectingFileSystem fs = InjectingFileSystem.shared();
+        fs.reset();
+        fs.distributed(true);
+        String checkpointDir = fs.uri(new File(dir, "checkpoints"));
+        JobID jobId = new JobID();
+        long nominalBytes = (long) settings.keyCount() * (settings.valueBytes() + 16);
+
+        KeyedStateHandle handle;
+        try (TaskBackend loader =
+                TaskBackend.open(
+                        target.configuration(
+                                nominalBytes,
+                                new File(dir, "local-load"),
+                                settings.managedMemoryBytes()),
+                        jobId,
+                        checkpointDir,
+                        settings.managedMemoryBytes(),
+                        null)) {
+            byte[] value = new byte[settings.valueBytes()];
+            SplittableRandom random = new SplittableRandom(settings.seed());
+            for (int k = 0; k < settings.keyCount(); k++) {
+                for (int b = 8; b < value.length; b++) {
+                    value[b] = (byte) random.nextInt(256);
+                }
+                writeKey(value, k);
+                loader.put(k, value);
+            }
+            handle = loader.checkpoint(1);
+        }
+        long stateBytes = handle.getStateSize();
+
+        fs.latency(FsOp.READ, Latency.fixed(Duration.ofMillis(settings.readLatencyMs())));
+        fs.latency(FsOp.OPEN, Latency.fixed(Duration.ofMillis(settings.readLatencyMs())));
+        fs.latency(FsOp.STATUS, Latency.fixed(Duration.ofMillis(settings.readLatencyMs())));
+        fs.bandwidth(settings.bandwidthMBps() * 1_000_000L);
+        fs.counters().reset();
+
+        KeyDraws draws = KeyDraws.of(settings.keys(), settings.keyCount());
+        SplittableRandom random = new SplittableRandom(settings.seed() + round);
+        long bucketNanos = settings.bucketMillis() * 1_000_000L;
+        long[] gets = new long[settings.buckets()];
+        long t0 = System.nanoTime();
+        long restoreNanos;
+        long firstGetNanos = -1;
+        long primaryReads;
+        long primaryReadBytes;
+        try (TaskBackend restored =
+                TaskBackend.open(
+                        target.configuration(
+                                stateBytes,
+                                new File(dir, "local-restored"),
+                                settings.managedMemoryBytes()),
+                        jobId,
+                        checkpointDir,
+                        settings.managedMemoryBytes(),
+                        List.of(handle))) {
+            restoreNanos = System.nanoTime() - t0;
+            while (true) {
+                int k = draws.next(random);
+                byte[] v = restored.get(k);
+                long now = System.nanoTime() - t0;
+                if (v == null || readKey(v) != k) {
+                    throw new IllegalStateException(
+                            target.label() + ": key " + k + " read a wrong value: " + describe(v));
+                }
+                if (firstGetNanos < 0) {
+                    firstGetNanos = now;
+                }
+                int bucket = (int) (now / bucketNanos);
+                if (bucket >= gets.length) {
+                    break;
+                }
+                gets[bucket]++;
+            }
+            primaryReads = fs.counters().calls(FsOp.READ);
+            primaryReadBytes = fs.counters().bytes(FsOp.READ);
+        } finally {
+            fs.reset();
+        }
+        List<Long> bucketGets = new ArrayList<>(gets.length);
+        for (long g : gets) {
+            bucketGets.add(g);
+        }
+        return new RemoteReadResult(
+                target.label(),
+                target.backend(),
+                target.cachePercent(),
+                settings.keys(),
+                round,
+                stateBytes,
+                restoreNanos / 1_000_000,
+                firstGetNanos / 1_000_000,
+                settings.bucketMillis(),
+                bucketGets,
+                primaryReads,
+                primaryReadBytes);
+    }
+
+    private static void writeKey(byte[] value, long key) {
+        for (int i = 0; i < 8; i++) {
+            value[i] = (byte) (key >>> (56 - 8 * i));
+        }
+    }
+
+    private static long readKey(byte[] value) {
+        if (value.length < 8) {
+            return -1;
+        }
+        long key = 0;
+        for (int i = 0; i < 8; i++) {
+            key = (key << 8) | (value[i] & 0xFF);
+        }
+        return key;
+    }
+
+    private static String describe(byte[] v) {
+        return v == null ? "null" : v.length + " bytes starting with key " + readKey(v);
+    }
+}
