@@ -368,10 +368,10 @@ public final class DiskCache implements Closeable {
 
     /**
      * Tells the cache the total size of the live files of the store it serves (the store calls it
-     * on every change of its file set). While they all fit in nine tenths of the capacity, whole
-     * files may fill that much: every live file can then be cached whole and nothing needs the
-     * block granularity (the last tenth absorbs a compaction's outputs before its inputs are
-     * dropped). Otherwise whole files keep to half the capacity so that blocks of the other files
+     * on every change of its file set). While they all fit in the capacity, whole files may fill
+     * all of it: every live file can then be cached whole and nothing needs the block granularity
+     * (a compaction's outputs, written before its inputs are dropped, evict the least recently used
+     * copies). Otherwise whole files keep to half the capacity so that blocks of the other files
      * find room.
      */
     public synchronized void liveBytes(long bytes) {
@@ -380,8 +380,7 @@ public final class DiskCache implements Closeable {
 
     /** How many bytes whole-file copies may fill now (see {@link #liveBytes}). */
     public synchronized long wholeFileLimitBytes() {
-        long roomy = capacityBytes / 10 * 9;
-        return liveBytes <= roomy ? roomy : capacityBytes / 2;
+        return liveBytes <= capacityBytes ? capacityBytes : capacityBytes / 2;
     }
 
     /** Whether a whole-file copy of {@code file} is held (no recency change, no hit counted). */

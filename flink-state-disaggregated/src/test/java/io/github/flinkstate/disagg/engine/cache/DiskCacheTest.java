@@ -238,24 +238,24 @@ class DiskCacheTest {
     }
 
     @Test
-    void wholeFiles_mayFillNineTenths_whileTheStoresLiveFilesFitThere() throws Exception {
+    void wholeFiles_mayFillTheCapacity_whileTheStoresLiveFilesFitInIt() throws Exception {
         open(10 * MB, 0);
         assertThat(cache.wholeFileLimitBytes()).as("live size unknown").isEqualTo(5 * MB);
-        cache.liveBytes(9 * MB);
-        assertThat(cache.wholeFileLimitBytes()).isEqualTo(9 * MB);
-        for (int i = 0; i < 9; i++) {
+        cache.liveBytes(10 * MB);
+        assertThat(cache.wholeFileLimitBytes()).isEqualTo(10 * MB);
+        for (int i = 0; i < 10; i++) {
             WriteThrough copy = cache.writeThrough("sst-" + i, MB);
             assertThat(copy).as("file %d of a state that fits", i).isNotNull();
             byte[] file = block(i, (int) MB);
             copy.write(file, 0, file.length);
             assertThat(copy.commit(file.length)).isTrue();
         }
-        assertThat(cache.wholeFileCount()).isEqualTo(9);
-        assertThat(cache.writeThrough("sst-9", MB)).as("beyond nine tenths").isNull();
+        assertThat(cache.wholeFileCount()).isEqualTo(10);
+        assertThat(cache.writeThrough("sst-10", 1)).as("beyond the capacity").isNull();
 
-        cache.liveBytes(9 * MB + 1); // the state outgrew the cache: half again for new files
+        cache.liveBytes(10 * MB + 1); // the state outgrew the cache: half again for new files
         assertThat(cache.wholeFileLimitBytes()).isEqualTo(5 * MB);
-        assertThat(cache.writeThrough("sst-10", 1)).isNull();
+        assertThat(cache.writeThrough("sst-11", 1)).isNull();
         cache.checkInvariants();
     }
 
