@@ -3,6 +3,7 @@ package io.github.flinkstate.benchmarks.scenario;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.github.flinkstate.benchmarks.common.Args;
+import io.github.flinkstate.benchmarks.scenario.remote.RemoteReadChart;
 import io.github.flinkstate.benchmarks.scenario.remote.RemoteReadResult;
 import io.github.flinkstate.benchmarks.scenario.remote.RemoteReadRun;
 import io.github.flinkstate.benchmarks.scenario.remote.RemoteReadSettings;
@@ -46,9 +47,18 @@ public final class RemoteReadScenario {
                         .flag("seconds", "40", "measured seconds from the restore's start")
                         .flag("bucket-ms", "500", "throughput bucket width")
                         .flag("rounds", "1", "runs per configuration")
+                        .flag(
+                                "jit-warmup",
+                                "true",
+                                "first run every configuration once, small and short, and discard"
+                                        + " it (so round 1 does not measure the JIT)")
                         .flag("seed", "42", "seed of keys and values")
                         .flag("out", "", "Markdown file for the table (empty: stdout only)")
                         .flag("json", "", "JSON file for every run's results (empty: none)")
+                        .flag(
+                                "chart",
+                                "",
+                                "SVG charts of throughput over time: <this>-<keys>.svg (empty: none)")
                         .parseOrExit(argv);
         List<RemoteReadTarget> targets = new ArrayList<>();
         for (String backend : args.get("backends").split(",")) {
@@ -59,6 +69,29 @@ public final class RemoteReadScenario {
             for (String budget : args.get("budgets").split(",")) {
                 targets.add(new RemoteReadTarget(backend.trim(), Integer.parseInt(budget.trim())));
             }
+        }
+        if (Boolean.parseBoolean(args.get("jit-warmup"))) {
+            RemoteReadRun warm =
+                    new RemoteReadRun(
+                            new RemoteReadSettings(
+                                    100_000,
+                                    args.getInt("value-bytes"),
+                                    args.getInt("latency-ms"),
+                                    args.getInt("bandwidth-mbps"),
+                                    args.getLong("managed-mb") << 20,
+                                    5,
+                                    args.getInt("bucket-ms"),
+                                    "uniform",
+                                    args.getLong("seed")));
+            for (RemoteReadTarget target : targets) {
+                File dir = Files.createTempDirectory("flinkstate-remote-read").toFile();
+                try {
+                    warm.run(target, 0, dir);
+                } finally {
+                    FileUtils.deleteDirectoryQuietly(dir);
+                }
+            }
+            System.out.println("JIT warm-up runs done (not reported)");
         }
         List<RemoteReadResult> results = new ArrayList<>();
         for (int round = 1; round <= args.getInt("rounds"); round++) {
@@ -125,6 +158,19 @@ public final class RemoteReadScenario {
             new ObjectMapper()
                     .enable(SerializationFeature.INDENT_OUTPUT)
                     .writeValue(new File(args.get("json")), results);
+        }
+        if (!args.get("chart").isEmpty()) {
+            for (String keys : args.get("keys").split(",")) {
+                RemoteReadChart.write(
+                        results,
+                        keys.trim(),
+                        String.format(
+                                Locale.ROOT,
+                                "Gets after a restore, %s keys, %s ms remote reads",
+                                keys.trim(),
+                                args.get("latency-ms")),
+                        Path.of(args.get("chart") + "-" + keys.trim() + ".svg"));
+            }
         }
         System.exit(0);
     }
