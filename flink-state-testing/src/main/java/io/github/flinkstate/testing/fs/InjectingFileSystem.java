@@ -311,13 +311,21 @@ public final class InjectingFileSystem extends FileSystem {
 
     /** Counts the call, then applies hangs and latency of {@code op}. */
     void before(FsOp op, String path) throws IOException {
+        before(op, path, true);
+    }
+
+    /**
+     * Counts the call, then applies hangs of {@code op} and, if {@code roundTrip}, its latency (a
+     * read that continues where the stream's previous read ended is no round trip).
+     */
+    void before(FsOp op, String path, boolean roundTrip) throws IOException {
         counters.call(op, path);
         for (Hang h : hangs) {
             if (h.applies(op, path)) {
                 h.block(path);
             }
         }
-        Latency l = latencies.get(op);
+        Latency l = roundTrip ? latencies.get(op) : null;
         if (l != null) {
             long nanos;
             Random r = random;

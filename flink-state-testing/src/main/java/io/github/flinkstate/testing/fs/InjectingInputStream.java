@@ -10,11 +10,13 @@ import org.apache.flink.core.fs.FSDataInputStream;
  * The input stream of {@link InjectingFileSystem#open}: ends early at an injected truncation, flips
  * injected bytes, counts and paces read bytes, applies {@link FsOp#READ} hangs and latency.
  *
- * <p>Each {@code read} call is one round trip: it pays the {@link FsOp#READ} latency once. Like
- * Hadoop's HDFS stream it is also {@link ByteBufferReadable}: {@link #read(ByteBuffer)} and the
- * positional {@link #read(long, ByteBuffer)} fill the whole buffer (up to the end of the file) in
- * one round trip, as a caller of a real DFS would see it; without this, callers that fall back to
- * byte-by-byte reads of a plain stream (ForSt does) would pay one latency per byte.
+ * <p>Latency is paid per round trip, as on a DFS or object store: a read that starts where the
+ * stream's previous read ended continues the transfer and pays only bandwidth; the first read, and
+ * a read after a {@code seek} to another position, pay the {@link FsOp#READ} latency once. (Hangs,
+ * counters and injected faults apply to every call.) Like Hadoop's HDFS stream it is also {@link
+ * ByteBufferReadable}: {@link #read(ByteBuffer)} fills the whole buffer (up to the end of the file)
+ * in one call, and the positional {@link #read(long, ByteBuffer)} is always one round trip. Without
+ * this, callers that read a plain stream byte by byte (ForSt does) would pay one latency per byte.
  *
  * <p>Thread safety: the stream methods are not thread-safe (like every input stream); the
  * positional read is synchronized on the stream and leaves its position unchanged.
@@ -25,6 +27,9 @@ final class InjectingInputStream extends FSDataInputStream implements ByteBuffer
     private final String path;
     private final InjectingFileSystem fs;
     private boolean closed;
+
+    /** Where the previous read ended: a read starting here is no new round trip (-1: none yet). */
+    private long continuesAt = -1;
 
     InjectingInputStream(FSDataInputStream in, String path, InjectingFileSystem fs) {
         this.in = in;
@@ -54,7 +59,7 @@ final class InjectingInputStream extends FSDataInputStream implements ByteBuffer
         if (len == 0) {
             return 0;
         }
-        fs.before(FsOp.READ, path);
+        fs.before(FsOp.READ, path, in.getPos() != continuesAt);
         return readOnce(b, off, len);
     }
 
@@ -63,7 +68,7 @@ final class InjectingInputStream extends FSDataInputStream implements ByteBuffer
         if (!buffer.hasRemaining()) {
             return 0;
         }
-        fs.before(FsOp.READ, path);
+        fs.before(FsOp.READ, path, in.getPos() != continuesAt);
         return fill(buffer);
     }
 
@@ -74,11 +79,13 @@ final class InjectingInputStream extends FSDataInputStream implements ByteBuffer
         }
         fs.before(FsOp.READ, path);
         long saved = in.getPos();
+        long savedContinuesAt = continuesAt;
         in.seek(position);
         try {
             return fill(buffer);
         } finally {
             in.seek(saved);
+            continuesAt = savedContinuesAt; // a positional read leaves the stream's transfer alone
         }
     }
 
@@ -108,6 +115,7 @@ final class InjectingInputStream extends FSDataInputStream implements ByteBuffer
             len = (int) Math.min(len, t - pos);
         }
         int n = in.read(b, off, len);
+        continuesAt = n > 0 ? pos + n : continuesAt;
         if (n > 0) {
             Set<Long> flips = fs.flips(path);
             if (flips != null) {

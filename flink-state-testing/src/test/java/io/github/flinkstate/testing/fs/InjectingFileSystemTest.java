@@ -106,6 +106,32 @@ class InjectingFileSystemTest {
     }
 
     @Test
+    void readLatency_isPaidPerRoundTrip_notForAReadContinuingThePreviousOne() throws Exception {
+        Path a = file("a");
+        write(fs, a, "0123456789abcdefghij");
+        Latency everyRoundTrip = Latency.fixed(Duration.ZERO).withTail(1.0, Duration.ofMillis(1));
+        fs.latency(FsOp.READ, everyRoundTrip);
+        try (FSDataInputStream in = fs.open(a)) {
+            in.read(new byte[4], 0, 4); // first read: a round trip
+            in.read(); // continues at 4
+            in.read(new byte[3], 0, 3); // continues at 5
+            assertThat(everyRoundTrip.tailSamples()).isEqualTo(1);
+            in.seek(8); // where the previous read ended: still one transfer
+            in.read();
+            assertThat(everyRoundTrip.tailSamples()).isEqualTo(1);
+            in.seek(2); // elsewhere: a new round trip
+            in.read();
+            assertThat(everyRoundTrip.tailSamples()).isEqualTo(2);
+            ((org.apache.flink.core.fs.ByteBufferReadable) in)
+                    .read(15, java.nio.ByteBuffer.allocate(2)); // positional: always one
+            assertThat(everyRoundTrip.tailSamples()).isEqualTo(3);
+            in.read(); // the stream's own transfer continues at 3, untouched by the positional read
+            assertThat(everyRoundTrip.tailSamples()).isEqualTo(3);
+        }
+        assertThat(fs.counters().calls(FsOp.READ)).as("every call is counted").isEqualTo(7);
+    }
+
+    @Test
     void byteBufferReads_fillTheBufferInOneRoundTrip_positionalOnesKeepThePosition()
             throws Exception {
         Path a = file("a");

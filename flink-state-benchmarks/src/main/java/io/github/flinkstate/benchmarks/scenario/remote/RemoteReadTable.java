@@ -27,7 +27,7 @@ public final class RemoteReadTable {
         StringBuilder md = new StringBuilder(header).append("\n\n");
         md.append(
                 "| keys | backend | runs | steady gets/s | first get (ms) | to 90% of steady (ms) |"
-                        + " gets/s, first 5 s | remote reads per run |\n");
+                        + " gets/s, first 5 s | MB read remotely |\n");
         md.append("|---|---|---:|---:|---:|---:|---:|---:|\n");
         for (Map.Entry<String, List<RemoteReadResult>> e : rows.entrySet()) {
             List<RemoteReadResult> runs = e.getValue();
@@ -41,7 +41,7 @@ public final class RemoteReadTable {
                             cell(runs, r -> r.firstGetMillis()),
                             cell(runs, r -> r.millisToReach(0.9)),
                             cell(runs, r -> r.meanOpsPerSecond(5)),
-                            cell(runs, r -> r.primaryReads())));
+                            cell(runs, r -> r.primaryReadBytes() / 1e6)));
         }
         md.append("\nOurs against ForSt at the same budget, and against all-local RocksDB ")
                 .append("(per-round ratios: median (min-max)):\n\n");
