@@ -467,7 +467,22 @@ public final class LsmStore implements AutoCloseable {
                             options.targetFileBytes(),
                             c.trivialMove() ? null : options.compactionFilter().newRun());
             long t0 = System.nanoTime();
-            VersionEdit edit = job.run();
+            List<String> rewritten = new ArrayList<>();
+            c.inputs().forEach(f -> rewritten.add(f.path()));
+            c.nextInputs().forEach(f -> rewritten.add(f.path()));
+            DiskCache disk = c.trivialMove() ? null : blockCache.disk();
+            VersionEdit edit;
+            if (disk != null) {
+                // the outputs' local copies replace the inputs' instead of evicting live files
+                disk.evictFirst(rewritten);
+            }
+            try {
+                edit = job.run();
+            } finally {
+                if (disk != null) {
+                    disk.stopEvictingFirst(rewritten);
+                }
+            }
             if (!c.trivialMove()) {
                 stats.recordCompaction(System.nanoTime() - t0);
             }

@@ -42,14 +42,12 @@ public final class RemoteReadRun {
 
         KeyedStateHandle handle;
         try (TaskBackend loader =
-                TaskBackend.open(
-                        target.configuration(
-                                nominalBytes,
-                                new File(dir, "local-load"),
-                                settings.managedMemoryBytes()),
+                open(
+                        target,
+                        nominalBytes,
+                        new File(dir, "local-load"),
                         jobId,
                         checkpointDir,
-                        settings.managedMemoryBytes(),
                         null)) {
             byte[] value = new byte[settings.valueBytes()];
             SplittableRandom random = new SplittableRandom(settings.seed());
@@ -80,14 +78,12 @@ public final class RemoteReadRun {
         long primaryReads;
         long primaryReadBytes;
         try (TaskBackend restored =
-                TaskBackend.open(
-                        target.configuration(
-                                stateBytes,
-                                new File(dir, "local-restored"),
-                                settings.managedMemoryBytes()),
+                open(
+                        target,
+                        stateBytes,
+                        new File(dir, "local-restored"),
                         jobId,
                         checkpointDir,
-                        settings.managedMemoryBytes(),
                         List.of(handle))) {
             restoreNanos = System.nanoTime() - t0;
             while (true) {
@@ -129,6 +125,23 @@ public final class RemoteReadRun {
                 bucketGets,
                 primaryReads,
                 primaryReadBytes);
+    }
+
+    /** The backend of {@code target}, its cache budget a share of {@code stateBytes}. */
+    private TaskBackend open(
+            RemoteReadTarget target,
+            long stateBytes,
+            File localDir,
+            JobID jobId,
+            String checkpointDir,
+            List<KeyedStateHandle> handles)
+            throws Exception {
+        return TaskBackend.open(
+                target.configuration(stateBytes, localDir, settings.managedMemoryBytes()),
+                jobId,
+                checkpointDir,
+                settings.managedMemoryBytes(),
+                handles);
     }
 
     private static void writeKey(byte[] value, long key) {

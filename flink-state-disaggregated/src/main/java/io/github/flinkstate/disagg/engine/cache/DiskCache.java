@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -111,6 +112,10 @@ public final class DiskCache implements Closeable {
 
     @GuardedBy("this")
     private long wholeFileBytes;
+
+    /** Files being rewritten by a compaction: their whole copies are evicted before anything. */
+    @GuardedBy("this")
+    private final Set<String> evictFirst = new HashSet<>();
 
     /** Total size of the served store's live files; unknown (max) until {@link #liveBytes}. */
     @GuardedBy("this")
@@ -351,7 +356,7 @@ public final class DiskCache implements Closeable {
         synchronized (this) {
             if (closed
                     || wholeFiles.containsKey(file)
-                    || wholeFileBytes + Math.max(1, expectedLength) > wholeFileLimitBytes()
+                    || wholeBytesStaying() + Math.max(1, expectedLength) > wholeFileLimitBytes()
                     || directory.getUsableSpace() < 2 * minFreeBytes) {
                 return null;
             }
@@ -378,6 +383,35 @@ public final class DiskCache implements Closeable {
         liveBytes = bytes;
     }
 
+    /**
+     * The store is rewriting {@code files} (a compaction's inputs): while it does, their whole-file
+     * copies are the first units evicted when room is needed, so that the compaction's outputs,
+     * copied locally as they are written, replace its inputs instead of evicting files that stay
+     * live (in a cache that holds the whole state, the least recently used unit is some other live
+     * file, whose reads would then go remote). Their bytes do not count against the whole-file
+     * limit meanwhile, so the outputs are admitted as whole files. Reads of an evicted input go to
+     * the primary file.
+     */
+    public synchronized void evictFirst(Collection<String> files) {
+        evictFirst.addAll(files);
+    }
+
+    /** Bytes of whole-file copies, not counting those of files being rewritten. */
+    @GuardedBy("this")
+    private long wholeBytesStaying() {
+        long leaving = 0;
+        for (String file : evictFirst) {
+            LocalFileCopy copy = wholeFiles.get(file);
+            leaving += copy == null ? 0 : copy.bytes;
+        }
+        return wholeFileBytes - leaving;
+    }
+
+    /** Ends {@link #evictFirst} for {@code files}. */
+    public synchronized void stopEvictingFirst(Collection<String> files) {
+        evictFirst.removeAll(files);
+    }
+
     /** How many bytes whole-file copies may fill now (see {@link #liveBytes}). */
     public synchronized long wholeFileLimitBytes() {
         return liveBytes <= capacityBytes ? capacityBytes : capacityBytes / 2;
@@ -398,7 +432,7 @@ public final class DiskCache implements Closeable {
             synchronized (this) {
                 if (closed
                         || wholeFiles.containsKey(file)
-                        || wholeFileBytes + length > wholeFileLimitBytes()
+                        || wholeBytesStaying() + length > wholeFileLimitBytes()
                         || !makeRoom(length, victims)) {
                     refusals.increment();
                     Files.deleteIfExists(temp.toPath());
@@ -483,9 +517,15 @@ public final class DiskCache implements Closeable {
 
     @GuardedBy("this")
     private boolean evictOne(List<DiskUnit> victims) {
-        Iterator<DiskUnit> it = recency.keySet().iterator();
         DiskUnit victim = null;
-        while (it.hasNext()) {
+        for (String file : evictFirst) {
+            victim = wholeFiles.get(file);
+            if (victim != null) {
+                break;
+            }
+        }
+        Iterator<DiskUnit> it = recency.keySet().iterator();
+        while (victim == null && it.hasNext()) {
             DiskUnit u = it.next();
             if (u != active) {
                 victim = u;

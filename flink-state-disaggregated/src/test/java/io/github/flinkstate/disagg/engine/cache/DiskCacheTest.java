@@ -260,6 +260,36 @@ class DiskCacheTest {
     }
 
     @Test
+    void filesBeingRewritten_areEvictedFirst_soTheirReplacementsDoNotEvictLiveFiles()
+            throws Exception {
+        open(4 * MB, 0);
+        cache.liveBytes(4 * MB);
+        for (int i = 0; i < 4; i++) {
+            WriteThrough copy = cache.writeThrough("sst-" + i, MB);
+            byte[] file = block(i, (int) MB);
+            copy.write(file, 0, file.length);
+            assertThat(copy.commit(file.length)).isTrue();
+        }
+        cache.read("sst-0", 0, 16); // sst-1 is now the least recently used, sst-3 the most
+        cache.read("sst-2", 0, 16);
+        cache.read("sst-3", 0, 16);
+        cache.evictFirst(java.util.List.of("sst-3"));
+
+        WriteThrough output = cache.writeThrough("sst-4", MB);
+        byte[] file = block(4, (int) MB);
+        output.write(file, 0, file.length);
+        assertThat(output.commit(file.length)).isTrue();
+        assertThat(cache.holdsWholeFile("sst-3")).as("the input being rewritten").isFalse();
+        assertThat(cache.holdsWholeFile("sst-1")).as("the least recently used live file").isTrue();
+
+        cache.stopEvictingFirst(java.util.List.of("sst-3"));
+        assertThat(cache.writeThrough("sst-5", MB))
+                .as("whole files fill the cache; nothing is being rewritten")
+                .isNull();
+        cache.checkInvariants();
+    }
+
+    @Test
     void forget_dropsTheBlocksOfAFile() throws Exception {
         open(4 * MB, 0);
         cache.offer("f", 0, block(1, 4 * KB));
