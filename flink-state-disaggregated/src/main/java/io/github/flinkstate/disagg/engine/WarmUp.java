@@ -80,6 +80,16 @@ public final class WarmUp {
     }
 
     void start() {
+        // reads of files the warm-up will copy whole do not cache their blocks meanwhile: they
+        // would take room the copies need and, in a cache just big enough for the state, push
+        // whole copies out (each then re-read block by block: a cache that never settles)
+        long planned = 0;
+        for (FileMeta f : files) {
+            if (planned + f.fileSize() <= disk.wholeFileLimitBytes()) {
+                planned += f.fileSize();
+                disk.expectWholeCopy(f.path());
+            }
+        }
         thread.start();
     }
 
@@ -91,6 +101,7 @@ public final class WarmUp {
                     break;
                 }
                 if (!live.test(f.path())) {
+                    disk.stopExpectingWholeCopy(f.path());
                     continue;
                 }
                 long copied;
@@ -99,6 +110,8 @@ public final class WarmUp {
                 } catch (IOException e) {
                     LOG.info("Warm-up skips {}: {}", f.path(), e.getMessage());
                     continue;
+                } finally {
+                    disk.stopExpectingWholeCopy(f.path());
                 }
                 if (copied < 0) {
                     continue; // not admitted (no room for this file as a whole): try the next
@@ -115,6 +128,10 @@ public final class WarmUp {
         } catch (RuntimeException e) {
             state = State.FAILED;
             LOG.warn("Warm-up failed; reads fall back to the primary file system", e);
+        } finally {
+            for (FileMeta f : files) {
+                disk.stopExpectingWholeCopy(f.path());
+            }
         }
         LOG.info(
                 "Warm-up {}: {} files, {} bytes copied to local disk in {} ms",

@@ -113,6 +113,10 @@ public final class DiskCache implements Closeable {
     @GuardedBy("this")
     private long wholeFileBytes;
 
+    /** Files a warm-up will copy whole: their blocks are not cached meanwhile. */
+    @GuardedBy("this")
+    private final Set<String> wholeCopyExpected = new HashSet<>();
+
     /** Files being rewritten by a compaction: their whole copies are evicted before anything. */
     @GuardedBy("this")
     private final Set<String> evictFirst = new HashSet<>();
@@ -258,7 +262,10 @@ public final class DiskCache implements Closeable {
         DiskSlab slab;
         int position;
         synchronized (this) {
-            if (closed || index.containsKey(key) || wholeFiles.containsKey(file)) {
+            if (closed
+                    || index.containsKey(key)
+                    || wholeFiles.containsKey(file)
+                    || wholeCopyExpected.contains(file)) {
                 return;
             }
             if (!makeRoom(length, victims)) {
@@ -394,6 +401,20 @@ public final class DiskCache implements Closeable {
      */
     public synchronized void evictFirst(Collection<String> files) {
         evictFirst.addAll(files);
+    }
+
+    /**
+     * A whole copy of {@code file} is on its way (a warm-up will copy it): until {@link
+     * #stopExpectingWholeCopy}, its blocks are not {@link #offer offered} into slabs, so that they
+     * do not take the room the copy needs.
+     */
+    public synchronized void expectWholeCopy(String file) {
+        wholeCopyExpected.add(file);
+    }
+
+    /** Ends {@link #expectWholeCopy} for {@code file} (copied, skipped or cancelled). */
+    public synchronized void stopExpectingWholeCopy(String file) {
+        wholeCopyExpected.remove(file);
     }
 
     /** Bytes of whole-file copies, not counting those of files being rewritten. */

@@ -290,6 +290,21 @@ class DiskCacheTest {
     }
 
     @Test
+    void blocksOfAFileAboutToBeCopiedWhole_areNotCachedMeanwhile() throws Exception {
+        open(4 * MB, 0);
+        cache.expectWholeCopy("sst-1");
+        cache.offer("sst-1", 0, block(1, 4 * KB));
+        cache.offer("sst-2", 0, block(2, 4 * KB));
+        assertThat(cache.read("sst-1", 0, 4 * KB)).as("room kept for the whole copy").isNull();
+        assertThat(cache.read("sst-2", 0, 4 * KB)).isEqualTo(block(2, 4 * KB));
+
+        cache.stopExpectingWholeCopy("sst-1"); // e.g. the copy was skipped
+        cache.offer("sst-1", 0, block(1, 4 * KB));
+        assertThat(cache.read("sst-1", 0, 4 * KB)).isEqualTo(block(1, 4 * KB));
+        cache.checkInvariants();
+    }
+
+    @Test
     void forget_dropsTheBlocksOfAFile() throws Exception {
         open(4 * MB, 0);
         cache.offer("f", 0, block(1, 4 * KB));
