@@ -117,6 +117,31 @@ public final class DisaggregatedOptions {
                                     + " count from the restore. Only while some registered state has"
                                     + " such a TTL. 0 disables it; otherwise at least 1 min.");
 
+    public static final ConfigOption<MemorySize> READAHEAD_SIZE =
+            ConfigOptions.key("state.backend.disaggregated.readahead-size")
+                    .memoryType()
+                    .defaultValue(MemorySize.parse("2mb"))
+                    .withDescription(
+                            "Largest read of consecutive data blocks by a compaction or a long scan."
+                                    + " A compaction reads its input files in reads of this size; a scan"
+                                    + " that has read 3 blocks of a file in a row reads on in reads"
+                                    + " growing from 64 KiB to this size. Both use input streams of their"
+                                    + " own, so point reads never wait for them. Each such reader holds"
+                                    + " one buffer of this size per file it reads. 0 turns readahead off"
+                                    + " (one remote read per block). At most 64 MiB.");
+
+    public static final ConfigOption<MemorySize> COMPACTION_RATE_LIMIT =
+            ConfigOptions.key("state.backend.disaggregated.compaction.rate-limit")
+                    .memoryType()
+                    .defaultValue(MemorySize.ZERO)
+                    .withDescription(
+                            "Bytes per second that the compactions of each keyed state backend may"
+                                    + " read from the primary directory plus write, on average (a token"
+                                    + " bucket with a tenth of a second of burst), so that background I/O"
+                                    + " leaves bandwidth to the state reads of the job. Flushes and reads"
+                                    + " of the job are never paced; too low a limit lets the files of"
+                                    + " level 0 pile up and slows reads. 0 (default): no limit.");
+
     public static final ConfigOption<Integer> COPY_THREADS =
             ConfigOptions.key("state.backend.disaggregated.copy-threads")
                     .intType()
@@ -172,6 +197,8 @@ public final class DisaggregatedOptions {
                 TTL_PERIODIC_COMPACTION_TIME,
                 COPY_THREADS,
                 COMPRESSION,
+                READAHEAD_SIZE,
+                COMPACTION_RATE_LIMIT,
                 BACKGROUND_COPY);
     }
 
@@ -192,6 +219,10 @@ public final class DisaggregatedOptions {
                     localCache == 0 || localCache >= (1 << 20),
                     LOCAL_CACHE_SIZE,
                     "must be 0 (off) or at least 1 MiB, was " + config.get(LOCAL_CACHE_SIZE));
+            require(
+                    config.get(READAHEAD_SIZE).getBytes() <= (64 << 20),
+                    READAHEAD_SIZE,
+                    "must be at most 64 MiB, was " + config.get(READAHEAD_SIZE));
             int threads = config.get(BACKGROUND_THREADS);
             require(
                     threads >= 1 && threads <= 2,

@@ -29,6 +29,8 @@ class DisaggregatedFactoryOptionsTest {
         c.set(DisaggregatedOptions.TTL_PERIODIC_COMPACTION_TIME, Duration.ofHours(2));
         c.set(DisaggregatedOptions.COPY_THREADS, 7);
         c.set(DisaggregatedOptions.COMPRESSION, BlockCompression.LZ4);
+        c.set(DisaggregatedOptions.READAHEAD_SIZE, MemorySize.parse("4mb"));
+        c.set(DisaggregatedOptions.COMPACTION_RATE_LIMIT, MemorySize.parse("50mb"));
         c.set(DisaggregatedOptions.BACKGROUND_COPY, false);
         DisaggregatedStateBackend b =
                 new DisaggregatedStateBackendFactory()
@@ -36,6 +38,6 @@ class DisaggregatedFactoryOptionsTest {
         for (var option : DisaggregatedOptions.all()) {
             assertThat(b.option(option)).as(option.key()).isEqualTo(c.get(option));
         }
-        assertThat(DisaggregatedOptions.all()).hasSize(12);
+        assertThat(DisaggregatedOptions.all()).hasSize(14);
     }
 }

@@ -46,4 +46,19 @@ class DisaggregatedOptionsTest {
                 .hasMessageContaining("'state.backend.disaggregated.local-cache.size'")
                 .hasMessageContaining("at least 1 MiB");
     }
+
+    @Test
+    void readaheadSize_isAtMost64Mebibytes() {
+        for (String ok : new String[] {"0", "2mb", "64mb"}) {
+            Configuration c = new Configuration();
+            c.set(DisaggregatedOptions.READAHEAD_SIZE, MemorySize.parse(ok));
+            assertThatCode(() -> DisaggregatedOptions.validate(c)).doesNotThrowAnyException();
+        }
+        Configuration bad = new Configuration();
+        bad.set(DisaggregatedOptions.READAHEAD_SIZE, MemorySize.parse("65mb"));
+        assertThatThrownBy(() -> DisaggregatedOptions.validate(bad))
+                .isInstanceOf(IllegalConfigurationException.class)
+                .hasMessageContaining("'state.backend.disaggregated.readahead-size'")
+                .hasMessageContaining("at most 64 MiB");
+    }
 }

@@ -57,6 +57,10 @@ import org.openjdk.jmh.annotations.Warmup;
  *   <li>{@code get} (8 threads): a present key; about 90% of them miss the block cache;
  *   <li>group {@code getsWithScan}: 7 threads of {@code get} plus 1 thread scanning a whole random
  *       key group ({@code scan}: about 2,700 entries, 80 blocks) on the same store.
+ *   <li>{@code rewriteAll} (single shot, 1 thread): a fresh store opened on the loaded files (cold
+ *       caches) rewrites every file ({@code compactAll} with a compaction filter that drops
+ *       nothing): one full compaction, reading about 40 MB from the latency file system and writing
+ *       as much; {@code readaheadKiB} decides how it reads.
  * </ul>
  *
  * <p>Work check after each iteration: every get found its key, every scan saw all entries of its
@@ -142,10 +146,18 @@ public class RemoteReadBenchmark {
     @Param({"false"})
     public boolean warmUp;
 
+    /**
+     * Largest readahead window of compactions and long scans ({@code LsmOptions.readaheadBytes}) in
+     * KiB; 0: one remote read per block.
+     */
+    @Param({"2048"})
+    public int readaheadKiB;
+
     private File dir;
     private InjectingFileSystem fs;
     private LsmStore store;
     private LsmSnapshot loaded;
+    private LsmOptions options;
     private DiskCache disk;
     private KeyDraws draws;
     private final LongAdder wrongGets = new LongAdder();
@@ -166,13 +178,14 @@ public class RemoteReadBenchmark {
         }
         dir = Files.createTempDirectory("flinkstate-remote-read-jmh-").toFile();
         fs = new InjectingFileSystem(LocalFileSystem.getSharedInstance());
-        LsmOptions options =
+        options =
                 new LsmOptions(
                                 fs,
                                 new Path(new File(dir, "db").toURI()),
                                 KeyGroupSpan.of(0, KeyGroupSpan.MAX_KEY_GROUP))
                         .blockCache(new BlockCache((long) cacheMiB << 20))
-                        .compression(BlockCompression.valueOf(compression));
+                        .compression(BlockCompression.valueOf(compression))
+                        .readaheadBytes(readaheadKiB << 10);
         store = LsmStore.open(options);
         byte[] value = new byte[valueBytes];
         SplittableRandom valueBytesRandom = new SplittableRandom(42);
@@ -299,6 +312,48 @@ public class RemoteReadBenchmark {
             wrongScans.increment();
         }
         return n;
+    }
+
+    /** A fresh store on the loaded files for each {@code rewriteAll}, closed and deleted after. */
+    @State(Scope.Thread)
+    public static class Rewrite {
+        private LsmStore store;
+        private File dir;
+
+        @Setup(Level.Invocation)
+        public void open(RemoteReadBenchmark b) throws IOException {
+            dir = Files.createTempDirectory(b.dir.toPath(), "rewrite-").toFile();
+            store =
+                    LsmStore.open(
+                            b.options
+                                    .copy(
+                                            new Path(dir.toURI()),
+                                            KeyGroupSpan.of(0, KeyGroupSpan.MAX_KEY_GROUP))
+                                    .backgroundCompaction(false)
+                                    .compactionFilter(() -> (key, value) -> false)
+                                    .blockCache(new BlockCache((long) b.cacheMiB << 20)),
+                            List.of(b.loaded.manifest()));
+        }
+
+        @TearDown(Level.Invocation)
+        public void close() {
+            store.close();
+            FileUtils.deleteDirectoryQuietly(dir);
+        }
+    }
+
+    @Benchmark
+    @BenchmarkMode(Mode.SingleShotTime)
+    @OutputTimeUnit(TimeUnit.MILLISECONDS)
+    @Warmup(iterations = 1)
+    @Measurement(iterations = 3)
+    public long rewriteAll(Rewrite r) throws IOException {
+        r.store.compactAll();
+        long written = r.store.stats().compactionBytesWritten();
+        if (written == 0) {
+            throw new IllegalStateException("Work check failed: nothing was rewritten");
+        }
+        return written;
     }
 
     @Benchmark

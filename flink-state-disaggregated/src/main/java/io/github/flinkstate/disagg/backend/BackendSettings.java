@@ -33,6 +33,8 @@ import org.slf4j.LoggerFactory;
  *     option is not set and the primary directory is not on a distributed file system)
  * @param localCacheReserveBytes free space the local disk cache leaves on its file system
  * @param localCacheWarmUp whether a restore starts copying its files into the local disk cache
+ * @param readaheadBytes the largest read of consecutive blocks by compactions and long scans
+ * @param compactionBytesPerSecond the compaction I/O rate limit, 0 for none
  * @param backgroundCopy whether restored files outside this job's directory are copied into it in
  *     the background ({@code DisaggregatedOptions.BACKGROUND_COPY}, off when the configured claim
  *     mode is CLAIM)
@@ -49,6 +51,8 @@ public record BackendSettings(
         long localCacheBytes,
         long localCacheReserveBytes,
         boolean localCacheWarmUp,
+        int readaheadBytes,
+        long compactionBytesPerSecond,
         boolean backgroundCopy) {
 
     private static final Logger LOG = LoggerFactory.getLogger(BackendSettings.class);
@@ -98,6 +102,8 @@ public record BackendSettings(
                         : 0,
                 options.get(DisaggregatedOptions.LOCAL_CACHE_RESERVE).getBytes(),
                 options.get(DisaggregatedOptions.LOCAL_CACHE_WARM_UP),
+                (int) options.get(DisaggregatedOptions.READAHEAD_SIZE).getBytes(),
+                options.get(DisaggregatedOptions.COMPACTION_RATE_LIMIT).getBytes(),
                 options.get(DisaggregatedOptions.BACKGROUND_COPY)
                         && options.getOptional(StateRecoveryOptions.RESTORE_MODE)
                                         .orElse(RecoveryClaimMode.NO_CLAIM)

@@ -103,6 +103,8 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                             .backgroundThreads(settings.backgroundThreads())
                             .copyThreads(settings.copyThreads())
                             .compression(settings.compression())
+                            .readaheadBytes(settings.readaheadBytes())
+                            .compactionBytesPerSecond(settings.compactionBytesPerSecond())
                             .deletionPolicy(f -> f.createdHere() && ownership.obsolete(f.path()))
                             .compactionFilter(ttlFilters)
                             .bloomPrefix(KeyLayout::bloomPrefixLength)

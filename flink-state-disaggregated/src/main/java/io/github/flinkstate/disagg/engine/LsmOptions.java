@@ -5,6 +5,7 @@ import io.github.flinkstate.disagg.engine.compaction.CompactionFilter;
 import io.github.flinkstate.disagg.engine.fs.FileDeletionPolicy;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.sst.BlockCompression;
+import io.github.flinkstate.disagg.engine.sst.IoRateLimiter;
 import io.github.flinkstate.disagg.engine.sst.SstReader;
 import java.util.Objects;
 import java.util.function.LongSupplier;
@@ -18,6 +19,12 @@ import org.apache.flink.core.fs.Path;
  * <p>Thread safety: a mutable builder-style holder; do not change it after opening a store.
  */
 public final class LsmOptions {
+
+    /** Default largest readahead window of compactions and long scans: 2 MiB. */
+    public static final int DEFAULT_READAHEAD_BYTES = 2 << 20;
+
+    /** Largest compaction rate limit; higher rates are not paced at all. */
+    public static final long MAX_PACED_BYTES_PER_SECOND = 8L << 30;
 
     private FileSystem fileSystem;
     private Path primaryDir;
@@ -33,6 +40,9 @@ public final class LsmOptions {
     private int levelMultiplier = 10;
     private int maxOpenFiles = 512;
     private int streamsPerFile = SstReader.DEFAULT_STREAMS_PER_FILE;
+    private int readaheadBytes = DEFAULT_READAHEAD_BYTES;
+    private long compactionBytesPerSecond;
+    private IoRateLimiter compactionRateLimiter;
     private BlockCache blockCache;
     private FileDeletionPolicy deletionPolicy = FileDeletionPolicy.ownedFilesOnly();
     private boolean backgroundCompaction = true;
@@ -71,6 +81,9 @@ public final class LsmOptions {
         o.levelMultiplier = levelMultiplier;
         o.maxOpenFiles = maxOpenFiles;
         o.streamsPerFile = streamsPerFile;
+        o.readaheadBytes = readaheadBytes;
+        o.compactionBytesPerSecond = compactionBytesPerSecond;
+        o.compactionRateLimiter = compactionRateLimiter;
         o.blockCache = blockCache;
         o.deletionPolicy = deletionPolicy;
         o.backgroundCompaction = backgroundCompaction;
@@ -227,6 +240,57 @@ public final class LsmOptions {
 
     public LsmOptions streamsPerFile(int v) {
         streamsPerFile = (int) positive(v);
+        return this;
+    }
+
+    /**
+     * Largest readahead window: a compaction reads its input files in reads of this many bytes of
+     * consecutive blocks (at least one block), and a scan that has read 3 blocks of a file in a row
+     * reads the next ones in windows growing from 64 KiB to this size. Both read on streams of
+     * their own (one per file for compactions, one for scans), never taking one of the {@link
+     * #streamsPerFile} streams of point reads. 0: no readahead (a compaction then reads one block
+     * per read, still on its own stream). Default 2 MiB.
+     */
+    public int readaheadBytes() {
+        return readaheadBytes;
+    }
+
+    public LsmOptions readaheadBytes(int v) {
+        if (v < 0) {
+            throw new IllegalArgumentException("must not be negative: " + v);
+        }
+        readaheadBytes = v;
+        return this;
+    }
+
+    /**
+     * Average bytes per second a compaction may read from the primary storage plus write (a token
+     * bucket with a tenth of a second of burst; foreground reads, flushes and writes are never
+     * paced). 0 (default), or more than {@link #MAX_PACED_BYTES_PER_SECOND}: no limit.
+     */
+    public long compactionBytesPerSecond() {
+        return compactionBytesPerSecond;
+    }
+
+    public LsmOptions compactionBytesPerSecond(long v) {
+        if (v < 0) {
+            throw new IllegalArgumentException("must not be negative: " + v);
+        }
+        compactionBytesPerSecond = v;
+        return this;
+    }
+
+    /**
+     * A limiter for compaction I/O shared by several stores (one budget for all of them), or null
+     * (default). Set, it replaces {@link #compactionBytesPerSecond}; closing a store does not shut
+     * it down.
+     */
+    public IoRateLimiter compactionRateLimiter() {
+        return compactionRateLimiter;
+    }
+
+    public LsmOptions compactionRateLimiter(IoRateLimiter v) {
+        compactionRateLimiter = v;
         return this;
     }
 

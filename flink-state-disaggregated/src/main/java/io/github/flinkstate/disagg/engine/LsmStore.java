@@ -13,6 +13,7 @@ import io.github.flinkstate.disagg.engine.key.EntryType;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.key.KeyRange;
 import io.github.flinkstate.disagg.engine.memtable.Memtable;
+import io.github.flinkstate.disagg.engine.sst.IoRateLimiter;
 import io.github.flinkstate.disagg.engine.sst.ReadCounters;
 import io.github.flinkstate.disagg.engine.sst.ReaderCache;
 import io.github.flinkstate.disagg.engine.version.FileMeta;
@@ -93,6 +94,12 @@ public final class LsmStore implements AutoCloseable {
     private final FileSystem fs;
     private final BlockCache blockCache;
     private final ReaderCache readers;
+
+    /** Null, or the pacing of compaction I/O ({@link LsmOptions#compactionBytesPerSecond}). */
+    private final IoRateLimiter compactionLimiter;
+
+    private final boolean ownsCompactionLimiter;
+
     private final SstOutputs outputs;
     private final VersionSet versions;
     private final LeveledCompactionPicker picker;
@@ -141,7 +148,14 @@ public final class LsmStore implements AutoCloseable {
                         options.compression(),
                         blockCache.disk());
         this.versions = new VersionSet(span, levels, this::onObsolete);
-        this.reads = new ReadPath(readers, options.bloomPrefix());
+        this.reads = new ReadPath(readers, options.bloomPrefix(), options.readaheadBytes());
+        long rate = options.compactionBytesPerSecond();
+        this.ownsCompactionLimiter =
+                options.compactionRateLimiter() == null
+                        && rate > 0
+                        && rate <= LsmOptions.MAX_PACED_BYTES_PER_SECOND;
+        this.compactionLimiter =
+                ownsCompactionLimiter ? new IoRateLimiter(rate) : options.compactionRateLimiter();
         long opened = options.clock().getAsLong();
         levels.forEach(l -> l.forEach(f -> births.put(f.path(), opened)));
         this.picker =
@@ -465,7 +479,9 @@ public final class LsmStore implements AutoCloseable {
                             readers,
                             outputs,
                             options.targetFileBytes(),
-                            c.trivialMove() ? null : options.compactionFilter().newRun());
+                            c.trivialMove() ? null : options.compactionFilter().newRun(),
+                            options.readaheadBytes(),
+                            compactionLimiter);
             long t0 = System.nanoTime();
             List<String> rewritten = new ArrayList<>();
             c.inputs().forEach(f -> rewritten.add(f.path()));
@@ -970,6 +986,9 @@ public final class LsmStore implements AutoCloseable {
         WarmUp w = warmUp;
         if (w != null) {
             w.cancel(TimeUnit.SECONDS.toMillis(5)); // it stops before its next chunk
+        }
+        if (ownsCompactionLimiter) {
+            compactionLimiter.shutdown(); // a running compaction finishes unpaced
         }
         flushExecutor.shutdown();
         compactionExecutor.shutdown();

@@ -37,11 +37,16 @@ final class ReadPath {
 
     private final ReaderCache readers;
     private final ToIntFunction<byte[]> bloomPrefix;
+    private final int readaheadBytes;
 
-    /** {@code bloomPrefix}: null, or the store's {@code LsmOptions.bloomPrefix}. */
-    ReadPath(ReaderCache readers, ToIntFunction<byte[]> bloomPrefix) {
+    /**
+     * @param bloomPrefix null, or the store's {@code LsmOptions.bloomPrefix}
+     * @param readaheadBytes the largest readahead window of a scan's file iterators, 0 for none
+     */
+    ReadPath(ReaderCache readers, ToIntFunction<byte[]> bloomPrefix, int readaheadBytes) {
         this.readers = readers;
         this.bloomPrefix = bloomPrefix;
+        this.readaheadBytes = readaheadBytes;
     }
 
     static long coveringSeq(View view, byte[] key) {
@@ -109,7 +114,7 @@ final class ReadPath {
         byte[] probe = bloomProbe(r);
         for (FileMeta f : v.overlapping(0, r)) {
             if (mayHold(f, probe)) {
-                children.add(open(f));
+                children.add(open(f, r));
             }
         }
         for (int l = 1; l < v.numLevels(); l++) {
@@ -127,7 +132,7 @@ final class ReadPath {
             if (!chosen.isEmpty()) {
                 List<KeyRange> ranges = new ArrayList<>();
                 chosen.forEach(f -> ranges.add(f.effectiveRange()));
-                children.add(new LevelIterator(ranges, i -> open(chosen.get(i))));
+                children.add(new LevelIterator(ranges, i -> open(chosen.get(i), r)));
             }
         }
         return new LsmIterator(
@@ -156,8 +161,11 @@ final class ReadPath {
         return probe == null || readers.get(f.path(), f.fileSize()).mightContainPrefix(probe);
     }
 
-    private InternalIterator open(FileMeta f) throws IOException {
+    /** The clipped iterator of file {@code f} for a scan of {@code r}. */
+    private InternalIterator open(FileMeta f, KeyRange r) throws IOException {
+        byte[] limit = Bytes.minLimit(r.limit(), f.effectiveRange().limit());
         return new BoundedIterator(
-                readers.get(f.path(), f.fileSize()).iterator(), f.effectiveRange());
+                readers.get(f.path(), f.fileSize()).iterator(readaheadBytes, limit),
+                f.effectiveRange());
     }
 }

@@ -74,6 +74,15 @@ public final class CachedFile {
     }
 
     /**
+     * The resident payload of block {@code block}, or null; unlike {@link #lookup} it neither marks
+     * the block used nor counts a hit or miss (for reads that must not keep blocks cached, such as
+     * a compaction's reads of its inputs).
+     */
+    public byte[] peek(int block) {
+        return slots.get(block);
+    }
+
+    /**
      * Caches a verified payload read after a {@link #lookup} miss and returns the resident copy
      * (another reader's, if it won the race; the argument itself if it is not cached).
      */

@@ -8,6 +8,7 @@ import io.github.flinkstate.disagg.engine.iterator.TombstoneIndex;
 import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.EntryType;
 import io.github.flinkstate.disagg.engine.key.KeyRange;
+import io.github.flinkstate.disagg.engine.sst.IoRateLimiter;
 import io.github.flinkstate.disagg.engine.sst.PrefixTombstone;
 import io.github.flinkstate.disagg.engine.sst.ReaderCache;
 import io.github.flinkstate.disagg.engine.version.FileMeta;
@@ -38,8 +39,13 @@ import java.util.List;
  * lower_{i+1})}; a prefix tombstone spanning a boundary is written into each file it touches and
  * applies only inside each file's range.
  *
- * <p>Memory: one block per input file, one output block, one 8-byte hash per output key for the
- * bloom filter, and the input prefix tombstones.
+ * <p>I/O: each input file is read with readahead (windows of consecutive blocks of up to {@code
+ * readaheadBytes}, on the file's compaction stream, bypassing both caches); with a limiter, the
+ * window reads of the primary storage and the bytes written are paced by it (writes charged every
+ * 64 KiB and at each file's end).
+ *
+ * <p>Memory: one readahead window per input file being read, one output block, one 8-byte hash per
+ * output key for the bloom filter, and the input prefix tombstones.
  *
  * <p>Thread safety: confined to the compaction thread.
  */
@@ -52,7 +58,13 @@ public final class CompactionJob {
     private final SstOutputs outputs;
     private final long targetFileBytes;
     private final CompactionFilter filter;
+    private final int readaheadBytes;
+    private final IoRateLimiter limiter;
     private final List<Carried> carried = new ArrayList<>();
+
+    /** Bytes of the current output already charged to the limiter. */
+    private long charged;
+
     private long bytesWritten;
     private long filtered;
 
@@ -65,11 +77,29 @@ public final class CompactionJob {
             SstOutputs outputs,
             long targetFileBytes,
             CompactionFilter filter) {
+        this(c, readers, outputs, targetFileBytes, filter, 0, null);
+    }
+
+    /**
+     * @param filter null, or the filter of this run (applied to the newest put of each key)
+     * @param readaheadBytes the largest read of an input file (consecutive blocks; at least one)
+     * @param limiter null, or the pacing of this job's reads of the primary storage and writes
+     */
+    public CompactionJob(
+            Compaction c,
+            ReaderCache readers,
+            SstOutputs outputs,
+            long targetFileBytes,
+            CompactionFilter filter,
+            int readaheadBytes,
+            IoRateLimiter limiter) {
         this.c = c;
         this.readers = readers;
         this.outputs = outputs;
         this.targetFileBytes = targetFileBytes;
         this.filter = filter;
+        this.readaheadBytes = readaheadBytes;
+        this.limiter = limiter;
     }
 
     public long bytesWritten() {
@@ -146,15 +176,18 @@ public final class CompactionJob {
                 }
                 if (out == null) {
                     out = outputs.create();
+                    charged = 0;
                     if (lower == null) {
                         lower = firstLower(key);
                     }
                 }
                 out.writer().add(key, seq, type, value);
                 lastKey = key;
+                chargeWrites(out.writer().bytesWritten());
             }
             if (out == null && !carried.isEmpty()) {
                 out = outputs.create();
+                charged = 0;
                 lower = carried.get(0).effective.lower();
             }
             if (out != null) {
@@ -179,8 +212,20 @@ public final class CompactionJob {
 
     private InternalIterator open(FileMeta f) throws IOException {
         return new BoundedIterator(
-                readers.get(f.path(), f.fileSize()).iterator(), f.effectiveRange());
+                readers.get(f.path(), f.fileSize())
+                        .compactionIterator(readaheadBytes, limiter, f.effectiveRange().limit()),
+                f.effectiveRange());
     }
+
+    /** Charges the limiter for the current output's bytes, in steps of at least 64 KiB. */
+    private void chargeWrites(long written) throws IOException {
+        if (limiter != null && written - charged >= WRITE_CHARGE_STEP) {
+            limiter.acquire(written - charged);
+            charged = written;
+        }
+    }
+
+    private static final long WRITE_CHARGE_STEP = 64 << 10;
 
     private void addTombstones(FileMeta f, TombstoneIndex.Builder tb, List<Carried> carried) {
         for (PrefixTombstone t : f.tombstones()) {
@@ -217,6 +262,11 @@ public final class CompactionJob {
                 out.addTombstone(t.prefix, t.seq);
             }
         }
-        return out.finish(bounds);
+        FileMeta f = out.finish(bounds);
+        if (limiter != null) {
+            limiter.acquire(f.fileSize() - charged); // the rest: last blocks, index, bloom
+        }
+        charged = 0;
+        return f;
     }
 }

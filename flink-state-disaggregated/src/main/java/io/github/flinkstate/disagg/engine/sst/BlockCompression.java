@@ -61,12 +61,18 @@ public enum BlockCompression {
      */
     static byte[] decode(byte[] stored, int storedLength, String file, long blockOffset)
             throws IOException {
+        return decode(stored, 0, storedLength, file, blockOffset);
+    }
+
+    /** As {@link #decode(byte[], int, String, long)} for a block at {@code stored[from..]}. */
+    static byte[] decode(byte[] stored, int from, int storedLength, String file, long blockOffset)
+            throws IOException {
         if (storedLength < 1) {
             throw malformed(file, blockOffset, "empty stored data block", null);
         }
-        byte codec = stored[0];
+        byte codec = stored[from];
         if (codec == CODEC_NONE) {
-            return Arrays.copyOfRange(stored, 1, storedLength);
+            return Arrays.copyOfRange(stored, from + 1, from + storedLength);
         }
         if (codec != CODEC_LZ4) {
             throw malformed(
@@ -75,7 +81,7 @@ public enum BlockCompression {
                     "unknown block codec " + (codec & 0xFF) + " (this reader knows 0 and 1)",
                     null);
         }
-        ByteReader in = new ByteReader(stored, 1, storedLength - 1);
+        ByteReader in = new ByteReader(stored, from + 1, storedLength - 1);
         long length = in.varint();
         if (length < 0 || length > (64L << 20)) {
             throw malformed(file, blockOffset, "implausible payload length " + length, null);
@@ -83,7 +89,7 @@ public enum BlockCompression {
         byte[] payload = new byte[(int) length];
         int at = in.position();
         try {
-            int n = DECOMPRESSOR.decompress(stored, at, storedLength - at, payload, 0);
+            int n = DECOMPRESSOR.decompress(stored, at, from + storedLength - at, payload, 0);
             if (n != length) {
                 throw malformed(
                         file,

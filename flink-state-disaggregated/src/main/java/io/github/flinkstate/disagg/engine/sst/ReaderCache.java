@@ -13,10 +13,11 @@ import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
 
 /**
- * Keeps a bounded number of opened {@link SstReader}s (parsed footer, index, bloom filter and a
- * pool of at most {@code streamsPerFile} streams). On eviction the reader is closed (streams and
- * block-cache table); a caller still holding the reader may keep using it (each read then opens its
- * own short-lived stream), so eviction never breaks a read.
+ * Keeps a bounded number of opened {@link SstReader}s (parsed footer, index, bloom filter, a pool
+ * of at most {@code streamsPerFile} streams for point reads and one stream each for compaction and
+ * scan readahead). On eviction the reader is closed (streams and block-cache table); a caller still
+ * holding the reader may keep using it (each read then opens its own short-lived stream), so
+ * eviction never breaks a read.
  *
  * <p>Opening a file (a remote round trip or two) never runs inside the Caffeine cache's compute,
  * which holds a lock of the cache's hash table: files open concurrently on the calling threads, and

@@ -5,7 +5,8 @@ import java.io.IOException;
 
 /**
  * A two-level iterator over one SST file: the in-memory block index, then one data block at a time
- * (so memory is one block whatever the file size).
+ * (so memory is one block whatever the file size), or, with {@link Readahead}, one readahead window
+ * of consecutive blocks.
  *
  * <p>Thread safety: not thread-safe; confined to one reader thread. The underlying {@link
  * SstReader} is shared.
@@ -13,12 +14,21 @@ import java.io.IOException;
 public final class SstIterator implements InternalIterator {
 
     private final SstReader reader;
+    private final Readahead readahead;
     private int blockIndex;
     private DataBlock.Cursor cursor;
 
-    SstIterator(SstReader reader) {
+    /**
+     * @param readahead null: every block is read on its own through the block cache
+     */
+    SstIterator(SstReader reader, Readahead readahead) {
         this.reader = reader;
+        this.readahead = readahead;
         this.blockIndex = reader.blockCount();
+    }
+
+    private DataBlock.Cursor cursor(int i) throws IOException {
+        return readahead == null ? reader.cursor(i) : reader.cursor(i, readahead.payload(i));
     }
 
     @Override
@@ -26,7 +36,7 @@ public final class SstIterator implements InternalIterator {
         blockIndex = reader.findBlock(target);
         cursor = null;
         if (blockIndex < reader.blockCount()) {
-            cursor = reader.cursor(blockIndex);
+            cursor = cursor(blockIndex);
             cursor.seek(target);
             skipEmpty();
         }
@@ -37,7 +47,7 @@ public final class SstIterator implements InternalIterator {
         blockIndex = 0;
         cursor = null;
         if (reader.blockCount() > 0) {
-            cursor = reader.cursor(0);
+            cursor = cursor(0);
             skipEmpty();
         }
     }
@@ -56,7 +66,7 @@ public final class SstIterator implements InternalIterator {
     private void skipEmpty() throws IOException {
         while (!cursor.valid() && blockIndex + 1 < reader.blockCount()) {
             blockIndex++;
-            cursor = reader.cursor(blockIndex);
+            cursor = cursor(blockIndex);
         }
     }
 
@@ -78,5 +88,17 @@ public final class SstIterator implements InternalIterator {
     @Override
     public byte[] value() {
         return cursor.value();
+    }
+
+    @Override
+    public void close() {
+        if (readahead != null) {
+            readahead.drop();
+        }
+    }
+
+    /** Blocks in the current readahead window, 0 without one (for tests). */
+    int readaheadWindowBlocks() {
+        return readahead == null ? 0 : readahead.windowBlocks();
     }
 }

@@ -27,10 +27,13 @@ import org.apache.flink.core.fs.Path;
  * through the shared {@link BlockCache}, in which the reader holds its file's block table open
  * until {@link #close()}; concurrent misses of one block are read once ({@link CachedFile#get}).
  *
- * <p>Thread safety: thread-safe. Reads go through a bounded {@link StreamPool}, so concurrent reads
- * of the file (other threads, a scan, a compaction) run in parallel on separate streams. A closed
- * reader keeps working, without caching blocks or keeping streams open, so eviction never breaks an
- * iterator that still holds the reader.
+ * <p>Thread safety: thread-safe. Point reads and short scans go through a bounded {@link
+ * StreamPool} (at most {@code streamsPerFile} streams), so concurrent reads of the file run in
+ * parallel on separate streams. Sequential readers ({@link Readahead}: compactions, and scans once
+ * they proved sequential) read large windows on streams of their own, one for compactions and one
+ * for scans, so they never take a stream from a point read: at most {@code streamsPerFile + 2}
+ * streams of a file are open. A closed reader keeps working, without caching blocks or keeping
+ * streams open, so eviction never breaks an iterator that still holds the reader.
  *
  * <p>Errors: every I/O or format problem is an {@link IOException} whose message names the file
  * path and the offset involved (missing file, truncated file, checksum mismatch). A failed open
@@ -55,6 +58,8 @@ public final class SstReader {
     private final String name;
     private final long fileSize;
     private final StreamPool streams;
+    private final StreamPool compactionStream;
+    private final StreamPool scanStream;
     private final FileSystem fs;
     private final ReadCounters counters;
     private final SstFooter footer;
@@ -82,6 +87,8 @@ public final class SstReader {
         this.path = path;
         this.name = path.toString();
         this.streams = new StreamPool(fs, path, streamsPerFile);
+        this.compactionStream = new StreamPool(fs, path, 1);
+        this.scanStream = new StreamPool(fs, path, 1);
         Metadata m = null;
         try {
             this.fileSize = expectedSize >= 0 ? expectedSize : statusSize();
@@ -222,11 +229,16 @@ public final class SstReader {
 
     /** A cursor over data block {@code i} (through the block cache). */
     DataBlock.Cursor cursor(int i) throws IOException {
-        return new DataBlock.Cursor(payload(i), version, name, blocks[i].offset());
+        return cursor(i, payload(i));
+    }
+
+    /** A cursor over data block {@code i} whose verified payload is {@code payload}. */
+    DataBlock.Cursor cursor(int i, byte[] payload) throws IOException {
+        return new DataBlock.Cursor(payload, version, name, blocks[i].offset());
     }
 
     /** The verified payload of data block {@code i}, from the block cache or the file. */
-    private byte[] payload(int i) throws IOException {
+    byte[] payload(int i) throws IOException {
         return cached.get(i, loader);
     }
 
@@ -247,22 +259,13 @@ public final class SstReader {
      * that fails verification is dropped and never served.
      */
     private byte[] storedBlock(BlockHandle h) throws IOException {
-        checkBounds(h);
-        int length = h.length() + SstFormat.BLOCK_CRC_BYTES;
-        DiskCache disk = cached.disk();
-        if (disk != null) {
-            byte[] local = disk.read(name, h.offset(), length);
-            if (local != null) {
-                try {
-                    checkCrc(local, 0, h);
-                    return local;
-                } catch (IOException corrupt) {
-                    disk.invalidate(name, h.offset(), corrupt.getMessage());
-                }
-            }
+        byte[] local = localCopy(h);
+        if (local != null) {
+            return local;
         }
-        byte[] buf = readAt(h.offset(), length);
+        byte[] buf = readAt(h.offset(), h.length() + SstFormat.BLOCK_CRC_BYTES);
         checkCrc(buf, 0, h);
+        DiskCache disk = cached.disk();
         if (disk != null) {
             disk.offer(name, h.offset(), buf);
         }
@@ -341,9 +344,50 @@ public final class SstReader {
         return DataBlock.get(payload(b), version, key, name, blocks[b].offset());
     }
 
-    /** A new iterator over the whole file (callers bound it). */
+    /**
+     * A new iterator over the whole file (callers bound it), for scans: it reads block by block
+     * through the block cache; once it has read {@link Readahead#SCAN_TRIGGER_BLOCKS} blocks in a
+     * row it fetches windows of consecutive blocks, growing to {@code readaheadBytes}, on the
+     * file's scan stream. {@code readaheadBytes} 0: never.
+     *
+     * @param limit null, or the exclusive upper bound of the keys the caller will read: windows end
+     *     with the block that holds it, so a bounded scan never reads ahead past its range
+     */
+    public SstIterator iterator(int readaheadBytes, byte[] limit) {
+        return new SstIterator(
+                this,
+                readaheadBytes > 0
+                        ? Readahead.forScan(this, readaheadBytes, lastBlockBelow(limit))
+                        : null);
+    }
+
+    /** A new scan iterator without readahead (callers bound it). */
     public SstIterator iterator() {
-        return new SstIterator(this);
+        return iterator(0, null);
+    }
+
+    /**
+     * A new iterator for a compaction: reads windows of consecutive blocks of at most {@code
+     * readaheadBytes} (at least one block) on the file's compaction stream from the first block on,
+     * takes blocks already in the memory cache without marking them used, and puts nothing into
+     * either cache (the file is about to become obsolete).
+     *
+     * @param limiter null, or the pacing of the compaction's reads of the primary storage
+     * @param limit null, or the exclusive upper bound of the keys read (windows stop there)
+     */
+    public SstIterator compactionIterator(int readaheadBytes, IoRateLimiter limiter, byte[] limit) {
+        return new SstIterator(
+                this,
+                Readahead.forCompaction(
+                        this, Math.max(1, readaheadBytes), limiter, lastBlockBelow(limit)));
+    }
+
+    /**
+     * The last data block that may hold a key below {@code limit} (null: no bound): the first block
+     * whose last key is at or above it, or the file's last block.
+     */
+    int lastBlockBelow(byte[] limit) {
+        return limit == null ? blocks.length - 1 : Math.min(findBlock(limit), blocks.length - 1);
     }
 
     /**
@@ -356,7 +400,7 @@ public final class SstReader {
 
     /** Streams of this file open right now (idle or in use); 0 after close once reads finished. */
     int openStreams() {
-        return streams.openStreams();
+        return streams.openStreams() + compactionStream.openStreams() + scanStream.openStreams();
     }
 
     /**
@@ -372,6 +416,8 @@ public final class SstReader {
         }
         cached.release();
         streams.close();
+        compactionStream.close();
+        scanStream.close();
     }
 
     /** Reads a block and verifies its CRC32C; the message of any failure names file and offset. */
@@ -427,9 +473,86 @@ public final class SstReader {
     }
 
     private byte[] readAt(long offset, int len) throws IOException {
+        return readAt(streams, offset, len);
+    }
+
+    // ------------------------------------------------------------------ for Readahead
+
+    CachedFile cachedFile() {
+        return cached;
+    }
+
+    /**
+     * Bytes {@code [offset, offset + len)} of the file in one read on the compaction or the scan
+     * stream (never the point reads' pool); counted as one read of the primary storage.
+     */
+    byte[] readSequential(boolean compaction, long offset, int len) throws IOException {
+        if (offset < 0 || offset + len > fileSize) {
+            throw error(
+                    "Read of " + len + " bytes past the end (file size " + fileSize + ")",
+                    offset,
+                    null);
+        }
+        return readAt(compaction ? compactionStream : scanStream, offset, len);
+    }
+
+    /**
+     * The payload of data block {@code i} stored at {@code buf[at..]} (payload then CRC32C): its
+     * checksum verified, then decompressed (version 4) or copied out.
+     */
+    byte[] payloadAt(byte[] buf, int at, int i) throws IOException {
+        BlockHandle h = blocks[i];
+        checkCrc(buf, at, h);
+        if (version < 4) {
+            return Arrays.copyOfRange(buf, at, at + h.length());
+        }
+        return BlockCompression.decode(buf, at, h.length(), name, h.offset());
+    }
+
+    /**
+     * The local disk tier's copy of data block {@code i} as stored (payload then CRC32C) after it
+     * verified, or null (no tier, no copy, or a copy that failed and was dropped).
+     */
+    byte[] localStored(int i) throws IOException {
+        return localCopy(blocks[i]);
+    }
+
+    /** {@link #localStored} for block {@code h}; fails if {@code h} is outside the file. */
+    private byte[] localCopy(BlockHandle h) throws IOException {
+        checkBounds(h);
+        DiskCache disk = cached.disk();
+        if (disk == null) {
+            return null;
+        }
+        byte[] local = disk.read(name, h.offset(), h.length() + SstFormat.BLOCK_CRC_BYTES);
+        if (local == null) {
+            return null;
+        }
+        try {
+            checkCrc(local, 0, h);
+            return local;
+        } catch (IOException corrupt) {
+            disk.invalidate(name, h.offset(), corrupt.getMessage());
+            return null;
+        }
+    }
+
+    /** Offers block {@code i}, verified and stored at {@code buf[at..]}, to the disk tier. */
+    void offerToDisk(int i, byte[] buf, int at) {
+        DiskCache disk = cached.disk();
+        if (disk != null) {
+            BlockHandle h = blocks[i];
+            disk.offer(
+                    name,
+                    h.offset(),
+                    Arrays.copyOfRange(buf, at, at + h.length() + SstFormat.BLOCK_CRC_BYTES));
+        }
+    }
+
+    private byte[] readAt(StreamPool pool, long offset, int len) throws IOException {
         byte[] buf = new byte[len];
         try {
-            streams.readFully(offset, buf, 0, len);
+            pool.readFully(offset, buf, 0, len);
             counters.record(len);
             return buf;
         } catch (FileNotFoundException e) {

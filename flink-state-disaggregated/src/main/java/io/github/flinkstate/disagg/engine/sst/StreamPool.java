@@ -12,10 +12,12 @@ import org.apache.flink.core.fs.Path;
 
 /**
  * A bounded pool of input streams over one file, so that concurrent reads of the file (point
- * lookups of several threads, a scan, a compaction) run in parallel instead of queueing on one
- * stream. Flink's {@link FSDataInputStream} has only {@code seek + read}, no positional read, so a
- * stream can serve one read at a time: a read borrows a stream (opening one lazily when none is
- * idle), seeks, reads and hands it back.
+ * lookups of several threads, short scans) run in parallel instead of queueing on one stream. A
+ * reader has three: one of {@code streamsPerFile} streams for point reads, and one of a single
+ * stream each for the readahead of compactions and of long scans ({@link Readahead}), which thus
+ * never take a point read's stream. Flink's {@link FSDataInputStream} has only {@code seek + read},
+ * no positional read, so a stream can serve one read at a time: a read borrows a stream (opening
+ * one lazily when none is idle), seeks, reads and hands it back.
  *
  * <p>Bounds: at most {@code maxStreams} reads of the file run at once (a semaphore; further reads
  * wait for a stream), so at most that many streams are open. Streams stay open while idle, for the
