@@ -1,13 +1,13 @@
 package io.github.flinkstate.disagg.engine.sst;
 
+import static io.github.flinkstate.disagg.engine.sst.SstTestFiles.key;
+import static io.github.flinkstate.disagg.engine.sst.SstTestFiles.value;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.cache.DiskCache;
 import io.github.flinkstate.disagg.engine.key.Bytes;
-import io.github.flinkstate.disagg.engine.key.EntryType;
-import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.testing.fs.FsOp;
 import io.github.flinkstate.testing.fs.Hang;
 import io.github.flinkstate.testing.fs.InjectingFileSystem;
@@ -60,27 +60,9 @@ class ReadaheadTest {
         pool.awaitTermination(10, TimeUnit.SECONDS);
     }
 
-    private static byte[] key(int i) {
-        return new byte[] {0, 1, (byte) (i >>> 24), (byte) (i >>> 16), (byte) (i >>> 8), (byte) i};
-    }
-
-    private static byte[] value(int i) {
-        byte[] v = new byte[100];
-        v[0] = (byte) i;
-        v[99] = (byte) (i >>> 8);
-        return v;
-    }
-
     /** A file of {@link #ENTRIES} entries in blocks of about 1 KiB (about 200 data blocks). */
     private Path writeFile(String name, BlockCompression compression) throws IOException {
-        Path path = new Path(new Path(tmp.toURI()), name);
-        SstWriter w =
-                new SstWriter(fs, path, 1024, 10, KeyGroupSpan.of(0, 3), null, compression, null);
-        for (int i = 0; i < ENTRIES; i++) {
-            w.add(key(i), i + 1, EntryType.PUT, value(i));
-        }
-        w.finish(null);
-        return path;
+        return SstTestFiles.write(fs, tmp, name, ENTRIES, compression);
     }
 
     private Path writeFile(String name) throws IOException {

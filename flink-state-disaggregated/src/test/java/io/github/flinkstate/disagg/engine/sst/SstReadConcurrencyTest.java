@@ -1,5 +1,7 @@
 package io.github.flinkstate.disagg.engine.sst;
 
+import static io.github.flinkstate.disagg.engine.sst.SstTestFiles.key;
+import static io.github.flinkstate.disagg.engine.sst.SstTestFiles.value;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -60,26 +62,9 @@ class SstReadConcurrencyTest {
         pool.awaitTermination(10, TimeUnit.SECONDS);
     }
 
-    private static byte[] key(int i) {
-        return new byte[] {0, 1, (byte) (i >>> 24), (byte) (i >>> 16), (byte) (i >>> 8), (byte) i};
-    }
-
-    private static byte[] value(int i) {
-        byte[] v = new byte[100];
-        v[0] = (byte) i;
-        v[99] = (byte) (i >>> 8);
-        return v;
-    }
-
     /** A file of {@link #ENTRIES} entries in blocks of about 1 KiB (about 200 data blocks). */
     private Path writeFile(String name) throws IOException {
-        Path path = new Path(new Path(tmp.toURI()), name);
-        SstWriter w = new SstWriter(fs, path, 1024, 10, KeyGroupSpan.of(0, 3));
-        for (int i = 0; i < ENTRIES; i++) {
-            w.add(key(i), i + 1, EntryType.PUT, value(i));
-        }
-        w.finish(null);
-        return path;
+        return SstTestFiles.write(fs, tmp, name, ENTRIES, BlockCompression.NONE);
     }
 
     private long size(Path p) throws IOException {
