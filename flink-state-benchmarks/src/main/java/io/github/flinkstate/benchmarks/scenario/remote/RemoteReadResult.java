@@ -1,6 +1,5 @@
 package io.github.flinkstate.benchmarks.scenario.remote;
 
-import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -50,10 +49,7 @@ public record RemoteReadResult(
         for (int i = from; i < n; i++) {
             tail[i - from] = opsPerSecond(i);
         }
-        Arrays.sort(tail);
-        return tail.length % 2 == 1
-                ? tail[tail.length / 2]
-                : (tail[tail.length / 2 - 1] + tail[tail.length / 2]) / 2;
+        return RemoteReadTable.median(tail);
     }
 
     /**

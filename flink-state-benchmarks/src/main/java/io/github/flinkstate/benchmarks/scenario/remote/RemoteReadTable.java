@@ -130,8 +130,9 @@ public final class RemoteReadTable {
         return String.format(Locale.ROOT, "%.2fx (%.2f-%.2f)", median(v), v[0], v[v.length - 1]);
     }
 
-    static double median(double[] sorted) {
-        double[] v = sorted.clone();
+    /** The median of {@code values} (not modified). */
+    static double median(double[] values) {
+        double[] v = values.clone();
         Arrays.sort(v);
         int n = v.length;
         return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
