@@ -45,17 +45,48 @@ public final class DisaggregatedOptions {
                     .memoryType()
                     .defaultValue(MemorySize.parse("4mb"))
                     .withDescription(
-                            "Size of the in-memory write buffer of each keyed state backend; when full"
-                                    + " it is frozen and flushed to a file in the primary directory in the"
-                                    + " background. A checkpoint flushes it too. Between 64 KiB and 1 GiB.");
+                            "Largest size of the in-memory write buffer of each keyed state backend;"
+                                    + " when full it is frozen and flushed to a file in the primary"
+                                    + " directory in the background. It is flushed earlier while the"
+                                    + " memtables of the slot exceed their share of"
+                                    + " 'state.backend.disaggregated.memory.per-slot'. A checkpoint"
+                                    + " flushes it too. Between 64 KiB and 1 GiB.");
+
+    public static final ConfigOption<MemorySize> MEMORY_PER_SLOT =
+            ConfigOptions.key("state.backend.disaggregated.memory.per-slot")
+                    .memoryType()
+                    .defaultValue(MemorySize.parse("128mb"))
+                    .withDescription(
+                            "JVM heap memory shared by all disaggregated keyed state backends of one"
+                                    + " task slot: the memory block cache of the data read from the"
+                                    + " primary directory and the memtables (write buffers), split by"
+                                    + " 'state.backend.disaggregated.memory.write-buffer-ratio'. The"
+                                    + " backends of a slot compete for it in one recency order, however"
+                                    + " many stateful operators the slot runs. It lives on the task heap"
+                                    + " ('taskmanager.memory.task.heap.size'), not in Flink's managed"
+                                    + " memory, which this backend does not use. At least 4 MiB.");
+
+    public static final ConfigOption<Double> WRITE_BUFFER_RATIO =
+            ConfigOptions.key("state.backend.disaggregated.memory.write-buffer-ratio")
+                    .doubleType()
+                    .defaultValue(0.25)
+                    .withDescription(
+                            "Fraction of 'state.backend.disaggregated.memory.per-slot' for the"
+                                    + " memtables of the slot's backends. While their memtables hold"
+                                    + " more, a backend that writes flushes its memtable early (once it"
+                                    + " holds 256 KiB). A soft limit: it is exceeded by what is written"
+                                    + " while flushes run. Between 0.05 and 0.9.");
 
     public static final ConfigOption<MemorySize> BLOCK_CACHE_SIZE =
             ConfigOptions.key("state.backend.disaggregated.block-cache-size")
                     .memoryType()
-                    .defaultValue(MemorySize.parse("64mb"))
+                    .noDefaultValue()
                     .withDescription(
-                            "Capacity of the memory cache of data blocks read from the primary"
-                                    + " directory, per keyed state backend. At least 1 MiB.");
+                            "When set, each keyed state backend has a memory block cache of its own"
+                                    + " of this size, on the JVM heap, instead of sharing the slot's"
+                                    + " (see 'state.backend.disaggregated.memory.per-slot'; its"
+                                    + " memtable share still applies). For tests and benchmarks that"
+                                    + " need a fixed cache per backend. At least 1 MiB.");
 
     public static final ConfigOption<MemorySize> LOCAL_CACHE_SIZE =
             ConfigOptions.key("state.backend.disaggregated.local-cache.size")
@@ -188,6 +219,8 @@ public final class DisaggregatedOptions {
         return java.util.List.of(
                 PRIMARY_DIRECTORY,
                 LOCAL_DIRECTORY,
+                MEMORY_PER_SLOT,
+                WRITE_BUFFER_RATIO,
                 MEMTABLE_SIZE,
                 BLOCK_CACHE_SIZE,
                 LOCAL_CACHE_SIZE,
@@ -210,10 +243,22 @@ public final class DisaggregatedOptions {
                     memtable >= (64 << 10) && memtable <= (1L << 30),
                     MEMTABLE_SIZE,
                     "must be between 64 KiB and 1 GiB, was " + config.get(MEMTABLE_SIZE));
+            config.getOptional(BLOCK_CACHE_SIZE)
+                    .ifPresent(
+                            size ->
+                                    require(
+                                            size.getBytes() >= (1 << 20),
+                                            BLOCK_CACHE_SIZE,
+                                            "must be at least 1 MiB, was " + size));
             require(
-                    config.get(BLOCK_CACHE_SIZE).getBytes() >= (1 << 20),
-                    BLOCK_CACHE_SIZE,
-                    "must be at least 1 MiB, was " + config.get(BLOCK_CACHE_SIZE));
+                    config.get(MEMORY_PER_SLOT).getBytes() >= (4 << 20),
+                    MEMORY_PER_SLOT,
+                    "must be at least 4 MiB, was " + config.get(MEMORY_PER_SLOT));
+            double ratio = config.get(WRITE_BUFFER_RATIO);
+            require(
+                    ratio >= 0.05 && ratio <= 0.9,
+                    WRITE_BUFFER_RATIO,
+                    "must be between 0.05 and 0.9, was " + ratio);
             long localCache = config.get(LOCAL_CACHE_SIZE).getBytes();
             require(
                     localCache == 0 || localCache >= (1 << 20),

@@ -20,6 +20,8 @@ class DisaggregatedFactoryOptionsTest {
         Configuration c = new Configuration();
         c.set(DisaggregatedOptions.PRIMARY_DIRECTORY, "file:///tmp/primary");
         c.set(DisaggregatedOptions.LOCAL_DIRECTORY, "/tmp/local");
+        c.set(DisaggregatedOptions.MEMORY_PER_SLOT, MemorySize.parse("300mb"));
+        c.set(DisaggregatedOptions.WRITE_BUFFER_RATIO, 0.4);
         c.set(DisaggregatedOptions.MEMTABLE_SIZE, MemorySize.parse("8mb"));
         c.set(DisaggregatedOptions.BLOCK_CACHE_SIZE, MemorySize.parse("32mb"));
         c.set(DisaggregatedOptions.LOCAL_CACHE_SIZE, MemorySize.parse("3gb"));
@@ -38,6 +40,6 @@ class DisaggregatedFactoryOptionsTest {
         for (var option : DisaggregatedOptions.all()) {
             assertThat(b.option(option)).as(option.key()).isEqualTo(c.get(option));
         }
-        assertThat(DisaggregatedOptions.all()).hasSize(14);
+        assertThat(DisaggregatedOptions.all()).hasSize(16);
     }
 }

@@ -61,4 +61,31 @@ class DisaggregatedOptionsTest {
                 .hasMessageContaining("'state.backend.disaggregated.readahead-size'")
                 .hasMessageContaining("at most 64 MiB");
     }
+
+    @Test
+    void slotMemory_isAtLeastFourMebibytes_andItsWriteBufferRatioBounded() {
+        Configuration ok = new Configuration();
+        ok.set(DisaggregatedOptions.MEMORY_PER_SLOT, MemorySize.parse("4mb"));
+        ok.set(DisaggregatedOptions.WRITE_BUFFER_RATIO, 0.9);
+        assertThatCode(() -> DisaggregatedOptions.validate(ok)).doesNotThrowAnyException();
+
+        Configuration small = new Configuration();
+        small.set(DisaggregatedOptions.MEMORY_PER_SLOT, MemorySize.parse("3mb"));
+        assertThatThrownBy(() -> DisaggregatedOptions.validate(small))
+                .isInstanceOf(IllegalConfigurationException.class)
+                .hasMessageContaining("'state.backend.disaggregated.memory.per-slot'")
+                .hasMessageContaining("at least 4 MiB");
+        for (double bad : new double[] {0.0, 0.01, 0.95, 1.5}) {
+            Configuration c = new Configuration();
+            c.set(DisaggregatedOptions.WRITE_BUFFER_RATIO, bad);
+            assertThatThrownBy(() -> DisaggregatedOptions.validate(c))
+                    .isInstanceOf(IllegalConfigurationException.class)
+                    .hasMessageContaining(
+                            "'state.backend.disaggregated.memory.write-buffer-ratio'");
+        }
+        Configuration tinyCache = new Configuration();
+        tinyCache.set(DisaggregatedOptions.BLOCK_CACHE_SIZE, MemorySize.parse("100kb"));
+        assertThatThrownBy(() -> DisaggregatedOptions.validate(tinyCache))
+                .hasMessageContaining("'state.backend.disaggregated.block-cache-size'");
+    }
 }

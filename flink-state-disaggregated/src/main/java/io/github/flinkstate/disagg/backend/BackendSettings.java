@@ -4,6 +4,7 @@ import io.github.flinkstate.disagg.DisaggregatedOptions;
 import io.github.flinkstate.disagg.engine.sst.BlockCompression;
 import java.io.File;
 import java.io.IOException;
+import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.RecoveryClaimMode;
@@ -19,12 +20,16 @@ import org.slf4j.LoggerFactory;
 /**
  * The options of one keyed backend, resolved against its task: where the primary directory is (the
  * configured one, else a folder under the job's checkpoint directory, else the local working
- * directory), and the engine sizes.
+ * directory), and the engine and memory sizes.
  *
  * <p>Thread safety: immutable.
  *
  * @param primaryDir directory of this backend's engine files (one folder per operator)
  * @param localDir local working directory
+ * @param memtableBytes the largest memtable
+ * @param blockCacheBytes a block cache of this backend's own, or 0: the slot's shared one
+ * @param slotMemoryBytes the heap shared by the slot's backends (block cache and memtables)
+ * @param writeBufferRatio the memtables' share of {@code slotMemoryBytes}
  * @param periodicCompactionMillis age after which a file is rewritten for the TTL compaction filter
  *     (0: never)
  * @param copyThreads files copied at once for a full checkpoint after a NO_CLAIM restore
@@ -44,6 +49,8 @@ public record BackendSettings(
         File localDir,
         long memtableBytes,
         long blockCacheBytes,
+        long slotMemoryBytes,
+        double writeBufferRatio,
         int backgroundThreads,
         long periodicCompactionMillis,
         int copyThreads,
@@ -91,7 +98,11 @@ public record BackendSettings(
                 primary,
                 localDir,
                 options.get(DisaggregatedOptions.MEMTABLE_SIZE).getBytes(),
-                options.get(DisaggregatedOptions.BLOCK_CACHE_SIZE).getBytes(),
+                options.getOptional(DisaggregatedOptions.BLOCK_CACHE_SIZE)
+                        .map(MemorySize::getBytes)
+                        .orElse(0L),
+                options.get(DisaggregatedOptions.MEMORY_PER_SLOT).getBytes(),
+                options.get(DisaggregatedOptions.WRITE_BUFFER_RATIO),
                 options.get(DisaggregatedOptions.BACKGROUND_THREADS),
                 options.get(DisaggregatedOptions.TTL_PERIODIC_COMPACTION_TIME).toMillis(),
                 options.get(DisaggregatedOptions.COPY_THREADS),

@@ -81,6 +81,10 @@ public final class DisaggregatedKeyedStateBackend<K> extends AbstractKeyedStateB
     private final DisaggSnapshotOperation<K> snapshots;
     private final StateFactories<K> factories = new StateFactories<>();
     private final StateMigration<K> migration;
+
+    /** This backend's lease on the slot's shared memory; closed after the store. */
+    private final AutoCloseable memoryLease;
+
     private byte[] currentKeyBytes;
     private K currentKeyOfBytes;
 
@@ -98,7 +102,8 @@ public final class DisaggregatedKeyedStateBackend<K> extends AbstractKeyedStateB
             TtlCompactionFilters ttlFilters,
             Map<String, RegisteredKvState> kvStates,
             HeapPriorityQueuesManager priorityQueues,
-            DisaggSnapshotOperation.Factory<K> snapshotFactory) {
+            DisaggSnapshotOperation.Factory<K> snapshotFactory,
+            AutoCloseable memoryLease) {
         super(
                 kvStateRegistry,
                 keySerializer,
@@ -110,6 +115,7 @@ public final class DisaggregatedKeyedStateBackend<K> extends AbstractKeyedStateB
                 cancelStreamRegistry,
                 keyContext);
         this.store = store;
+        this.memoryLease = memoryLease;
         this.ttlFilters = ttlFilters;
         this.kvStates = new LinkedHashMap<>(kvStates);
         kvStates.values().forEach(s -> stateNamesById.put(s.stateId(), s.metaInfo().getName()));
@@ -415,6 +421,7 @@ public final class DisaggregatedKeyedStateBackend<K> extends AbstractKeyedStateB
         IOUtils.closeQuietly(cancelStreamRegistry);
         snapshots.close(); // closes the store
         IOUtils.closeQuietly(store.blockCache().disk()); // its local disk tier, if any
+        IOUtils.closeQuietly(memoryLease);
         super.dispose();
     }
 

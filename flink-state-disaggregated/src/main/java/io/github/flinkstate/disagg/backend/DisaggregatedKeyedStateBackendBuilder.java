@@ -1,5 +1,6 @@
 package io.github.flinkstate.disagg.backend;
 
+import io.github.flinkstate.disagg.backend.memory.SlotMemory;
 import io.github.flinkstate.disagg.backend.metrics.CheckpointFigures;
 import io.github.flinkstate.disagg.backend.metrics.DisaggMetrics;
 import io.github.flinkstate.disagg.backend.restore.DisaggRestoreOperation;
@@ -25,6 +26,8 @@ import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.runtime.execution.Environment;
+import org.apache.flink.runtime.memory.MemoryManager;
+import org.apache.flink.runtime.memory.OpaqueMemoryResource;
 import org.apache.flink.runtime.state.BackendBuildingException;
 import org.apache.flink.runtime.state.HeapPriorityQueuesManager;
 import org.apache.flink.runtime.state.InternalKeyContextImpl;
@@ -79,8 +82,10 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
         TtlCompactionFilters ttlFilters = new TtlCompactionFilters(parameters.getTtlTimeProvider());
         LsmStore store = null;
         DiskCache localCache = null;
+        OpaqueMemoryResource<SlotMemory> memory = null;
         InheritedFileCopier inheritedCopy = InheritedFileCopier.none();
         try {
+            memory = acquireSlotMemory(env);
             if (settings.localCacheBytes() > 0) {
                 File cacheRoot = new File(settings.localDir(), "disaggregated-cache");
                 DiskCache.deleteAbandonedDirectories(cacheRoot); // of TaskManagers that died
@@ -99,7 +104,8 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                                     KeyGroupSpan.of(
                                             range.getStartKeyGroup(), range.getEndKeyGroup()))
                             .memtableBytes(settings.memtableBytes())
-                            .blockCache(new BlockCache(settings.blockCacheBytes(), localCache))
+                            .blockCache(blockCache(memory.getResourceHandle(), localCache))
+                            .writeBufferBudget(memory.getResourceHandle().writeBuffers())
                             .backgroundThreads(settings.backgroundThreads())
                             .copyThreads(settings.copyThreads())
                             .compression(settings.compression())
@@ -186,12 +192,14 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                                     ownership,
                                     restored,
                                     lastCheckpoint,
-                                    copier));
+                                    copier),
+                    memory);
         } catch (Exception e) {
             // the copy works on the store: stop it first
             inheritedCopy.close();
             IOUtils.closeQuietly(store);
             IOUtils.closeQuietly(localCache);
+            IOUtils.closeQuietly(memory);
             throw new BackendBuildingException(
                     "Could not build the disaggregated keyed state backend for "
                             + parameters.getOperatorIdentifier()
@@ -216,5 +224,22 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
             }
         }
         return result;
+    }
+
+    /**
+     * The slot's shared memory, or one of this backend's own outside a slot (some test set-ups).
+     */
+    private OpaqueMemoryResource<SlotMemory> acquireSlotMemory(Environment env) throws Exception {
+        MemoryManager slot = env.getMemoryManager();
+        return slot == null
+                ? SlotMemory.unshared(settings.slotMemoryBytes(), settings.writeBufferRatio())
+                : SlotMemory.acquire(slot, settings.slotMemoryBytes(), settings.writeBufferRatio());
+    }
+
+    /** A cache of the backend's own when its size is configured, else one on the slot's memory. */
+    private BlockCache blockCache(SlotMemory memory, DiskCache localCache) {
+        return settings.blockCacheBytes() > 0
+                ? new BlockCache(settings.blockCacheBytes(), localCache)
+                : new BlockCache(memory.blockMemory(), localCache);
     }
 }

@@ -4,6 +4,7 @@ import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.compaction.CompactionFilter;
 import io.github.flinkstate.disagg.engine.fs.FileDeletionPolicy;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
+import io.github.flinkstate.disagg.engine.memtable.WriteBufferBudget;
 import io.github.flinkstate.disagg.engine.sst.BlockCompression;
 import io.github.flinkstate.disagg.engine.sst.IoRateLimiter;
 import io.github.flinkstate.disagg.engine.sst.SstReader;
@@ -44,6 +45,7 @@ public final class LsmOptions {
     private long compactionBytesPerSecond;
     private IoRateLimiter compactionRateLimiter;
     private BlockCache blockCache;
+    private WriteBufferBudget writeBufferBudget;
     private FileDeletionPolicy deletionPolicy = FileDeletionPolicy.ownedFilesOnly();
     private boolean backgroundCompaction = true;
     private int backgroundThreads = 2;
@@ -85,6 +87,7 @@ public final class LsmOptions {
         o.compactionBytesPerSecond = compactionBytesPerSecond;
         o.compactionRateLimiter = compactionRateLimiter;
         o.blockCache = blockCache;
+        o.writeBufferBudget = writeBufferBudget;
         o.deletionPolicy = deletionPolicy;
         o.backgroundCompaction = backgroundCompaction;
         o.backgroundThreads = backgroundThreads;
@@ -301,6 +304,19 @@ public final class LsmOptions {
 
     public LsmOptions blockCache(BlockCache v) {
         blockCache = v;
+        return this;
+    }
+
+    /**
+     * A memtable budget shared with other stores, or null (default): this store's memtables are
+     * bounded only by {@link #memtableBytes} and {@link #maxImmutableMemtables}.
+     */
+    public WriteBufferBudget writeBufferBudget() {
+        return writeBufferBudget;
+    }
+
+    public LsmOptions writeBufferBudget(WriteBufferBudget v) {
+        writeBufferBudget = v;
         return this;
     }
 

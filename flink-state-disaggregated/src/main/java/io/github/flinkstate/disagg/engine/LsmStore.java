@@ -13,6 +13,7 @@ import io.github.flinkstate.disagg.engine.key.EntryType;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.key.KeyRange;
 import io.github.flinkstate.disagg.engine.memtable.Memtable;
+import io.github.flinkstate.disagg.engine.memtable.WriteBufferBudget;
 import io.github.flinkstate.disagg.engine.sst.IoRateLimiter;
 import io.github.flinkstate.disagg.engine.sst.ReadCounters;
 import io.github.flinkstate.disagg.engine.sst.ReaderCache;
@@ -119,6 +120,14 @@ public final class LsmStore implements AutoCloseable {
     private final AtomicLong lastSeq;
     private final AtomicLong memtableIds = new AtomicLong();
 
+    /**
+     * Null, or the memtable budget shared with other stores ({@link LsmOptions#writeBufferBudget}).
+     */
+    private final WriteBufferBudget writeBudget;
+
+    /** Bytes this store has charged to {@link #writeBudget} and not given back. */
+    private final AtomicLong chargedBytes = new AtomicLong();
+
     /** When each live file became live in this store (restored files: when it was opened). */
     private final Map<String, Long> births = new ConcurrentHashMap<>();
 
@@ -170,6 +179,7 @@ public final class LsmStore implements AutoCloseable {
                                                 options.periodicCompactionMillis()),
                         f -> options.clock().getAsLong() - births.getOrDefault(f.path(), opened));
         this.lastSeq = new AtomicLong(lastSeq);
+        this.writeBudget = options.writeBufferBudget();
         this.memtables = List.of(new Memtable(memtableIds.incrementAndGet()));
         int id = IDS.incrementAndGet();
         this.flushExecutor = Executors.newSingleThreadExecutor(r -> daemon(r, "lsm-flush-" + id));
@@ -238,7 +248,9 @@ public final class LsmStore implements AutoCloseable {
             for (int i = 0; i < Long.BYTES; i++) {
                 key[prefix.length + i] = (byte) (seq >>> (56 - 8 * i));
             }
+            long before = m.approximateBytes();
             m.add(key, seq, EntryType.PUT, value.clone());
+            charge(m.approximateBytes() - before);
         }
         stats.userBytesWritten.addAndGet(prefix.length + Long.BYTES + value.length);
     }
@@ -248,7 +260,9 @@ public final class LsmStore implements AutoCloseable {
         checkKey(prefix);
         synchronized (writeMutex) {
             Memtable m = makeRoom();
+            long before = m.approximateBytes();
             m.deletePrefix(prefix.clone(), lastSeq.incrementAndGet());
+            charge(m.approximateBytes() - before);
         }
     }
 
@@ -259,11 +273,13 @@ public final class LsmStore implements AutoCloseable {
         }
         synchronized (writeMutex) {
             Memtable m = makeRoom();
+            long before = m.approximateBytes();
             m.add(
                     key.clone(),
                     lastSeq.incrementAndGet(),
                     type,
                     value == null ? null : value.clone());
+            charge(m.approximateBytes() - before);
         }
         stats.userBytesWritten.addAndGet(key.length + (value == null ? 0 : value.length));
     }
@@ -272,7 +288,11 @@ public final class LsmStore implements AutoCloseable {
     private Memtable makeRoom() throws IOException {
         ensureOpen();
         Memtable active = memtables.get(0);
-        if (active.approximateBytes() < options.memtableBytes()) {
+        long size = active.approximateBytes();
+        if (size < options.memtableBytes()
+                && (writeBudget == null
+                        || size < WriteBufferBudget.MIN_ROTATE_BYTES
+                        || !writeBudget.exceeded())) {
             return active;
         }
         while (memtables.size() - 1 >= options.maxImmutableMemtables()) {
@@ -305,6 +325,28 @@ public final class LsmStore implements AutoCloseable {
             next.addAll(memtables);
             memtables = List.copyOf(next);
         }
+    }
+
+    /**
+     * Charges {@code bytes} (negative: gives back) to the shared memtable budget, if any. The store
+     * and the budget move together; once the store is closed nothing moves, and {@link #close}
+     * gives back what is left.
+     */
+    private void charge(long bytes) {
+        if (writeBudget != null && bytes != 0 && !closed) {
+            chargedBytes.addAndGet(bytes);
+            writeBudget.charge(bytes);
+        }
+    }
+
+    /** The memtable budget this store shares with others, or null. */
+    public WriteBufferBudget writeBufferBudget() {
+        return writeBudget;
+    }
+
+    /** Bytes this store's memtables hold against the shared budget (0 without one). */
+    public long chargedMemtableBytes() {
+        return chargedBytes.get();
     }
 
     // ------------------------------------------------------------------ flush
@@ -375,6 +417,7 @@ public final class LsmStore implements AutoCloseable {
                     next.remove(oldest);
                     memtables = List.copyOf(next);
                 }
+                charge(-oldest.approximateBytes());
                 if (file != null) {
                     installed = true;
                     stats.flushes.incrementAndGet();
@@ -999,6 +1042,10 @@ public final class LsmStore implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         readers.clear();
+        if (writeBudget != null) {
+            // the memtables left are dropped with the store (their data is in the last checkpoint)
+            writeBudget.charge(-chargedBytes.getAndSet(0));
+        }
     }
 
     private void ensureOpen() throws IOException {

@@ -4,6 +4,7 @@ import io.github.flinkstate.disagg.engine.LsmStats;
 import io.github.flinkstate.disagg.engine.LsmStore;
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.cache.DiskCache;
+import io.github.flinkstate.disagg.engine.memtable.WriteBufferBudget;
 import io.github.flinkstate.disagg.engine.sst.ReadCounters;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
@@ -45,6 +46,15 @@ public final class DisaggMetrics {
         g.gauge("blockCacheHits", (Gauge<Long>) cache::hitCount);
         g.gauge("blockCacheRequests", (Gauge<Long>) cache::requestCount);
         g.gauge("primaryReads", (Gauge<Long>) primary::reads);
+        g.gauge("blockCacheUsedBytes", (Gauge<Long>) cache::weightedSize);
+        g.gauge("blockCacheSlotUsedBytes", (Gauge<Long>) () -> cache.memory().usedBytes());
+        g.gauge("blockCacheSlotCapacityBytes", (Gauge<Long>) cache::capacityBytes);
+        g.gauge("memtableBytes", (Gauge<Long>) store::chargedMemtableBytes);
+        WriteBufferBudget writeBuffers = store.writeBufferBudget();
+        if (writeBuffers != null) {
+            g.gauge("memtableSlotBytes", (Gauge<Long>) writeBuffers::usedBytes);
+            g.gauge("memtableSlotLimitBytes", (Gauge<Long>) writeBuffers::limitBytes);
+        }
         DiskCache disk = cache.disk();
         if (disk != null) {
             g.gauge("localCacheHits", (Gauge<Long>) disk::hitCount);

@@ -1,15 +1,15 @@
 package io.github.flinkstate.disagg.engine.cache;
 
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * An in-memory cache of verified data-block payloads, weighted by bytes and shareable by any number
- * of stores of one slot. Blocks are grouped per file ({@link CachedFile}, one per path,
- * reference-counted by the readers that have the file open), and evicted with the CLOCK
- * (second-chance) policy.
+ * An in-memory cache of verified data-block payloads, weighted by bytes. Blocks are grouped per
+ * file ({@link CachedFile}, one per path, reference-counted by the readers that have the file
+ * open), and evicted with the CLOCK (second-chance) policy of the {@link BlockMemory} it draws on.
+ * Several caches may draw on one memory (the stores of a task slot): each keeps its own files, disk
+ * tier and counters, and all compete for the same bytes in one recency order.
  *
  * <p>Why not a hash map keyed by (file, offset): a point lookup already knows its file and the
  * block's index, so a hit here is one array load plus setting a reference bit, without hashing,
@@ -19,54 +19,52 @@ import java.util.concurrent.atomic.LongAdder;
  * second chance.
  *
  * <p>Thread safety: thread-safe. Hits are lock-free; inserts, evictions, opens and releases are
- * serialised on this object. Reference bits are written without synchronisation; a lost update only
- * makes a recently used block slightly more likely to be evicted. Payload arrays handed out are
- * shared and must never be modified.
+ * serialised on the {@link BlockMemory}. Reference bits are written without synchronisation; a lost
+ * update only makes a recently used block slightly more likely to be evicted. Payload arrays handed
+ * out are shared and must never be modified.
  *
  * <p>Invariants (checked by {@link #checkInvariants()}):
  *
  * <ol>
  *   <li>Only payloads whose CRC32C was verified are inserted (callers verify before loading).
- *   <li>The clock ring lists exactly the resident blocks: a ring entry (file, block) exists iff
- *       that file's slot holds a payload, and every ring file is open (refs &gt; 0).
- *   <li>{@code usedBytes} is the sum of the weights of the resident blocks (payload length plus
- *       {@link #ENTRY_OVERHEAD}) and never exceeds the capacity.
+ *   <li>The memory's clock ring lists exactly the resident blocks: a ring entry (file, block)
+ *       exists iff that file's slot holds a payload, and every ring file is open (refs &gt; 0).
+ *   <li>{@code usedBytes} is the sum of the weights of this cache's resident blocks (payload length
+ *       plus {@link #ENTRY_OVERHEAD}); the memory's total never exceeds its capacity.
  * </ol>
  */
 public final class BlockCache {
 
     /** Approximate per-block bookkeeping charge in bytes (ring slots, array header, slot). */
-    public static final int ENTRY_OVERHEAD = 32;
+    public static final int ENTRY_OVERHEAD = BlockMemory.ENTRY_OVERHEAD;
 
-    private final long capacityBytes;
+    private final BlockMemory memory;
     private final DiskCache disk;
     private final LongAdder hits = new LongAdder();
     private final LongAdder misses = new LongAdder();
     private final LongAdder joinedLoads = new LongAdder();
 
-    // All fields below are guarded by this.
+    // All fields below are guarded by memory.
     private final Map<String, CachedFile> files = new HashMap<>();
-    private CachedFile[] ringFiles = new CachedFile[256];
-    private int[] ringBlocks = new int[256];
-    private int ringSize;
-    private int hand;
     private long usedBytes;
 
+    /** A cache with a memory of its own of {@code capacityBytes}. */
     public BlockCache(long capacityBytes) {
         this(capacityBytes, null);
     }
 
     /**
-     * A cache whose misses are looked up in, and filled into, the local disk tier {@code disk}
-     * (null: none). The disk tier stays owned by the caller, who closes it.
+     * A cache with a memory of its own, whose misses are looked up in, and filled into, the local
+     * disk tier {@code disk} (null: none). The disk tier stays owned by the caller, who closes it.
      */
     public BlockCache(long capacityBytes, DiskCache disk) {
+        this(new BlockMemory(capacityBytes), disk);
+    }
+
+    /** A cache drawing on {@code memory}, which other caches may share, over {@code disk}. */
+    public BlockCache(BlockMemory memory, DiskCache disk) {
+        this.memory = memory;
         this.disk = disk;
-        if (capacityBytes < 0) {
-            throw new IllegalArgumentException(
-                    "block cache capacity must be >= 0: " + capacityBytes);
-        }
-        this.capacityBytes = capacityBytes;
     }
 
     /**
@@ -82,23 +80,25 @@ public final class BlockCache {
      * memory then refreshes the recency of its copy in the disk tier, so that memory and disk age
      * blocks in one order (a block hot in memory is not the first to leave the disk).
      */
-    public synchronized CachedFile open(String file, int blockCount, long[] blockOffsets) {
-        CachedFile f = files.get(file);
-        if (f == null) {
-            f = new CachedFile(this, file, blockCount, blockOffsets);
-            files.put(file, f);
-        } else if (f.blockCount() != blockCount) {
-            throw new IllegalStateException(
-                    "file "
-                            + file
-                            + " opened with "
-                            + blockCount
-                            + " blocks but cached with "
-                            + f.blockCount()
-                            + " (files must be immutable)");
+    public CachedFile open(String file, int blockCount, long[] blockOffsets) {
+        synchronized (memory) {
+            CachedFile f = files.get(file);
+            if (f == null) {
+                f = new CachedFile(this, file, blockCount, blockOffsets);
+                files.put(file, f);
+            } else if (f.blockCount() != blockCount) {
+                throw new IllegalStateException(
+                        "file "
+                                + file
+                                + " opened with "
+                                + blockCount
+                                + " blocks but cached with "
+                                + f.blockCount()
+                                + " (files must be immutable)");
+            }
+            f.refs++;
+            return f;
         }
-        f.refs++;
-        return f;
     }
 
     void recordHit() {
@@ -122,84 +122,44 @@ public final class BlockCache {
     }
 
     /** Makes {@code payload} resident (evicting as needed) and returns the resident copy. */
-    synchronized byte[] insert(CachedFile f, int block, byte[] payload) {
-        byte[] present = f.slot(block);
-        if (present != null) {
-            return present;
+    byte[] insert(CachedFile f, int block, byte[] payload) {
+        synchronized (memory) {
+            return memory.admit(f, block, payload);
         }
-        long weight = weight(payload);
-        if (f.refs == 0 || weight > capacityBytes) {
-            return payload;
-        }
-        while (usedBytes + weight > capacityBytes) {
-            evictOne();
-        }
-        if (ringSize == ringFiles.length) {
-            ringFiles = Arrays.copyOf(ringFiles, ringSize * 2);
-            ringBlocks = Arrays.copyOf(ringBlocks, ringSize * 2);
-        }
-        ringFiles[ringSize] = f;
-        ringBlocks[ringSize] = block;
-        ringSize++;
+    }
+
+    /** Adds {@code weight} (negative: removes) to this cache's resident bytes. REQUIRES: lock. */
+    void charge(long weight) {
         usedBytes += weight;
-        f.setSlot(block, payload);
-        return payload;
     }
 
-    /** Advances the clock hand until one block is evicted. REQUIRES: lock held, ring not empty. */
-    private void evictOne() {
-        while (true) {
-            if (hand >= ringSize) {
-                hand = 0;
-            }
-            CachedFile f = ringFiles[hand];
-            int block = ringBlocks[hand];
-            if (f.takeReference(block)) {
-                hand++;
-            } else {
-                if (disk != null && f.offsets != null) {
-                    disk.touch(f.file(), f.offsets[block]); // lock order: memory, then disk
-                }
-                removeRingEntry(hand);
-                return;
-            }
-        }
-    }
-
-    /** Drops ring entry {@code i} and its payload; the last entry moves into its place. */
-    private void removeRingEntry(int i) {
-        CachedFile f = ringFiles[i];
-        int block = ringBlocks[i];
-        usedBytes -= weight(f.slot(block));
-        f.setSlot(block, null);
-        ringSize--;
-        ringFiles[i] = ringFiles[ringSize];
-        ringBlocks[i] = ringBlocks[ringSize];
-        ringFiles[ringSize] = null;
+    /** Whether {@code f} is this cache's open table of its file. REQUIRES: lock held. */
+    boolean isOpen(CachedFile f) {
+        return files.get(f.file()) == f;
     }
 
     /** Drops one reader's hold on {@code f}; the last release drops its blocks. */
-    synchronized void release(CachedFile f) {
-        if (f.refs <= 0) {
-            throw new IllegalStateException("cached file " + f.file() + " released too often");
-        }
-        if (--f.refs > 0) {
-            return;
-        }
-        files.remove(f.file());
-        for (int i = ringSize - 1; i >= 0; i--) {
-            if (ringFiles[i] == f) {
-                removeRingEntry(i);
+    void release(CachedFile f) {
+        synchronized (memory) {
+            if (f.refs <= 0) {
+                throw new IllegalStateException("cached file " + f.file() + " released too often");
             }
+            if (--f.refs > 0) {
+                return;
+            }
+            files.remove(f.file());
+            memory.dropAll(f);
         }
     }
 
-    private static long weight(byte[] payload) {
-        return (long) payload.length + ENTRY_OVERHEAD;
+    /** The capacity of the memory this cache draws on (shared with other caches, if any). */
+    public long capacityBytes() {
+        return memory.capacityBytes();
     }
 
-    public long capacityBytes() {
-        return capacityBytes;
+    /** The memory this cache draws on. */
+    public BlockMemory memory() {
+        return memory;
     }
 
     /** The local disk tier under this cache, or null. */
@@ -207,14 +167,18 @@ public final class BlockCache {
         return disk;
     }
 
-    /** Bytes currently charged to resident blocks. */
-    public synchronized long weightedSize() {
-        return usedBytes;
+    /** Bytes currently charged to this cache's resident blocks. */
+    public long weightedSize() {
+        synchronized (memory) {
+            return usedBytes;
+        }
     }
 
     /** Number of files with an open block table. */
-    public synchronized int openFiles() {
-        return files.size();
+    public int openFiles() {
+        synchronized (memory) {
+            return files.size();
+        }
     }
 
     public long hitCount() {
@@ -226,32 +190,21 @@ public final class BlockCache {
     }
 
     /** Verifies the class invariants; throws {@link IllegalStateException} on violation. */
-    public synchronized void checkInvariants() {
-        long sum = 0;
-        int resident = 0;
-        for (CachedFile f : files.values()) {
-            check(f.refs > 0, "open file " + f.file() + " has no references");
-            resident += f.residentBlocks();
-        }
-        for (int i = 0; i < ringSize; i++) {
-            CachedFile f = ringFiles[i];
-            check(files.get(f.file()) == f, "ring lists a block of closed file " + f.file());
-            byte[] payload = f.slot(ringBlocks[i]);
-            check(payload != null, "ring lists an empty slot of " + f.file());
-            sum += weight(payload);
-        }
-        check(
-                resident == ringSize,
-                resident + " resident blocks but " + ringSize + " ring entries");
-        check(sum == usedBytes, "weight accounting " + sum + " != " + usedBytes);
-        check(
-                usedBytes <= capacityBytes,
-                "block cache weight " + usedBytes + " > " + capacityBytes);
-    }
-
-    private static void check(boolean ok, String msg) {
-        if (!ok) {
-            throw new IllegalStateException("BlockCache invariant violated: " + msg);
+    public void checkInvariants() {
+        synchronized (memory) {
+            long sum = 0;
+            int resident = 0;
+            for (CachedFile f : files.values()) {
+                BlockMemory.check(f.refs > 0, "open file " + f.file() + " has no references");
+                resident += f.residentBlocks();
+                sum += f.residentWeight();
+            }
+            int entries = memory.ringEntriesOf(this);
+            BlockMemory.check(
+                    resident == entries,
+                    resident + " resident blocks but " + entries + " ring entries");
+            BlockMemory.check(sum == usedBytes, "weight accounting " + sum + " != " + usedBytes);
+            memory.checkRing();
         }
     }
 }

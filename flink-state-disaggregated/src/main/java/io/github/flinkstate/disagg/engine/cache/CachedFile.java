@@ -17,9 +17,9 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * retries.
  *
  * <p>Thread safety: thread-safe. {@link #lookup} is lock-free; slots are only written by the owning
- * cache under its lock. After the final release, {@link #lookup} still works, but {@link #insert}
- * no longer caches anything (a reader evicted while an iterator still uses it keeps working); loads
- * are still deduplicated.
+ * cache under its memory's lock. After the final release, {@link #lookup} still works, but {@link
+ * #insert} no longer caches anything (a reader evicted while an iterator still uses it keeps
+ * working); loads are still deduplicated.
  */
 public final class CachedFile {
 
@@ -32,7 +32,7 @@ public final class CachedFile {
     private final ConcurrentHashMap<Integer, CompletableFuture<byte[]>> loading =
             new ConcurrentHashMap<>();
 
-    /** Readers holding this file open; guarded by the cache's lock. */
+    /** Readers holding this file open; guarded by the cache's memory. */
     int refs;
 
     /** Offsets of the blocks in the file, or null if unknown; for the disk tier's recency. */
@@ -148,6 +148,23 @@ public final class CachedFile {
         }
         referenced[block] = 0;
         return true;
+    }
+
+    /** The cache this table belongs to. */
+    BlockCache owner() {
+        return cache;
+    }
+
+    /** Sum of the weights of the resident blocks. */
+    long residentWeight() {
+        long sum = 0;
+        for (int i = 0; i < slots.length(); i++) {
+            byte[] payload = slots.get(i);
+            if (payload != null) {
+                sum += BlockMemory.weight(payload);
+            }
+        }
+        return sum;
     }
 
     int residentBlocks() {

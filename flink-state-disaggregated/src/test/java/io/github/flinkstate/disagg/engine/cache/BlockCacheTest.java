@@ -55,6 +55,53 @@ class BlockCacheTest {
     }
 
     @Test
+    void cachesOnOneMemory_shareItsBytesAndOneClockOrder_eachCountingItsOwnBlocks() {
+        BlockMemory memory = new BlockMemory(4 * WEIGHT);
+        BlockCache a = new BlockCache(memory, null);
+        BlockCache b = new BlockCache(memory, null);
+        CachedFile fa = a.open("a", 10);
+        CachedFile fb = b.open("b", 10);
+        for (int i = 0; i < 3; i++) {
+            fa.insert(i, payload(i));
+        }
+        assertThat(fa.lookup(0)).isNotNull(); // block a/0 referenced: it gets a second chance
+        fb.insert(0, payload(10));
+        fb.insert(1, payload(11)); // the memory is full: a cold block of a leaves
+        assertThat(memory.usedBytes()).isEqualTo(4 * WEIGHT);
+        assertThat(a.weightedSize()).isEqualTo(2 * WEIGHT);
+        assertThat(b.weightedSize()).isEqualTo(2 * WEIGHT);
+        assertThat(fa.peek(0)).as("referenced: kept").isNotNull();
+        assertThat(fa.peek(1)).as("the first cold block in clock order").isNull();
+        assertThat(a.capacityBytes()).isEqualTo(b.capacityBytes()).isEqualTo(4 * WEIGHT);
+        a.checkInvariants();
+        b.checkInvariants();
+
+        fa.release(); // a's reader closes: only a's blocks leave
+        assertThat(a.weightedSize()).isZero();
+        assertThat(b.weightedSize()).isEqualTo(2 * WEIGHT);
+        assertThat(memory.usedBytes()).isEqualTo(2 * WEIGHT);
+        assertThat(fb.lookup(0)).isNotNull();
+        assertThat(fb.lookup(1)).isNotNull();
+        b.checkInvariants();
+        a.checkInvariants();
+    }
+
+    @Test
+    void sameFileNameInTwoCachesOnOneMemory_areTwoTables() {
+        BlockMemory memory = new BlockMemory(10 * WEIGHT);
+        BlockCache a = new BlockCache(memory, null);
+        BlockCache b = new BlockCache(memory, null);
+        CachedFile fa = a.open("same", 2);
+        CachedFile fb = b.open("same", 3); // another store's file: no block-count conflict
+        fa.insert(0, payload(1));
+        assertThat(fb.lookup(0)).isNull();
+        fb.release();
+        assertThat(fa.lookup(0)).isNotNull();
+        a.checkInvariants();
+        b.checkInvariants();
+    }
+
+    @Test
     void sharedTableLivesUntilTheLastReleaseAndThenStopsCaching() {
         BlockCache cache = new BlockCache(10 * WEIGHT);
         CachedFile a = cache.open("a", 2);

@@ -1,0 +1,159 @@
+package io.github.flinkstate.disagg.engine.cache;
+
+import java.util.Arrays;
+
+/**
+ * The memory behind one or several {@link BlockCache}s: a byte budget and one CLOCK (second-chance)
+ * ring over the resident blocks of all of them, so that the stores of a task slot share one budget
+ * and one recency order. A store that reads more takes memory from the others' cold blocks; none
+ * has a fixed share.
+ *
+ * <p>Each {@link BlockCache} in front of this memory keeps its own file tables, disk tier and
+ * counters; this class only decides which block leaves when another one enters.
+ *
+ * <p>Thread safety: thread-safe; this object is the lock of every {@link BlockCache} built on it
+ * (opens, inserts, evictions and releases of all of them serialise here; hits take no lock).
+ *
+ * <p>Invariants (checked by {@link BlockCache#checkInvariants()}): the ring lists exactly the
+ * resident blocks of the caches on this memory, {@code usedBytes} is the sum of their weights and
+ * never exceeds {@code capacityBytes}.
+ */
+public final class BlockMemory {
+
+    /** Approximate per-block bookkeeping charge in bytes (ring slots, array header, slot). */
+    public static final int ENTRY_OVERHEAD = 32;
+
+    private final long capacityBytes;
+
+    // All fields below are guarded by this.
+    private CachedFile[] ringFiles = new CachedFile[256];
+    private int[] ringBlocks = new int[256];
+    private int ringSize;
+    private int hand;
+    private long usedBytes;
+
+    public BlockMemory(long capacityBytes) {
+        if (capacityBytes < 0) {
+            throw new IllegalArgumentException(
+                    "block cache capacity must be >= 0: " + capacityBytes);
+        }
+        this.capacityBytes = capacityBytes;
+    }
+
+    public long capacityBytes() {
+        return capacityBytes;
+    }
+
+    /** Bytes charged to resident blocks of all caches on this memory. */
+    public synchronized long usedBytes() {
+        return usedBytes;
+    }
+
+    static long weight(byte[] payload) {
+        return (long) payload.length + ENTRY_OVERHEAD;
+    }
+
+    /**
+     * Makes {@code payload} resident as block {@code block} of {@code f} (evicting as needed) and
+     * returns the resident copy, or the argument itself when it is not cached. REQUIRES: lock held.
+     */
+    byte[] admit(CachedFile f, int block, byte[] payload) {
+        byte[] present = f.slot(block);
+        if (present != null) {
+            return present;
+        }
+        long weight = weight(payload);
+        if (f.refs == 0 || weight > capacityBytes) {
+            return payload;
+        }
+        while (usedBytes + weight > capacityBytes) {
+            evictOne();
+        }
+        if (ringSize == ringFiles.length) {
+            ringFiles = Arrays.copyOf(ringFiles, ringSize * 2);
+            ringBlocks = Arrays.copyOf(ringBlocks, ringSize * 2);
+        }
+        ringFiles[ringSize] = f;
+        ringBlocks[ringSize] = block;
+        ringSize++;
+        usedBytes += weight;
+        f.owner().charge(weight);
+        f.setSlot(block, payload);
+        return payload;
+    }
+
+    /** Advances the clock hand until one block is evicted. REQUIRES: lock held, ring not empty. */
+    private void evictOne() {
+        while (true) {
+            if (hand >= ringSize) {
+                hand = 0;
+            }
+            CachedFile f = ringFiles[hand];
+            int block = ringBlocks[hand];
+            if (f.takeReference(block)) {
+                hand++;
+            } else {
+                DiskCache disk = f.owner().disk();
+                if (disk != null && f.offsets != null) {
+                    disk.touch(f.file(), f.offsets[block]); // lock order: memory, then disk
+                }
+                removeRingEntry(hand);
+                return;
+            }
+        }
+    }
+
+    /** Drops every resident block of {@code f}. REQUIRES: lock held. */
+    void dropAll(CachedFile f) {
+        for (int i = ringSize - 1; i >= 0; i--) {
+            if (ringFiles[i] == f) {
+                removeRingEntry(i);
+            }
+        }
+    }
+
+    /** Drops ring entry {@code i} and its payload; the last entry moves into its place. */
+    private void removeRingEntry(int i) {
+        CachedFile f = ringFiles[i];
+        int block = ringBlocks[i];
+        long weight = weight(f.slot(block));
+        usedBytes -= weight;
+        f.owner().charge(-weight);
+        f.setSlot(block, null);
+        ringSize--;
+        ringFiles[i] = ringFiles[ringSize];
+        ringBlocks[i] = ringBlocks[ringSize];
+        ringFiles[ringSize] = null;
+    }
+
+    /** Checks the ring against the caches' file tables. REQUIRES: lock held. */
+    void checkRing() {
+        long sum = 0;
+        for (int i = 0; i < ringSize; i++) {
+            CachedFile f = ringFiles[i];
+            check(f.refs > 0 && f.owner().isOpen(f), "ring lists a block of closed " + f.file());
+            byte[] payload = f.slot(ringBlocks[i]);
+            check(payload != null, "ring lists an empty slot of " + f.file());
+            sum += weight(payload);
+        }
+        check(sum == usedBytes, "weight accounting " + sum + " != " + usedBytes);
+        check(usedBytes <= capacityBytes, "block memory " + usedBytes + " > " + capacityBytes);
+    }
+
+    /** Ring entries of files of {@code cache}. REQUIRES: lock held. */
+    int ringEntriesOf(BlockCache cache) {
+        int n = 0;
+        for (int i = 0; i < ringSize; i++) {
+            if (ringFiles[i].owner() == cache) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    static void check(boolean ok, String msg) {
+        if (!ok) {
+            throw new IllegalStateException("BlockCache invariant violated: " + msg);
+        }
+    }
+}
