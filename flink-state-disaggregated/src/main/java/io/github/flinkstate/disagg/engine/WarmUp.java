@@ -25,9 +25,10 @@ import org.slf4j.LoggerFactory;
  * that cannot be read is skipped with one log line (reads of it will report the problem
  * themselves).
  *
- * <p>It never delays a record: it runs on its own daemon thread, uses one read stream of a file at
- * a time (foreground reads keep the others) and takes no store lock. {@link #cancel} (called by the
- * store's close) stops it before its next chunk.
+ * <p>It does not hold up records: it runs on its own daemon thread, reads on the file's scan stream
+ * (point reads keep theirs) in chunks of at most 512 KiB, so a point read that shares the link with
+ * it waits for at most one chunk, and takes no store lock. {@link #cancel} (called by the store's
+ * close) stops it before its next chunk.
  *
  * <p>Thread safety: progress getters and {@link #cancel} may be called from any thread.
  */

@@ -6,6 +6,7 @@ import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.cache.DiskCache;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.testutil.LsmModelRunner;
+import io.github.flinkstate.testing.fs.FsOp;
 import io.github.flinkstate.testing.fs.InjectingFileSystem;
 import java.io.File;
 import java.io.RandomAccessFile;
@@ -229,6 +230,35 @@ class LsmStoreDiskCacheTest {
             assertThat(restored.primaryReads().reads())
                     .as("every block read locally after the warm-up")
                     .isEqualTo(afterWarmUp);
+        }
+        snap.release();
+    }
+
+    @Test
+    void warmUp_readsABigFileInSmallChunks_soPointReadsNeverWaitBehindMuchOfIt() throws Exception {
+        LsmSnapshot snap;
+        try (LsmStore source =
+                LsmStore.open(options("src", new BlockCache(0)).memtableBytes(8 << 20))) {
+            for (int i = 0; i < 30_000; i++) {
+                source.put(key(i), value(i));
+            }
+            source.flush();
+            snap = source.snapshot();
+        }
+        try (LsmStore restored =
+                LsmStore.open(options("dst", diskOnly(64 << 20)), List.of(snap.manifest()))) {
+            assertThat(restored.liveFiles()).hasSize(1);
+            String file = restored.liveFiles().get(0);
+            long size = fs.getFileStatus(new Path(file)).getLen();
+            assertThat(size).isGreaterThan(2 << 20);
+            fs.counters().reset();
+            WarmUp w = restored.startWarmUp();
+            assertThat(w.await(60_000)).isEqualTo(WarmUp.State.DONE);
+            assertThat(w.bytesDone()).isEqualTo(size);
+            long reads = fs.counters().calls(FsOp.READ, InjectingFileSystem.key(new Path(file)));
+            assertThat(reads)
+                    .as("reads of %d bytes in chunks of at most 512 KiB", size)
+                    .isGreaterThanOrEqualTo(size / (512 << 10));
         }
         snap.release();
     }
