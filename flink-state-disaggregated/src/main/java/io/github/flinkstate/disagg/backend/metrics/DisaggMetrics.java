@@ -49,6 +49,8 @@ public final class DisaggMetrics {
         g.gauge("blockCacheUsedBytes", (Gauge<Long>) cache::weightedSize);
         g.gauge("blockCacheSlotUsedBytes", (Gauge<Long>) () -> cache.memory().usedBytes());
         g.gauge("blockCacheSlotCapacityBytes", (Gauge<Long>) cache::capacityBytes);
+        g.gauge("fileMetadataBytes", (Gauge<Long>) cache::pinnedMetadataBytes);
+        g.gauge("fileMetadataSlotBytes", (Gauge<Long>) () -> cache.memory().pinnedBytes());
         g.gauge("memtableBytes", (Gauge<Long>) store::chargedMemtableBytes);
         WriteBufferBudget writeBuffers = store.writeBufferBudget();
         if (writeBuffers != null) {

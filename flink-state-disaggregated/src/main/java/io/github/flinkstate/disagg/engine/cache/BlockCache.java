@@ -47,6 +47,7 @@ public final class BlockCache {
     // All fields below are guarded by memory.
     private final Map<String, CachedFile> files = new HashMap<>();
     private long usedBytes;
+    private long pinnedBytes;
 
     /** A cache with a memory of its own of {@code capacityBytes}. */
     public BlockCache(long capacityBytes) {
@@ -125,6 +126,32 @@ public final class BlockCache {
     byte[] insert(CachedFile f, int block, byte[] payload) {
         synchronized (memory) {
             return memory.admit(f, block, payload);
+        }
+    }
+
+    /**
+     * Charges the metadata of a file this cache's store opened (index, bloom filter): it takes room
+     * from the blocks for as long as the reader is open. Pair with {@link #unpinMetadata}.
+     */
+    public void pinMetadata(long bytes) {
+        synchronized (memory) {
+            memory.pin(bytes);
+            pinnedBytes += bytes;
+        }
+    }
+
+    /** Gives back what {@link #pinMetadata} charged. */
+    public void unpinMetadata(long bytes) {
+        synchronized (memory) {
+            memory.unpin(bytes);
+            pinnedBytes -= bytes;
+        }
+    }
+
+    /** Bytes of this cache's open files' metadata charged to the memory. */
+    public long pinnedMetadataBytes() {
+        synchronized (memory) {
+            return pinnedBytes;
         }
     }
 

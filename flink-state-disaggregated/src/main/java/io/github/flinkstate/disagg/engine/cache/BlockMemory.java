@@ -14,9 +14,13 @@ import java.util.Arrays;
  * <p>Thread safety: thread-safe; this object is the lock of every {@link BlockCache} built on it
  * (opens, inserts, evictions and releases of all of them serialise here; hits take no lock).
  *
+ * <p>The metadata of open files (index, bloom filter) is charged here too ({@link #pin}): it is not
+ * evicted, but the blocks make room for it.
+ *
  * <p>Invariants (checked by {@link BlockCache#checkInvariants()}): the ring lists exactly the
- * resident blocks of the caches on this memory, {@code usedBytes} is the sum of their weights and
- * never exceeds {@code capacityBytes}.
+ * resident blocks of the caches on this memory, {@code usedBytes} is the sum of their weights, and
+ * blocks and pinned metadata together never exceed {@code capacityBytes} while any block is
+ * resident.
  */
 public final class BlockMemory {
 
@@ -31,6 +35,9 @@ public final class BlockMemory {
     private int ringSize;
     private int hand;
     private long usedBytes;
+
+    /** Bytes of open files' metadata (index, bloom filter) charged with {@link #pin}. */
+    private long pinnedBytes;
 
     public BlockMemory(long capacityBytes) {
         if (capacityBytes < 0) {
@@ -49,6 +56,28 @@ public final class BlockMemory {
         return usedBytes;
     }
 
+    /** Bytes charged to open files' metadata ({@link #pin}). */
+    public synchronized long pinnedBytes() {
+        return pinnedBytes;
+    }
+
+    /**
+     * Charges {@code bytes} of metadata that stay in memory while a reader is open, evicting blocks
+     * to make room. Metadata is never evicted (readers are bounded by count, and they close when
+     * their files do): when it alone exceeds the capacity, no block stays cached.
+     */
+    synchronized void pin(long bytes) {
+        pinnedBytes += bytes;
+        while (ringSize > 0 && usedBytes + pinnedBytes > capacityBytes) {
+            evictOne();
+        }
+    }
+
+    /** Gives back what {@link #pin} charged. */
+    synchronized void unpin(long bytes) {
+        pinnedBytes -= bytes;
+    }
+
     static long weight(byte[] payload) {
         return (long) payload.length + ENTRY_OVERHEAD;
     }
@@ -63,10 +92,10 @@ public final class BlockMemory {
             return present;
         }
         long weight = weight(payload);
-        if (f.refs == 0 || weight > capacityBytes) {
+        if (f.refs == 0 || weight + pinnedBytes > capacityBytes) {
             return payload;
         }
-        while (usedBytes + weight > capacityBytes) {
+        while (usedBytes + pinnedBytes + weight > capacityBytes) {
             evictOne();
         }
         if (ringSize == ringFiles.length) {
@@ -137,7 +166,10 @@ public final class BlockMemory {
             sum += weight(payload);
         }
         check(sum == usedBytes, "weight accounting " + sum + " != " + usedBytes);
-        check(usedBytes <= capacityBytes, "block memory " + usedBytes + " > " + capacityBytes);
+        check(pinnedBytes >= 0, "pinned bytes " + pinnedBytes + " < 0");
+        check(
+                usedBytes == 0 || usedBytes + pinnedBytes <= capacityBytes,
+                "block memory " + usedBytes + " + pinned " + pinnedBytes + " > " + capacityBytes);
     }
 
     /** Ring entries of files of {@code cache}. REQUIRES: lock held. */

@@ -70,6 +70,11 @@ public final class SstReader {
     private final List<PrefixTombstone> tombstones;
     private final long metadataStart;
     private final CachedFile cached;
+    private final BlockCache cache;
+
+    /** What this reader's parsed metadata is charged in the block cache's memory. */
+    private final long metadataBytes;
+
     private final CachedFile.Loader loader = this::readBlock;
     private boolean closed;
 
@@ -109,6 +114,32 @@ public final class SstReader {
         this.tombstones = m.tombstones();
         this.metadataStart = m.metadataStart();
         this.cached = cache.open(name, blocks.length, cache.disk() == null ? null : offsets());
+        this.cache = cache;
+        this.metadataBytes = parsedMetadataBytes();
+        cache.pinMetadata(metadataBytes);
+    }
+
+    /**
+     * Approximate heap bytes of the parsed metadata this reader keeps while open: the last key of
+     * every block, the block handles, the bloom filter and the prefix tombstones (object headers
+     * and references included).
+     */
+    private long parsedMetadataBytes() {
+        long bytes = 16L + 8L * lastKeys.length;
+        for (byte[] k : lastKeys) {
+            bytes += 16 + k.length;
+        }
+        bytes += 32L * blocks.length;
+        bytes += bloom == null ? 0 : 16 + bloom.sizeBytes();
+        for (PrefixTombstone t : tombstones) {
+            bytes += 48 + t.prefix().length;
+        }
+        return bytes;
+    }
+
+    /** Bytes of parsed metadata this reader charges to the block cache's memory while open. */
+    public long metadataBytesCharged() {
+        return metadataBytes;
     }
 
     /** The file offsets of the data blocks (for the disk tier's recency). */
@@ -420,6 +451,7 @@ public final class SstReader {
             }
             closed = true;
         }
+        cache.unpinMetadata(metadataBytes);
         cached.release();
         streams.close();
         compactionStream.close();

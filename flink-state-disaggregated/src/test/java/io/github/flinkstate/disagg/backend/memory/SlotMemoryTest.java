@@ -70,10 +70,22 @@ class SlotMemoryTest {
             assertThat(b.store().chargedMemtableBytes()).isPositive();
             assertThat(a.store().writeBufferBudget().usedBytes()).isEqualTo(charged);
 
+            a.store().flush();
+            b.store().flush();
+            write(a, 0, 200); // reads open the flushed files: their metadata is charged
+            assertThat(a.store().blockCache().pinnedMetadataBytes()).isPositive();
+            assertThat(a.store().blockCache().memory().pinnedBytes())
+                    .isEqualTo(
+                            a.store().blockCache().pinnedMetadataBytes()
+                                    + b.store().blockCache().pinnedMetadataBytes());
+
             slot.dispose(a);
             assertThat(b.store().writeBufferBudget().usedBytes())
                     .as("a disposed backend gives its memtables' bytes back")
                     .isEqualTo(b.store().chargedMemtableBytes());
+            assertThat(b.store().blockCache().memory().pinnedBytes())
+                    .as("and its files' metadata")
+                    .isEqualTo(b.store().blockCache().pinnedMetadataBytes());
         }
     }
 
@@ -115,6 +127,7 @@ class SlotMemoryTest {
         }
     }
 
+    /** Read-modify-write of the backend's own keys among {@code count} from {@code firstKey}. */
     private static void write(DisaggregatedKeyedStateBackend<Integer> b, int firstKey, int count)
             throws Exception {
         ValueState<String> state =
@@ -132,7 +145,8 @@ class SlotMemoryTest {
                 continue;
             }
             b.setCurrentKey(key);
-            state.update("value-" + key);
+            String previous = state.value(); // a read: files flushed before are opened
+            state.update(previous == null ? "value-" + key : previous + "+");
         }
     }
 }

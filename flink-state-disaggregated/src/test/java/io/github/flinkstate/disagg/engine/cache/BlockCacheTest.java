@@ -87,6 +87,34 @@ class BlockCacheTest {
     }
 
     @Test
+    void pinnedMetadata_takesRoomFromTheBlocks_andWhenItFillsTheMemoryNothingIsCached() {
+        BlockMemory memory = new BlockMemory(4 * WEIGHT);
+        BlockCache cache = new BlockCache(memory, null);
+        CachedFile f = cache.open("a", 10);
+        for (int i = 0; i < 4; i++) {
+            f.insert(i, payload(i));
+        }
+        cache.pinMetadata(WEIGHT + 1); // two blocks must go to make room
+        assertThat(cache.weightedSize()).isEqualTo(2 * WEIGHT);
+        assertThat(cache.pinnedMetadataBytes()).isEqualTo(WEIGHT + 1);
+        cache.checkInvariants();
+
+        cache.pinMetadata(4 * WEIGHT); // metadata alone over the capacity: no block stays
+        assertThat(cache.weightedSize()).isZero();
+        byte[] p = payload(9);
+        assertThat(f.insert(9, p)).isSameAs(p);
+        assertThat(f.lookup(9)).as("not cached while metadata fills the memory").isNull();
+        cache.checkInvariants();
+
+        cache.unpinMetadata(4 * WEIGHT);
+        cache.unpinMetadata(WEIGHT + 1);
+        assertThat(memory.pinnedBytes()).isZero();
+        f.insert(9, p);
+        assertThat(f.lookup(9)).isSameAs(p);
+        cache.checkInvariants();
+    }
+
+    @Test
     void sameFileNameInTwoCachesOnOneMemory_areTwoTables() {
         BlockMemory memory = new BlockMemory(10 * WEIGHT);
         BlockCache a = new BlockCache(memory, null);
