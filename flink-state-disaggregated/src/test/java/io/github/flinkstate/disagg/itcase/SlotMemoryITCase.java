@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.flinkstate.disagg.DisaggregatedStateBackendFactory;
 import java.io.File;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -61,7 +60,9 @@ class SlotMemoryITCase {
             List<Gauge<Long>> flushes = new ArrayList<>();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
             while (flushes.size() < 2 || minimum(flushes) < 2) {
-                assertThat(System.nanoTime()).as("both operators flushed twice").isLessThan(deadline);
+                assertThat(System.nanoTime())
+                        .as("both operators flushed twice")
+                        .isLessThan(deadline);
                 Thread.sleep(200);
                 flushes = gauges(reporter, id, "flushes");
                 assertThat(flushes).hasSizeLessThanOrEqualTo(2);
@@ -136,7 +137,7 @@ class SlotMemoryITCase {
             v[0] = (byte) x.longValue();
             last.update(v);
             if (x % 10 == 0) {
-                Thread.sleep(Duration.ofMillis(1));
+                Thread.sleep(1);
             }
             return x;
         }

@@ -4,7 +4,6 @@ import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.cache.CachedFile;
 import io.github.flinkstate.disagg.engine.cache.DiskCache;
 import io.github.flinkstate.disagg.engine.cache.WriteThrough;
-import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.Versioned;
 import java.io.EOFException;
 import java.io.FileNotFoundException;
@@ -42,7 +41,7 @@ import org.apache.flink.core.fs.Path;
  * <p>Invariants:
  *
  * <ol>
- *   <li>{@code lastKeys[i]} is the last key of data block {@code i}; strictly increasing.
+ *   <li>The index's last key of data block {@code i} is its last key; strictly increasing.
  *   <li>All metadata blocks passed their CRC32C check.
  * </ol>
  */
@@ -64,8 +63,7 @@ public final class SstReader {
     private final ReadCounters counters;
     private final SstFooter footer;
     private final int version;
-    private final byte[][] lastKeys;
-    private final BlockHandle[] blocks;
+    private final BlockIndex blocks;
     private final BloomFilter bloom;
     private final List<PrefixTombstone> tombstones;
     private final long metadataStart;
@@ -108,12 +106,12 @@ public final class SstReader {
         }
         this.footer = m.footer();
         this.version = m.version();
-        this.lastKeys = m.lastKeys();
         this.blocks = m.blocks();
         this.bloom = m.bloom();
         this.tombstones = m.tombstones();
         this.metadataStart = m.metadataStart();
-        this.cached = cache.open(name, blocks.length, cache.disk() == null ? null : offsets());
+        this.cached =
+                cache.open(name, blocks.size(), cache.disk() == null ? null : blocks.offsets());
         this.cache = cache;
         this.metadataBytes = parsedMetadataBytes();
         cache.pinMetadata(metadataBytes);
@@ -125,11 +123,7 @@ public final class SstReader {
      * and references included).
      */
     private long parsedMetadataBytes() {
-        long bytes = 16L + 8L * lastKeys.length;
-        for (byte[] k : lastKeys) {
-            bytes += 16 + k.length;
-        }
-        bytes += 32L * blocks.length;
+        long bytes = blocks.heapBytes();
         bytes += bloom == null ? 0 : 16 + bloom.sizeBytes();
         for (PrefixTombstone t : tombstones) {
             bytes += 48 + t.prefix().length;
@@ -140,15 +134,6 @@ public final class SstReader {
     /** Bytes of parsed metadata this reader charges to the block cache's memory while open. */
     public long metadataBytesCharged() {
         return metadataBytes;
-    }
-
-    /** The file offsets of the data blocks (for the disk tier's recency). */
-    private long[] offsets() {
-        long[] offsets = new long[blocks.length];
-        for (int i = 0; i < offsets.length; i++) {
-            offsets[i] = blocks[i].offset();
-        }
-        return offsets;
     }
 
     /**
@@ -231,31 +216,21 @@ public final class SstReader {
     }
 
     public int blockCount() {
-        return blocks.length;
+        return blocks.size();
     }
 
     BlockHandle block(int i) {
-        return blocks[i];
+        return blocks.handle(i);
     }
 
     /** Index of the first block whose last key is >= key, or blockCount() if none. */
     int findBlock(byte[] key) {
-        int lo = 0;
-        int hi = lastKeys.length;
-        while (lo < hi) {
-            int mid = (lo + hi) >>> 1;
-            if (Bytes.compare(lastKeys[mid], key) < 0) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return lo;
+        return blocks.find(key);
     }
 
     /** The handle of data block {@code i} (its stored length; for tests). */
     BlockHandle blockHandle(int i) {
-        return blocks[i];
+        return blocks.handle(i);
     }
 
     /** A cursor over data block {@code i} (through the block cache). */
@@ -265,7 +240,7 @@ public final class SstReader {
 
     /** A cursor over data block {@code i} whose verified payload is {@code payload}. */
     DataBlock.Cursor cursor(int i, byte[] payload) throws IOException {
-        return new DataBlock.Cursor(payload, version, name, blocks[i].offset());
+        return new DataBlock.Cursor(payload, version, name, blocks.offset(i));
     }
 
     /** The verified payload of data block {@code i}, from the block cache or the file. */
@@ -275,7 +250,7 @@ public final class SstReader {
 
     /** Reads, verifies and (version 4) decompresses data block {@code i}. */
     private byte[] readBlock(int i) throws IOException {
-        BlockHandle h = blocks[i];
+        BlockHandle h = blocks.handle(i);
         byte[] buf = storedBlock(h);
         if (version < 4) {
             return Arrays.copyOf(buf, h.length());
@@ -344,17 +319,17 @@ public final class SstReader {
                 }
                 long end = fileSize;
                 int last = next - 1;
-                if (next < blocks.length) {
+                if (next < blocks.size()) {
                     last = next;
-                    while (last + 1 < blocks.length
-                            && blocks[last + 1].end() - pos <= COPY_CHUNK_BYTES) {
+                    while (last + 1 < blocks.size()
+                            && blocks.end(last + 1) - pos <= COPY_CHUNK_BYTES) {
                         last++;
                     }
-                    end = blocks[last].end();
+                    end = blocks.end(last);
                 }
                 byte[] buf = readAt(scanStream, pos, (int) (end - pos));
                 for (int i = next; i <= last; i++) {
-                    checkCrc(buf, (int) (blocks[i].offset() - pos), blocks[i]);
+                    checkCrc(buf, (int) (blocks.offset(i) - pos), blocks.handle(i));
                 }
                 next = last + 1;
                 copy.write(buf, 0, buf.length);
@@ -375,10 +350,10 @@ public final class SstReader {
             return null;
         }
         int b = findBlock(key);
-        if (b >= blocks.length) {
+        if (b >= blocks.size()) {
             return null;
         }
-        return DataBlock.get(payload(b), version, key, name, blocks[b].offset());
+        return DataBlock.get(payload(b), version, key, name, blocks.offset(b));
     }
 
     /**
@@ -424,7 +399,7 @@ public final class SstReader {
      * whose last key is at or above it, or the file's last block.
      */
     int lastBlockBelow(byte[] limit) {
-        return limit == null ? blocks.length - 1 : Math.min(findBlock(limit), blocks.length - 1);
+        return limit == null ? blocks.size() - 1 : Math.min(findBlock(limit), blocks.size() - 1);
     }
 
     /**
@@ -539,7 +514,7 @@ public final class SstReader {
      * checksum verified, then decompressed (version 4) or copied out.
      */
     byte[] payloadAt(byte[] buf, int at, int i) throws IOException {
-        BlockHandle h = blocks[i];
+        BlockHandle h = blocks.handle(i);
         checkCrc(buf, at, h);
         if (version < 4) {
             return Arrays.copyOfRange(buf, at, at + h.length());
@@ -552,7 +527,7 @@ public final class SstReader {
      * verified, or null (no tier, no copy, or a copy that failed and was dropped).
      */
     byte[] localStored(int i) throws IOException {
-        return localCopy(blocks[i]);
+        return localCopy(blocks.handle(i));
     }
 
     /** {@link #localStored} for block {@code h}; fails if {@code h} is outside the file. */
@@ -579,7 +554,7 @@ public final class SstReader {
     void offerToDisk(int i, byte[] buf, int at) {
         DiskCache disk = cached.disk();
         if (disk != null) {
-            BlockHandle h = blocks[i];
+            BlockHandle h = blocks.handle(i);
             disk.offer(
                     name,
                     h.offset(),
@@ -696,8 +671,7 @@ public final class SstReader {
     private record Metadata(
             SstFooter footer,
             int version,
-            byte[][] lastKeys,
-            BlockHandle[] blocks,
+            BlockIndex blocks,
             BloomFilter bloom,
             List<PrefixTombstone> tombstones,
             long metadataStart) {}
@@ -756,14 +730,9 @@ public final class SstReader {
 
         BlockHandle ih = footer.index();
         byte[] idx = verified(tail.bytes, tail.at(ih.offset()), ih);
-        ByteReader ir = new ByteReader(idx, 0, idx.length);
-        List<byte[]> keys = new ArrayList<>();
-        List<BlockHandle> handles = new ArrayList<>();
+        BlockIndex blockIndex;
         try {
-            while (ir.hasRemaining()) {
-                keys.add(ir.bytes());
-                handles.add(new BlockHandle(ir.varint(), ir.varint32()));
-            }
+            blockIndex = BlockIndex.decode(idx);
         } catch (IOException e) {
             throw error("Malformed index block", ih.offset(), e);
         }
@@ -781,8 +750,7 @@ public final class SstReader {
         return new Metadata(
                 footer,
                 v,
-                keys.toArray(new byte[0][]),
-                handles.toArray(new BlockHandle[0]),
+                blockIndex,
                 bloom,
                 decodeTombstones(verified(tail.bytes, tail.at(th.offset()), th), th.offset()),
                 metaStart);
