@@ -1,29 +1,22 @@
 package io.github.flinkstate.benchmarks.jmh;
 
+import io.github.flinkstate.benchmarks.common.MockTaskKeyedBackends;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
-import java.util.Collections;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.state.StateDescriptor;
-import org.apache.flink.api.common.typeutils.base.LongSerializer;
-import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.core.fs.Path;
-import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.runtime.operators.testutils.MockEnvironment;
 import org.apache.flink.runtime.operators.testutils.MockEnvironmentBuilder;
 import org.apache.flink.runtime.state.CheckpointStorageLocationReference;
 import org.apache.flink.runtime.state.CheckpointStreamFactory;
 import org.apache.flink.runtime.state.CheckpointableKeyedStateBackend;
-import org.apache.flink.runtime.state.KeyGroupRange;
-import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
 import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.TestTaskStateManager;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.runtime.state.changelog.StateChangelogStorage;
-import org.apache.flink.runtime.state.storage.FileSystemCheckpointStorage;
-import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
 import org.apache.flink.util.FileUtils;
 
 /**
@@ -43,7 +36,7 @@ import org.apache.flink.util.FileUtils;
  */
 public final class KeyedBackendFixture implements AutoCloseable {
 
-    public static final int MAX_PARALLELISM = 128;
+    public static final int MAX_PARALLELISM = MockTaskKeyedBackends.MAX_PARALLELISM;
     public static final long MANAGED_MEMORY_BYTES = 256L << 20;
 
     private final File dir;
@@ -88,24 +81,12 @@ public final class KeyedBackendFixture implements AutoCloseable {
             // The changelog, disaggregated and ForSt backends ask the environment for its
             // checkpoint storage (ForSt fails with a NullPointerException without it); no
             // checkpoint is taken. The disaggregated backend keeps its primary directory under it.
-            env.setCheckpointStorageAccess(
-                    new FileSystemCheckpointStorage(new Path(new File(dir, "checkpoints").toURI()))
-                            .createCheckpointStorage(jobId));
+            MockTaskKeyedBackends.attachCheckpointStorage(
+                    env, jobId, new Path(new File(dir, "checkpoints").toURI()));
             StateBackend stateBackend = kind.create(new File(dir, "db"), workingSetEntries);
             CheckpointableKeyedStateBackend<Long> backend =
-                    stateBackend.createKeyedStateBackend(
-                            new KeyedStateBackendParametersImpl<>(
-                                    env,
-                                    jobId,
-                                    "jmh-" + kind.name().toLowerCase(),
-                                    LongSerializer.INSTANCE,
-                                    MAX_PARALLELISM,
-                                    new KeyGroupRange(0, MAX_PARALLELISM - 1),
-                                    env.getTaskKvStateRegistry(),
-                                    TtlTimeProvider.DEFAULT,
-                                    new UnregisteredMetricsGroup(),
-                                    Collections.emptyList(),
-                                    new CloseableRegistry()));
+                    MockTaskKeyedBackends.create(
+                            stateBackend, env, jobId, "jmh-" + kind.name().toLowerCase(), null);
             return new KeyedBackendFixture(dir, env, backend, changelogStorage);
         } catch (Exception e) {
             try {

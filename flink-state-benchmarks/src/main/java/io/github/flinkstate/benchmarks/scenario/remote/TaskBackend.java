@@ -1,34 +1,26 @@
 package io.github.flinkstate.benchmarks.scenario.remote;
 
+import io.github.flinkstate.benchmarks.common.MockTaskKeyedBackends;
 import java.util.Collection;
-import java.util.Collections;
 import java.util.concurrent.RunnableFuture;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.state.CheckpointListener;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
-import org.apache.flink.api.common.typeutils.base.LongSerializer;
 import org.apache.flink.api.common.typeutils.base.array.BytePrimitiveArraySerializer;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.core.fs.Path;
-import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.operators.testutils.MockEnvironment;
 import org.apache.flink.runtime.operators.testutils.MockEnvironmentBuilder;
-import org.apache.flink.runtime.state.CheckpointStorageAccess;
 import org.apache.flink.runtime.state.CheckpointStreamFactory;
 import org.apache.flink.runtime.state.CheckpointableKeyedStateBackend;
-import org.apache.flink.runtime.state.KeyGroupRange;
-import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
 import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.SnapshotResult;
 import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.StateBackendLoader;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
-import org.apache.flink.runtime.state.storage.FileSystemCheckpointStorage;
-import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
 
 /**
  * One keyed state backend with {@code Long} keys and one {@code ValueState<byte[]>}, built the way
@@ -40,7 +32,7 @@ import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
  */
 final class TaskBackend implements AutoCloseable {
 
-    static final int MAX_PARALLELISM = 128;
+    static final int MAX_PARALLELISM = MockTaskKeyedBackends.MAX_PARALLELISM;
     private static final ValueStateDescriptor<byte[]> VALUE =
             new ValueStateDescriptor<>("value", BytePrimitiveArraySerializer.INSTANCE);
 
@@ -76,28 +68,13 @@ final class TaskBackend implements AutoCloseable {
                         .setManagedMemorySize(managedMemoryBytes)
                         .build();
         try {
-            CheckpointStorageAccess storage =
-                    new FileSystemCheckpointStorage(new Path(checkpointDir))
-                            .createCheckpointStorage(jobId);
-            storage.initializeBaseLocationsForCheckpoint();
-            env.setCheckpointStorageAccess(storage);
+            MockTaskKeyedBackends.attachCheckpointStorage(env, jobId, new Path(checkpointDir))
+                    .initializeBaseLocationsForCheckpoint();
             StateBackend stateBackend =
                     StateBackendLoader.loadStateBackendFromConfig(
                             config, TaskBackend.class.getClassLoader(), null);
             CheckpointableKeyedStateBackend<Long> backend =
-                    stateBackend.createKeyedStateBackend(
-                            new KeyedStateBackendParametersImpl<>(
-                                    env,
-                                    jobId,
-                                    "remote-read",
-                                    LongSerializer.INSTANCE,
-                                    MAX_PARALLELISM,
-                                    new KeyGroupRange(0, MAX_PARALLELISM - 1),
-                                    env.getTaskKvStateRegistry(),
-                                    TtlTimeProvider.DEFAULT,
-                                    new UnregisteredMetricsGroup(),
-                                    handles == null ? Collections.emptyList() : handles,
-                                    new CloseableRegistry()));
+                    MockTaskKeyedBackends.create(stateBackend, env, jobId, "remote-read", handles);
             try {
                 ValueState<byte[]> state =
                         backend.getPartitionedState(
