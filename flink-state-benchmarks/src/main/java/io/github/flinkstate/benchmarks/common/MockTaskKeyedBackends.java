@@ -32,8 +32,8 @@ public final class MockTaskKeyedBackends {
 
     /**
      * Gives {@code env} a file-system checkpoint storage at {@code checkpointDir} (the changelog,
-     * ForSt and disaggregated backends ask the environment for it; ForSt fails without) and
-     * returns it.
+     * ForSt and disaggregated backends ask the environment for it; ForSt fails without) and returns
+     * it.
      */
     public static CheckpointStorageAccess attachCheckpointStorage(
             MockEnvironment env, JobID jobId, Path checkpointDir) throws Exception {
