@@ -2,6 +2,7 @@ package io.github.flinkstate.benchmarks.scenario.rescale;
 
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.RecoveryClaimMode;
 import org.apache.flink.runtime.jobgraph.JobGraph;
 import org.apache.flink.runtime.jobgraph.SavepointRestoreSettings;
@@ -58,7 +59,8 @@ public final class RescaleJobs {
     }
 
     /**
-     * The verify job at {@code parallelism}, restoring {@code checkpointPath} in {@code claimMode}:
+     * The verify job at {@code parallelism}, restoring {@code checkpointPath} in {@code claimMode}
+     * (set both on the job graph and in the job's configuration, where state backends read it):
      * probes keys {@code 0..keys-1} once each and keeps running until cancelled. The verify job
      * takes no checkpoint and is always cancelled, so even a CLAIM restore leaves the retained
      * checkpoint usable for the next restore: Flink discards a claimed checkpoint when a newer one
@@ -72,7 +74,11 @@ public final class RescaleJobs {
             int valueBytes,
             String checkpointPath,
             RecoveryClaimMode claimMode) {
-        StreamExecutionEnvironment env = environment(config, parallelism);
+        // as `flink run -s <path> -claimMode <mode>` does: backends that act on the claim mode
+        // (ForSt, ours) read it from the configuration, not from the job graph's restore settings
+        Configuration withClaimMode = new Configuration(config);
+        withClaimMode.set(StateRecoveryOptions.RESTORE_MODE, claimMode);
+        StreamExecutionEnvironment env = environment(withClaimMode, parallelism);
         env.fromSequence(0, Long.MAX_VALUE)
                 .setParallelism(1)
                 .uid("probe-source")
