@@ -3,7 +3,9 @@ package io.github.flinkstate.disagg.itcase;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.flinkstate.disagg.DisaggregatedStateBackendFactory;
+import io.github.flinkstate.testing.wait.Waits;
 import java.io.File;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -57,22 +59,21 @@ class SlotMemoryITCase {
             JobGraph graph = jobGraph();
             JobID id = cluster.submitJob(graph).get().getJobID();
 
-            List<Gauge<Long>> flushes = new ArrayList<>();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-            while (flushes.size() < 2 || minimum(flushes) < 2) {
-                assertThat(System.nanoTime())
-                        .as("both operators flushed twice")
-                        .isLessThan(deadline);
-                Thread.sleep(200);
-                flushes = gauges(reporter, id, "flushes");
-                assertThat(flushes).hasSizeLessThanOrEqualTo(2);
-                // each backend's memtables stay within the share (one memtable being filled and at
-                // most two waiting for their flush, each closed at the share plus one entry)
-                for (Gauge<Long> memtable : gauges(reporter, id, "memtableBytes")) {
-                    assertThat(memtable.getValue())
-                            .isLessThanOrEqualTo(3 * (MEMTABLE_SHARE + 2 * VALUE_BYTES));
-                }
-            }
+            Waits.untilChecked(
+                    "both operators flushed twice",
+                    Duration.ofSeconds(120),
+                    () -> {
+                        List<Gauge<Long>> flushes = gauges(reporter, id, "flushes");
+                        assertThat(flushes).hasSizeLessThanOrEqualTo(2);
+                        // each backend's memtables stay within the share (one memtable being
+                        // filled, at most two waiting for their flush, each closed at the share
+                        // plus one entry)
+                        for (Gauge<Long> memtable : gauges(reporter, id, "memtableBytes")) {
+                            assertThat(memtable.getValue())
+                                    .isLessThanOrEqualTo(3 * (MEMTABLE_SHARE + 2 * VALUE_BYTES));
+                        }
+                        return flushes.size() == 2 && minimum(flushes) >= 2;
+                    });
             for (Gauge<Long> capacity : gauges(reporter, id, "blockCacheSlotCapacityBytes")) {
                 assertThat(capacity.getValue()).isEqualTo(SLOT_MEMORY - MEMTABLE_SHARE);
             }

@@ -131,11 +131,6 @@ public final class SstReader {
         return bytes;
     }
 
-    /** Bytes of parsed metadata this reader charges to the block cache's memory while open. */
-    public long metadataBytesCharged() {
-        return metadataBytes;
-    }
-
     /**
      * Opens a reader.
      *
