@@ -248,9 +248,7 @@ public final class LsmStore implements AutoCloseable {
             for (int i = 0; i < Long.BYTES; i++) {
                 key[prefix.length + i] = (byte) (seq >>> (56 - 8 * i));
             }
-            long before = m.approximateBytes();
-            m.add(key, seq, EntryType.PUT, value.clone());
-            charge(m.approximateBytes() - before);
+            charge(m.add(key, seq, EntryType.PUT, value.clone()));
         }
         stats.userBytesWritten.addAndGet(prefix.length + Long.BYTES + value.length);
     }
@@ -260,9 +258,7 @@ public final class LsmStore implements AutoCloseable {
         checkKey(prefix);
         synchronized (writeMutex) {
             Memtable m = makeRoom();
-            long before = m.approximateBytes();
-            m.deletePrefix(prefix.clone(), lastSeq.incrementAndGet());
-            charge(m.approximateBytes() - before);
+            charge(m.deletePrefix(prefix.clone(), lastSeq.incrementAndGet()));
         }
     }
 
@@ -273,13 +269,12 @@ public final class LsmStore implements AutoCloseable {
         }
         synchronized (writeMutex) {
             Memtable m = makeRoom();
-            long before = m.approximateBytes();
-            m.add(
-                    key.clone(),
-                    lastSeq.incrementAndGet(),
-                    type,
-                    value == null ? null : value.clone());
-            charge(m.approximateBytes() - before);
+            charge(
+                    m.add(
+                            key.clone(),
+                            lastSeq.incrementAndGet(),
+                            type,
+                            value == null ? null : value.clone()));
         }
         stats.userBytesWritten.addAndGet(key.length + (value == null ? 0 : value.length));
     }

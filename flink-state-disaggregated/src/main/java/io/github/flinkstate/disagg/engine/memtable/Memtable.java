@@ -55,30 +55,41 @@ public final class Memtable {
         return id;
     }
 
-    /** Inserts a put or point delete. REQUIRES: not frozen; seq greater than all prior. */
-    public void add(byte[] key, long seq, byte type, byte[] value) {
+    /**
+     * Inserts a put or point delete; returns by how much {@link #approximateBytes()} changed.
+     * REQUIRES: not frozen; seq greater than all prior.
+     */
+    public long add(byte[] key, long seq, byte type, byte[] value) {
         checkWritable(seq);
         Versioned e = new Versioned(seq, type, type == EntryType.PUT ? value : null);
         Versioned old = entries.put(key, e);
-        bytes.addAndGet(charge(key, e) - (old == null ? 0 : charge(key, old)));
+        long delta = charge(key, e) - (old == null ? 0 : charge(key, old));
+        bytes.addAndGet(delta);
         noteSeq(seq);
+        return delta;
     }
 
-    /** Records a prefix tombstone and drops the older entries it covers. REQUIRES: as add. */
-    public void deletePrefix(byte[] prefix, long seq) {
+    /**
+     * Records a prefix tombstone and drops the older entries it covers; returns by how much {@link
+     * #approximateBytes()} changed. REQUIRES: as add.
+     */
+    public long deletePrefix(byte[] prefix, long seq) {
         checkWritable(seq);
+        long delta = 0;
         Long old = prefixTombstones.put(prefix, seq);
         tombstoneLengths.add(prefix.length);
         if (old == null) {
-            bytes.addAndGet(prefix.length + ENTRY_OVERHEAD);
+            delta += prefix.length + ENTRY_OVERHEAD;
         }
         NavigableMap<byte[], Versioned> covered = rangeOf(prefix, Bytes.prefixLimit(prefix));
         for (Map.Entry<byte[], Versioned> c : covered.entrySet()) {
             if (entries.remove(c.getKey(), c.getValue())) {
-                bytes.addAndGet(-charge(c.getKey(), c.getValue()));
+                delta -= charge(c.getKey(), c.getValue());
             }
         }
+        bytes.addAndGet(delta);
         noteSeq(seq);
+        return delta;
     }
 
     /** The newest entry for {@code key}, or {@code null}. */
