@@ -86,6 +86,13 @@ public final class ByteReader {
         return out;
     }
 
+    /** Copies the next {@code n} bytes into {@code dst} at {@code off}. */
+    public void readInto(byte[] dst, int off, int n) throws IOException {
+        need(n);
+        System.arraycopy(buf, pos, dst, off, n);
+        pos += n;
+    }
+
     /** Skips a varint-length-prefixed byte string. */
     public void skipBytes() throws IOException {
         int n = varint32();

@@ -9,9 +9,14 @@ import java.util.Arrays;
  * Encoding and cursor of a data block (docs/format/disagg-sst.md).
  *
  * <p>Entries are {@code varint keyLen, key, varint seq, u8 type, [varint valueLen, value if PUT]}
- * in strictly increasing key order. Version 1 payloads are just the entries; version 2 payloads
- * append an entry offset array ({@code u32 offset} of every entry, then {@code u32 count}) so a
- * point lookup binary-searches the block instead of scanning it.
+ * in strictly increasing key order. Version 1 payloads are just the entries; versions 2-4 append an
+ * entry offset array ({@code u32 offset} of every entry, then {@code u32 count}) so a point lookup
+ * binary-searches the block instead of scanning it. Version 5 stores each key as {@code varint
+ * shared, varint unshared, suffix}: the first {@code shared} bytes are those of the previous key of
+ * the block; every {@value #RESTART_INTERVAL}th entry, starting with the first, is a restart point
+ * with {@code shared = 0}, and the offset array lists the restart points only. A lookup
+ * binary-searches the restart points (their keys are whole, compared in place) and then scans at
+ * most one interval.
  *
  * <p>Thread safety: the payload is immutable and may be shared through the block cache; each {@link
  * Cursor} is confined to one thread; {@link #get} is stateless.
@@ -23,7 +28,51 @@ public final class DataBlock {
 
     public static final int COUNT_BYTES = 4;
 
+    /** Version 5: entries per restart point (the writer's choice; readers do not rely on it). */
+    public static final int RESTART_INTERVAL = 16;
+
+    /** First version with prefix-compressed keys and restart points. */
+    static final int PREFIX_VERSION = 5;
+
     private DataBlock() {}
+
+    /**
+     * Size of a block's offset array for {@code n} entries in {@code version} (0 for version 1).
+     */
+    public static int offsetArrayBytes(int version, int n) {
+        if (version < 2) {
+            return 0;
+        }
+        int offsets = version >= PREFIX_VERSION ? (n + RESTART_INTERVAL - 1) / RESTART_INTERVAL : n;
+        return offsets * OFFSET_BYTES + COUNT_BYTES;
+    }
+
+    /** Whether entry {@code i} (0-based in its block) is a restart point in {@code version}. */
+    public static boolean isRestart(int version, int i) {
+        return version < PREFIX_VERSION || i % RESTART_INTERVAL == 0;
+    }
+
+    /**
+     * Appends one version-5 entry: {@code shared} bytes of {@code key} are those of the previous
+     * key of the block (0 at a restart point).
+     */
+    public static void encodePrefixedEntry(
+            ByteWriter out, int shared, byte[] key, long seq, byte type, byte[] value) {
+        out.varint(shared);
+        out.varint(key.length - shared);
+        out.raw(key, shared, key.length - shared);
+        out.varint(seq);
+        out.u8(type);
+        if (type == EntryType.PUT) {
+            out.bytes(value);
+        }
+    }
+
+    /** Length of the common prefix of two keys. */
+    public static int sharedPrefix(byte[] a, byte[] b) {
+        int m = Arrays.mismatch(a, b);
+        return m < 0 ? a.length : Math.min(m, Math.min(a.length, b.length));
+    }
 
     /** Appends one entry to a block being built. */
     public static void encodeEntry(ByteWriter out, byte[] key, long seq, byte type, byte[] value) {
@@ -49,9 +98,11 @@ public final class DataBlock {
      */
     private static final class Layout {
         final int entriesEnd;
-        final int count; // -1 for version 1 (no offset array)
+        final int count; // -1 for version 1 (no offset array); version 5: restart points
+        final boolean prefixed; // version 5: keys share prefixes, offsets are restart points
 
         Layout(byte[] payload, int version) throws IOException {
+            prefixed = version >= PREFIX_VERSION;
             if (version < 2) {
                 entriesEnd = payload.length;
                 count = -1;
@@ -101,6 +152,21 @@ public final class DataBlock {
     private static int compareKeyAt(ByteReader in, byte[] payload, int end, byte[] target)
             throws IOException {
         int len = in.varint32();
+        return compareKeyBytes(in, payload, end, target, len);
+    }
+
+    /** As {@link #compareKeyAt} for a version-5 restart entry ({@code shared} must be 0). */
+    private static int compareRestartKeyAt(ByteReader in, byte[] payload, int end, byte[] target)
+            throws IOException {
+        int shared = in.varint32();
+        if (shared != 0) {
+            throw new IOException("restart entry shares " + shared + " bytes with its predecessor");
+        }
+        return compareKeyBytes(in, payload, end, target, in.varint32());
+    }
+
+    private static int compareKeyBytes(
+            ByteReader in, byte[] payload, int end, byte[] target, int len) throws IOException {
         int from = in.position();
         if (len > end - from) {
             throw new IOException("key of " + len + " bytes overruns block at " + from);
@@ -142,6 +208,76 @@ public final class DataBlock {
         try {
             Layout layout = new Layout(payload, version);
             ByteReader in = new ByteReader(payload, 0, layout.entriesEnd);
+            if (layout.prefixed) {
+                // the last restart point whose key <= target; its interval holds the key if any
+                int lo = 0;
+                int hi = layout.count - 1;
+                int start = -1;
+                while (lo <= hi) {
+                    int mid = (lo + hi) >>> 1;
+                    at = layout.offset(payload, mid);
+                    in.position(at);
+                    int c = compareRestartKeyAt(in, payload, layout.entriesEnd, key);
+                    if (c == 0) {
+                        return decodeRest(in);
+                    }
+                    if (c < 0) {
+                        start = mid;
+                        lo = mid + 1;
+                    } else {
+                        hi = mid - 1;
+                    }
+                }
+                if (start < 0) {
+                    return null;
+                }
+                at = layout.offset(payload, start);
+                int limit =
+                        start + 1 < layout.count
+                                ? layout.offset(payload, start + 1)
+                                : layout.entriesEnd;
+                in.position(at);
+                // matched = common prefix of the previous key (< target) and the target
+                int matched = -1;
+                while (in.position() < limit) {
+                    at = in.position();
+                    int shared = in.varint32();
+                    int unshared = in.varint32();
+                    int from = in.position();
+                    if (matched < 0 && shared != 0) {
+                        throw new IOException(
+                                "restart entry shares " + shared + " bytes with its predecessor");
+                    }
+                    if (unshared > layout.entriesEnd - from) {
+                        throw new IOException(
+                                "key suffix of " + unshared + " bytes overruns block at " + from);
+                    }
+                    in.position(from + unshared);
+                    if (matched >= 0 && shared < matched) {
+                        return null; // differs from the previous key where that one matched
+                    }
+                    if (matched < 0 || shared == matched) {
+                        int base = matched < 0 ? 0 : matched;
+                        int c =
+                                Arrays.compareUnsigned(
+                                        payload, from, from + unshared, key, base, key.length);
+                        if (c == 0) {
+                            return decodeRest(in);
+                        }
+                        if (c > 0) {
+                            return null;
+                        }
+                        int m =
+                                Arrays.mismatch(
+                                        payload, from, from + unshared, key, base, key.length);
+                        matched = base + m;
+                    }
+                    // shared > matched: the key equals the previous one up to past the point where
+                    // that one was already smaller than the target, so it is smaller too
+                    skipRest(in);
+                }
+                return null;
+            }
             if (layout.count >= 0) {
                 int lo = 0;
                 int hi = layout.count - 1;
@@ -229,7 +365,7 @@ public final class DataBlock {
             }
             int at = in.position();
             try {
-                key = in.bytes();
+                key = layout.prefixed ? nextPrefixedKey() : in.bytes();
                 seq = in.varint();
                 type = (byte) in.u8();
                 if (!EntryType.isValid(type)) {
@@ -249,12 +385,39 @@ public final class DataBlock {
             valid = true;
         }
 
+        /** Version 5: the next key, its first bytes taken from the previous key. */
+        private byte[] nextPrefixedKey() throws IOException {
+            int shared = in.varint32();
+            int unshared = in.varint32();
+            int previous = key == null ? 0 : key.length;
+            if (shared > previous) {
+                throw new IOException(
+                        "entry shares "
+                                + shared
+                                + " bytes of a "
+                                + previous
+                                + "-byte previous key");
+            }
+            if (unshared > layout.entriesEnd - in.position()) {
+                throw new IOException(
+                        "key suffix of " + unshared + " bytes overruns block at " + in.position());
+            }
+            byte[] k = new byte[shared + unshared];
+            if (shared > 0) {
+                System.arraycopy(key, 0, k, 0, shared);
+            }
+            in.readInto(k, shared, unshared);
+            return k;
+        }
+
         /** Advances to the first entry with key >= target (from the current position). */
         public void seek(byte[] target) throws IOException {
             if (!valid || Arrays.compareUnsigned(key, target) >= 0) {
                 return;
             }
-            if (layout.count >= 0) {
+            if (layout.prefixed) {
+                seekRestart(target);
+            } else if (layout.count >= 0) {
                 // current key < target, so the first entry >= target lies after the current one
                 int at = 0;
                 int lo = 0;
@@ -290,6 +453,44 @@ public final class DataBlock {
             while (valid && Arrays.compareUnsigned(key, target) < 0) {
                 next();
             }
+        }
+
+        /**
+         * Version 5: jumps to the last restart point whose key is below {@code target} when it lies
+         * ahead, then steps to the target (the current key is below it).
+         */
+        private void seekRestart(byte[] target) throws IOException {
+            int at = 0;
+            int lo = 0;
+            int hi = layout.count;
+            try {
+                ByteReader probe = new ByteReader(payload, 0, layout.entriesEnd);
+                while (lo < hi) {
+                    int mid = (lo + hi) >>> 1;
+                    at = layout.offset(payload, mid);
+                    probe.position(at);
+                    if (compareRestartKeyAt(probe, payload, layout.entriesEnd, target) < 0) {
+                        lo = mid + 1;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                at = lo > 0 ? layout.offset(payload, lo - 1) : -1;
+            } catch (IOException e) {
+                throw new IOException(
+                        "Malformed data block in "
+                                + file
+                                + " at offset "
+                                + (blockOffset + at)
+                                + ": "
+                                + e.getMessage(),
+                        e);
+            }
+            if (at >= in.position()) {
+                in.position(at);
+                key = null; // a restart point shares nothing with its predecessor
+            }
+            next();
         }
 
         public byte[] key() {

@@ -14,10 +14,17 @@ public final class SstFormat {
     public static final long MAGIC = 0x4449534147535354L;
 
     /**
-     * Format version written by this code: every data block is stored with a codec byte, and
-     * optionally compressed ({@link BlockCompression}); otherwise as version 3.
+     * Format version written by this code: keys in data blocks are prefix-compressed against the
+     * previous key, with a restart point every {@link DataBlock#RESTART_INTERVAL} entries, and the
+     * offset array lists the restart points only; otherwise as version 4.
      */
-    public static final byte VERSION = 4;
+    public static final byte VERSION = 5;
+
+    /**
+     * Every data block is stored with a codec byte, and optionally compressed ({@link
+     * BlockCompression}); otherwise as version 3. Still readable.
+     */
+    public static final byte VERSION_4 = 4;
 
     /**
      * The footer ends with a flags byte ({@link #FLAG_BLOOM_PREFIXES}); data blocks as in version

@@ -29,8 +29,9 @@ import org.apache.flink.core.fs.Path;
  * <p>Invariants:
  *
  * <ol>
- *   <li>{@link #bytesWritten()} = bytes written so far plus the pending block (with its version-2
- *       offset array, whose entry offsets are {@code entryOffsets[0..blockEntries)}).
+ *   <li>{@link #bytesWritten()} = bytes written so far plus the pending block with its offset
+ *       array, whose offsets are {@code entryOffsets[0..offsetCount(blockEntries))} (every entry in
+ *       versions 2-4, every restart point in version 5).
  *   <li>Every key lies in the writer's key-group span.
  * </ol>
  */
@@ -205,13 +206,23 @@ public final class SstWriter implements AutoCloseable {
         checkKeyGroup(key);
         if (block.length() > 0
                 && block.length() + offsetArrayBytes(blockEntries + 1) + key.length >= blockSize) {
-            flushBlock();
+            flushBlock(key);
         }
-        if (blockEntries == entryOffsets.length) {
-            entryOffsets = Arrays.copyOf(entryOffsets, entryOffsets.length * 2);
+        boolean restart = DataBlock.isRestart(version, blockEntries);
+        if (restart) {
+            int n = offsetCount(blockEntries);
+            if (n == entryOffsets.length) {
+                entryOffsets = Arrays.copyOf(entryOffsets, entryOffsets.length * 2);
+            }
+            entryOffsets[n] = block.length();
         }
-        entryOffsets[blockEntries++] = block.length();
-        DataBlock.encodeEntry(block, key, seq, type, value);
+        if (version >= 5) {
+            int shared = restart ? 0 : DataBlock.sharedPrefix(key, lastKey);
+            DataBlock.encodePrefixedEntry(block, shared, key, seq, type, value);
+        } else {
+            DataBlock.encodeEntry(block, key, seq, type, value);
+        }
+        blockEntries++;
         if (firstKey == null) {
             firstKey = key;
         }
@@ -261,9 +272,14 @@ public final class SstWriter implements AutoCloseable {
         return offset + block.length() + (blockEntries > 0 ? offsetArrayBytes(blockEntries) : 0);
     }
 
-    /** Size of the version-2 offset array for {@code n} entries (0 for version 1). */
+    /** Size of the offset array of a block of {@code n} entries (0 for version 1). */
     private int offsetArrayBytes(int n) {
-        return version >= 2 ? n * DataBlock.OFFSET_BYTES + DataBlock.COUNT_BYTES : 0;
+        return DataBlock.offsetArrayBytes(version, n);
+    }
+
+    /** Offsets a block of {@code n} entries records: all (versions 2-4) or restart points (5). */
+    private int offsetCount(int n) {
+        return version >= 5 ? (n + DataBlock.RESTART_INTERVAL - 1) / DataBlock.RESTART_INTERVAL : n;
     }
 
     /**
@@ -275,7 +291,7 @@ public final class SstWriter implements AutoCloseable {
      */
     public SstFooter finish(KeyRange bounds) throws IOException {
         if (block.length() > 0) {
-            flushBlock();
+            flushBlock(null);
         }
         BlockHandle tombHandle = writeBlock(encodeTombstones());
         BloomFilter bloom = BloomFilter.build(hashes, hashCount, bloomBitsPerKey);
@@ -413,9 +429,14 @@ public final class SstWriter implements AutoCloseable {
         return w;
     }
 
-    private void flushBlock() throws IOException {
+    /**
+     * Writes the pending block and its index entry. {@code nextKey} is the first key of the next
+     * block (null for the last block): from version 5 the index holds the shortest separator
+     * between the block's last key and it instead of the last key itself.
+     */
+    private void flushBlock(byte[] nextKey) throws IOException {
         if (version >= 2) {
-            DataBlock.encodeOffsets(block, entryOffsets, blockEntries);
+            DataBlock.encodeOffsets(block, entryOffsets, offsetCount(blockEntries));
         }
         blockEntries = 0;
         BlockHandle h;
@@ -425,11 +446,38 @@ public final class SstWriter implements AutoCloseable {
         } else {
             h = writeBlock(block);
         }
-        index.bytes(lastKey);
+        index.bytes(version >= 5 && nextKey != null ? separator(lastKey, nextKey) : lastKey);
         index.varint(h.offset());
         index.varint(h.length());
         dataBlocks++;
         block.reset();
+    }
+
+    /**
+     * The shortest key {@code s} with {@code last <= s < next} (REQUIRES {@code last < next}): the
+     * common prefix plus one byte one above {@code last}'s where that stays below {@code next}'s,
+     * else {@code last} cut after its first byte (past the common prefix) that can be raised.
+     */
+    static byte[] separator(byte[] last, byte[] next) {
+        int i = DataBlock.sharedPrefix(last, next);
+        if (i >= last.length) {
+            return last; // last is a prefix of next: nothing shorter lies between them
+        }
+        int a = last[i] & 0xFF;
+        if (a + 1 < (next[i] & 0xFF)) {
+            byte[] s = Arrays.copyOf(last, i + 1);
+            s[i] = (byte) (a + 1);
+            return s;
+        }
+        // next[i] = last[i] + 1: keep last[i], then raise the first byte after it below 0xFF
+        for (int j = i + 1; j < last.length - 1; j++) {
+            if ((last[j] & 0xFF) < 0xFF) {
+                byte[] s = Arrays.copyOf(last, j + 1);
+                s[j] = (byte) ((last[j] & 0xFF) + 1);
+                return s;
+            }
+        }
+        return last;
     }
 
     private BlockHandle writeBlock(ByteWriter payload) throws IOException {

@@ -179,9 +179,190 @@ class SstFormatTest {
     }
 
     @Test
-    void version4_current_roundTrip() throws Exception {
-        assertThat(SstFormat.VERSION).isEqualTo((byte) 4);
+    void version5_current_roundTrip() throws Exception {
+        assertThat(SstFormat.VERSION).isEqualTo((byte) 5);
+        checkVersionRoundTrip(5, "v5.sst");
+    }
+
+    @Test
+    void version4_filesRemainReadable() throws Exception {
         checkVersionRoundTrip(4, "v4.sst");
+    }
+
+    /**
+     * Version 5 with keys built to stress prefix compression: long shared prefixes, keys that are
+     * prefixes of their successors, lengths from 2 to 40 bytes, restart points in every block.
+     * Every present key is found, every absent one (including prefixes and extensions of present
+     * keys) is not, and seeks to every present and absent key land on the ceiling.
+     */
+    @Test
+    void version5_prefixCompressedKeys_lookupsAndSeeksMatchModel() throws Exception {
+        Random rnd = new Random(55);
+        NavigableMap<byte[], byte[]> model = LsmModelRunner.newModel();
+        java.util.List<byte[]> probes = new java.util.ArrayList<>();
+        for (int i = 0; i < 3000; i++) {
+            byte[] k = new byte[2 + rnd.nextInt(39)];
+            k[0] = 0;
+            k[1] = (byte) rnd.nextInt(4);
+            for (int j = 2; j < k.length; j++) {
+                k[j] = (byte) (j < 20 ? rnd.nextInt(3) : rnd.nextInt(256)); // long shared runs
+            }
+            byte[] v = new byte[rnd.nextInt(30)];
+            rnd.nextBytes(v);
+            if (rnd.nextInt(4) == 0) {
+                probes.add(k); // absent unless drawn twice
+            } else {
+                model.put(k, v);
+                model.put(java.util.Arrays.copyOf(k, k.length - 1), v); // its prefix, present too
+            }
+            probes.add(java.util.Arrays.copyOf(k, k.length + 1)); // an extension
+        }
+        model.remove(new byte[] {0});
+        model.keySet().removeIf(k -> k.length < 2);
+        Path path = new Path(new Path(tmp.toURI()), "v5-prefix.sst");
+        SstWriter w = new SstWriter(fs, path, 512, 10, KeyGroupSpan.of(0, 3));
+        long seq = 1;
+        for (Map.Entry<byte[], byte[]> e : model.entrySet()) {
+            w.add(e.getKey(), seq++, EntryType.PUT, e.getValue());
+        }
+        w.finish(null);
+        SstReader r = SstReader.open(fs, path, new BlockCache(1 << 20), w.fileSize());
+        assertThat(r.formatVersion()).isEqualTo(5);
+        for (Map.Entry<byte[], byte[]> e : model.entrySet()) {
+            Versioned got = r.get(e.getKey());
+            assertThat(got).as(Bytes.hex(e.getKey())).isNotNull();
+            assertThat(got.value()).isEqualTo(e.getValue());
+        }
+        probes.addAll(model.keySet());
+        for (byte[] p : probes) {
+            if (!model.containsKey(p)) {
+                assertThat(r.get(p)).as(Bytes.hex(p)).isNull();
+            }
+            SstIterator it = r.iterator();
+            it.seek(p);
+            byte[] expected = model.ceilingKey(p);
+            assertThat(it.valid()).isEqualTo(expected != null);
+            if (expected != null) {
+                assertThat(it.key()).as(Bytes.hex(p)).isEqualTo(expected);
+            }
+        }
+        // one iterator seeking forward through increasing targets (seeks within a block)
+        SstIterator forward = r.iterator();
+        forward.seekToFirst();
+        java.util.TreeSet<byte[]> sorted = new java.util.TreeSet<>(Bytes::compare);
+        sorted.addAll(probes);
+        for (byte[] p : sorted) {
+            forward.seek(p);
+            byte[] expected = model.ceilingKey(p);
+            assertThat(forward.valid()).isEqualTo(expected != null);
+            if (expected != null) {
+                assertThat(forward.key()).as(Bytes.hex(p)).isEqualTo(expected);
+            }
+        }
+    }
+
+    @Test
+    void version5_indexSeparators_areShortAndBetweenTheBlocks() {
+        Random rnd = new Random(5);
+        for (int i = 0; i < 20_000; i++) {
+            byte[] a = new byte[1 + rnd.nextInt(12)];
+            byte[] b = new byte[1 + rnd.nextInt(12)];
+            for (int j = 0; j < a.length; j++) {
+                a[j] = (byte) (rnd.nextInt(4) == 0 ? 0xFF : rnd.nextInt(3));
+            }
+            for (int j = 0; j < b.length; j++) {
+                b[j] = j < a.length && rnd.nextBoolean() ? a[j] : (byte) rnd.nextInt(4);
+            }
+            int c = Bytes.compare(a, b);
+            if (c == 0) {
+                continue;
+            }
+            byte[] last = c < 0 ? a : b;
+            byte[] next = c < 0 ? b : a;
+            byte[] sep = SstWriter.separator(last, next);
+            assertThat(Bytes.compare(last, sep)).as(Bytes.hex(last)).isLessThanOrEqualTo(0);
+            assertThat(Bytes.compare(sep, next)).as(Bytes.hex(next)).isLessThan(0);
+            assertThat(sep.length).isLessThanOrEqualTo(last.length);
+        }
+        // the keyed backend's keys: key group, state id and lengths shared, keys differ late
+        byte[] last = {0, 7, 1, 2, 3, 4, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0x10, 0x20, 0, 0, 0, 1, 0};
+        byte[] next = {0, 7, 1, 2, 3, 4, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0x13, 0x01, 0, 0, 0, 1, 0};
+        assertThat(SstWriter.separator(last, next))
+                .isEqualTo(new byte[] {0, 7, 1, 2, 3, 4, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0x11});
+    }
+
+    @Test
+    void version5_dataBlockLayout_matchesSpec() throws Exception {
+        // the version-5 worked example of docs/format/disagg-sst.md: two keys sharing 3 bytes
+        Path path = new Path(new Path(tmp.toURI()), "ex5.sst");
+        SstWriter w = new SstWriter(fs, path, 4096, 10, KeyGroupSpan.of(0, 3));
+        w.add(new byte[] {0, 1, 0, 0x37}, 1, EntryType.PUT, new byte[] {0x76});
+        w.add(new byte[] {0, 1, 0, 0x38}, 2, EntryType.PUT, new byte[] {0x77});
+        w.finish(null);
+        byte[] file = java.nio.file.Files.readAllBytes(new File(path.toUri()).toPath());
+        assertThat(file[file.length - 9]).isEqualTo((byte) 5);
+        assertThat(java.util.Arrays.copyOf(file, 26))
+                .isEqualTo(
+                        new byte[] {
+                            0, // codec: stored as is
+                            0,
+                            4,
+                            0,
+                            1,
+                            0,
+                            0x37,
+                            1,
+                            1,
+                            1,
+                            0x76, // restart entry: whole key
+                            3,
+                            1,
+                            0x38,
+                            2,
+                            1,
+                            1,
+                            0x77, // shares 3 bytes, 1 byte of its own
+                            0,
+                            0,
+                            0,
+                            0, // restart[0] = 0
+                            0,
+                            0,
+                            0,
+                            1 // one restart point
+                        });
+        int stored =
+                ((file[26] & 0xFF) << 24)
+                        | ((file[27] & 0xFF) << 16)
+                        | ((file[28] & 0xFF) << 8)
+                        | (file[29] & 0xFF);
+        assertThat(stored).isEqualTo(SstFormat.crc32c(file, 0, 26));
+    }
+
+    @Test
+    void version5_malformedSharedPrefix_isReportedWithFileAndOffset() throws Exception {
+        byte[] restartShares = {
+            2, 2, 0x37, 0x38, 1, 1, 1, 0x76, 0, 0, 0, 0, 0, 0, 0, 1
+        }; // the restart entry claims 2 shared bytes
+        assertThatThrownBy(
+                        () ->
+                                DataBlock.get(
+                                        restartShares, 5, new byte[] {0, 1, 0, 0x37}, "f.sst", 100))
+                .hasMessageContaining("f.sst")
+                .hasMessageContaining("offset 100")
+                .hasMessageContaining("restart entry shares 2 bytes");
+        assertThatThrownBy(() -> new DataBlock.Cursor(restartShares, 5, "f.sst", 100))
+                .hasMessageContaining("f.sst")
+                .hasMessageContaining("shares 2 bytes of a 0-byte previous key");
+        byte[] sharesTooMuch = {
+            0, 2, 0x37, 0x38, 1, 1, 1, 0x76, 9, 1, 0x39, 2, 1, 1, 0x77, 0, 0, 0, 0, 0, 0, 0, 1
+        }; // the second entry claims 9 bytes of a 2-byte key
+        DataBlock.Cursor c = new DataBlock.Cursor(sharesTooMuch, 5, "f.sst", 100);
+        assertThat(c.key()).isEqualTo(new byte[] {0x37, 0x38});
+        assertThatThrownBy(c::next)
+                .hasMessageContaining("f.sst")
+                .hasMessageContaining("offset 108")
+                .hasMessageContaining("shares 9 bytes of a 2-byte previous key");
     }
 
     @Test
@@ -267,11 +448,11 @@ class SstFormatTest {
     void version4_storedBlockStartsWithItsCodec_matchesSpec() throws Exception {
         // the version-4 worked example: codec byte 0, then the version-2 payload
         Path path = new Path(new Path(tmp.toURI()), "ex4.sst");
-        SstWriter w = new SstWriter(fs, path, 4096, 10, KeyGroupSpan.of(0, 3));
+        SstWriter w = new SstWriter(fs, path, 4096, 10, KeyGroupSpan.of(0, 3), null, 4);
         w.add(new byte[] {0, 1, 0, 0x37}, 1, EntryType.PUT, new byte[] {0x76});
         w.finish(null);
         byte[] file = java.nio.file.Files.readAllBytes(new File(path.toUri()).toPath());
-        assertThat(file[file.length - 9]).isEqualTo(SstFormat.VERSION).isEqualTo((byte) 4);
+        assertThat(file[file.length - 9]).isEqualTo(SstFormat.VERSION_4).isEqualTo((byte) 4);
         assertThat(java.util.Arrays.copyOf(file, 18))
                 .isEqualTo(new byte[] {0, 4, 0, 1, 0, 0x37, 1, 1, 1, 0x76, 0, 0, 0, 0, 0, 0, 0, 1});
         int stored =
@@ -283,7 +464,7 @@ class SstFormatTest {
     }
 
     @Test
-    void version4_lz4_roundTrip_smallerFile_andMixesWithUncompressedBlocks() throws Exception {
+    void lz4_roundTrip_smallerFile_andMixesWithUncompressedBlocks() throws Exception {
         Random rnd = new Random(4);
         NavigableMap<byte[], byte[]> model = LsmModelRunner.newModel();
         for (int i = 0; i < 5000; i++) {
@@ -307,7 +488,7 @@ class SstFormatTest {
             w.finish(null);
             sizes[c.ordinal()] = w.fileSize();
             SstReader r = SstReader.open(fs, path, new BlockCache(1 << 20), w.fileSize());
-            assertThat(r.formatVersion()).isEqualTo(4);
+            assertThat(r.formatVersion()).isEqualTo(SstFormat.VERSION);
             for (Map.Entry<byte[], byte[]> e : model.entrySet()) {
                 assertThat(r.get(e.getKey()).value()).isEqualTo(e.getValue());
             }
