@@ -309,15 +309,15 @@ public final class DataBlock {
             }
             return null;
         } catch (IOException e) {
-            throw new IOException(
-                    "Malformed data block in "
-                            + file
-                            + " at offset "
-                            + (blockOffset + at)
-                            + ": "
-                            + e.getMessage(),
-                    e);
+            throw malformed(file, blockOffset + at, e);
         }
+    }
+
+    /** The error for a malformed block: names the file and the offset in it. */
+    private static IOException malformed(String file, long offset, IOException e) {
+        return new IOException(
+                "Malformed data block in " + file + " at offset " + offset + ": " + e.getMessage(),
+                e);
     }
 
     /** A forward cursor over one block payload. */
@@ -341,14 +341,7 @@ public final class DataBlock {
             try {
                 this.layout = new Layout(payload, version);
             } catch (IOException e) {
-                throw new IOException(
-                        "Malformed data block in "
-                                + file
-                                + " at offset "
-                                + blockOffset
-                                + ": "
-                                + e.getMessage(),
-                        e);
+                throw malformed(0, e);
             }
             this.in = new ByteReader(payload, 0, layout.entriesEnd);
             next();
@@ -373,14 +366,7 @@ public final class DataBlock {
                 }
                 value = type == EntryType.PUT ? in.bytes() : null;
             } catch (IOException e) {
-                throw new IOException(
-                        "Malformed data block in "
-                                + file
-                                + " at offset "
-                                + (blockOffset + at)
-                                + ": "
-                                + e.getMessage(),
-                        e);
+                throw malformed(at, e);
             }
             valid = true;
         }
@@ -415,38 +401,21 @@ public final class DataBlock {
             if (!valid || Arrays.compareUnsigned(key, target) >= 0) {
                 return;
             }
-            if (layout.prefixed) {
-                seekRestart(target);
-            } else if (layout.count >= 0) {
+            if (layout.count >= 0) {
                 // current key < target, so the first entry >= target lies after the current one
-                int at = 0;
-                int lo = 0;
-                int hi = layout.count;
-                try {
-                    ByteReader probe = new ByteReader(payload, 0, layout.entriesEnd);
-                    while (lo < hi) {
-                        int mid = (lo + hi) >>> 1;
-                        at = layout.offset(payload, mid);
-                        probe.position(at);
-                        if (compareKeyAt(probe, payload, layout.entriesEnd, target) < 0) {
-                            lo = mid + 1;
-                        } else {
-                            hi = mid;
-                        }
+                int lo = firstOffsetNotBelow(target);
+                if (layout.prefixed) {
+                    // the last restart point below the target, if ahead: keys restart there
+                    int at = lo > 0 ? offsetAt(lo - 1) : -1;
+                    if (at >= in.position()) {
+                        in.position(at);
+                        key = null;
                     }
-                    at = lo < layout.count ? layout.offset(payload, lo) : layout.entriesEnd;
-                } catch (IOException e) {
-                    throw new IOException(
-                            "Malformed data block in "
-                                    + file
-                                    + " at offset "
-                                    + (blockOffset + at)
-                                    + ": "
-                                    + e.getMessage(),
-                            e);
-                }
-                if (at >= in.position()) {
-                    in.position(at);
+                } else {
+                    int at = lo < layout.count ? offsetAt(lo) : layout.entriesEnd;
+                    if (at >= in.position()) {
+                        in.position(at);
+                    }
                 }
                 next();
             }
@@ -456,10 +425,10 @@ public final class DataBlock {
         }
 
         /**
-         * Version 5: jumps to the last restart point whose key is below {@code target} when it lies
-         * ahead, then steps to the target (the current key is below it).
+         * Binary search of the offset array (every entry, or in version 5 every restart point): the
+         * first index whose key is not below {@code target}, or {@code count}.
          */
-        private void seekRestart(byte[] target) throws IOException {
+        private int firstOffsetNotBelow(byte[] target) throws IOException {
             int at = 0;
             int lo = 0;
             int hi = layout.count;
@@ -469,28 +438,33 @@ public final class DataBlock {
                     int mid = (lo + hi) >>> 1;
                     at = layout.offset(payload, mid);
                     probe.position(at);
-                    if (compareRestartKeyAt(probe, payload, layout.entriesEnd, target) < 0) {
+                    int c =
+                            layout.prefixed
+                                    ? compareRestartKeyAt(probe, payload, layout.entriesEnd, target)
+                                    : compareKeyAt(probe, payload, layout.entriesEnd, target);
+                    if (c < 0) {
                         lo = mid + 1;
                     } else {
                         hi = mid;
                     }
                 }
-                at = lo > 0 ? layout.offset(payload, lo - 1) : -1;
+                return lo;
             } catch (IOException e) {
-                throw new IOException(
-                        "Malformed data block in "
-                                + file
-                                + " at offset "
-                                + (blockOffset + at)
-                                + ": "
-                                + e.getMessage(),
-                        e);
+                throw malformed(at, e);
             }
-            if (at >= in.position()) {
-                in.position(at);
-                key = null; // a restart point shares nothing with its predecessor
+        }
+
+        /** Offset {@code i} of the (already validated) array. */
+        private int offsetAt(int i) throws IOException {
+            try {
+                return layout.offset(payload, i);
+            } catch (IOException e) {
+                throw malformed(0, e);
             }
-            next();
+        }
+
+        private IOException malformed(int at, IOException e) {
+            return DataBlock.malformed(file, blockOffset + at, e);
         }
 
         public byte[] key() {
