@@ -11,6 +11,7 @@ import io.github.flinkstate.disagg.engine.key.EntryType;
 import io.github.flinkstate.disagg.engine.key.KeyRange;
 import io.github.flinkstate.disagg.engine.key.Versioned;
 import io.github.flinkstate.disagg.engine.memtable.Memtable;
+import io.github.flinkstate.disagg.engine.sst.BloomFilter;
 import io.github.flinkstate.disagg.engine.sst.ReaderCache;
 import io.github.flinkstate.disagg.engine.version.FileMeta;
 import io.github.flinkstate.disagg.engine.version.Version;
@@ -78,12 +79,13 @@ final class ReadPath {
 
     /** L0 files: highest sequence number wins; deeper levels: first hit from the top wins. */
     private Versioned getFromFiles(Version v, byte[] key) throws IOException {
+        long keyHash = BloomFilter.hash(key); // once for every file probed
         Versioned best = null;
         List<FileMeta> l0 = v.level(0);
         for (int i = 0; i < l0.size(); i++) {
             FileMeta f = l0.get(i);
             if (v.effectiveRange(0, i).contains(key)) {
-                Versioned e = readers.get(f.path(), f.fileSize()).get(key);
+                Versioned e = readers.get(f.path(), f.fileSize()).get(key, keyHash);
                 if (e != null && (best == null || e.seq() > best.seq())) {
                     best = e;
                 }
@@ -95,7 +97,7 @@ final class ReadPath {
         for (int l = 1; l < v.numLevels(); l++) {
             FileMeta f = v.fileContaining(l, key);
             if (f != null) {
-                Versioned e = readers.get(f.path(), f.fileSize()).get(key);
+                Versioned e = readers.get(f.path(), f.fileSize()).get(key, keyHash);
                 if (e != null) {
                     return e;
                 }

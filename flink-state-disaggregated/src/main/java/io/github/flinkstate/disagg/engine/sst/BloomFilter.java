@@ -4,50 +4,114 @@ import java.io.IOException;
 import java.util.Arrays;
 
 /**
- * A standard Bloom filter over whole keys, using double hashing of one 64-bit hash.
+ * A Bloom filter over 64-bit key hashes, in one of two layouts:
+ *
+ * <ul>
+ *   <li><b>standard</b> (SST versions 1-4): probe {@code p} tests bit {@code (h + p * delta) mod
+ *       nbits} of the whole array, one random memory access per probe;
+ *   <li><b>blocked</b> (SST version 5 and later): the array is a sequence of 64-byte blocks; the
+ *       high 32 bits of the hash pick one block, and every probe tests a bit inside it, so a lookup
+ *       touches one cache line and needs no division.
+ * </ul>
  *
  * <p>Serialized form (inside the bloom block, see docs/format/disagg-sst.md): u8 number of probes,
- * then the bit array as bytes (bit {@code i} is bit {@code i % 8} of byte {@code i / 8}). An empty
- * bit array means "may contain everything".
+ * then the bit array as bytes (bit {@code i} is bit {@code i % 8} of byte {@code i / 8}); the file
+ * version says which layout. An empty bit array means "may contain everything".
  *
  * <p>Thread safety: immutable after {@link #build} / {@link #decode}.
  */
 public final class BloomFilter {
 
+    /** Bytes per block of the blocked layout (one cache line). */
+    public static final int BLOCK_BYTES = 64;
+
+    private static final int BLOCK_BITS_MASK = BLOCK_BYTES * 8 - 1;
+
     private final int probes;
     private final byte[] bits;
+    private final boolean blocked;
 
-    private BloomFilter(int probes, byte[] bits) {
+    private BloomFilter(int probes, byte[] bits, boolean blocked) {
         this.probes = probes;
         this.bits = bits;
+        this.blocked = blocked;
     }
 
-    /** Builds a filter for the given key hashes with about {@code bitsPerKey} bits per key. */
+    /**
+     * Builds a standard filter for the given key hashes with about {@code bitsPerKey} bits per key.
+     */
     public static BloomFilter build(long[] hashes, int count, int bitsPerKey) {
+        return build(hashes, count, bitsPerKey, false);
+    }
+
+    /** Builds a filter in the standard or the blocked layout. */
+    public static BloomFilter build(long[] hashes, int count, int bitsPerKey, boolean blocked) {
         if (count == 0 || bitsPerKey <= 0) {
-            return new BloomFilter(0, new byte[0]);
+            return new BloomFilter(0, new byte[0], blocked);
         }
         int probes = Math.max(1, Math.min(30, (int) Math.round(bitsPerKey * 0.69)));
         long nbits = Math.max(64, (long) count * bitsPerKey);
-        byte[] bits = new byte[(int) Math.min(Integer.MAX_VALUE - 8, (nbits + 7) / 8)];
-        long totalBits = (long) bits.length * 8;
-        for (int i = 0; i < count; i++) {
-            long h = hashes[i];
-            long delta = (h >>> 33) | (h << 31);
-            for (int p = 0; p < probes; p++) {
-                long bit = Long.remainderUnsigned(h, totalBits);
-                bits[(int) (bit >>> 3)] |= (byte) (1 << (bit & 7));
-                h += delta;
-            }
+        long nbytes = (nbits + 7) / 8;
+        if (blocked) {
+            nbytes = (nbytes + BLOCK_BYTES - 1) / BLOCK_BYTES * BLOCK_BYTES;
         }
-        return new BloomFilter(probes, bits);
+        byte[] bits = new byte[(int) Math.min(Integer.MAX_VALUE - BLOCK_BYTES, nbytes)];
+        BloomFilter f = new BloomFilter(probes, bits, blocked);
+        for (int i = 0; i < count; i++) {
+            f.set(hashes[i]);
+        }
+        return f;
+    }
+
+    private void set(long h) {
+        if (blocked) {
+            int base = blockStart(h);
+            long g = h * 0x9E3779B97F4A7C15L;
+            int a = (int) g;
+            int b = (int) (g >>> 32) | 1;
+            for (int p = 0; p < probes; p++) {
+                int bit = (a + p * b) & BLOCK_BITS_MASK;
+                bits[base + (bit >>> 3)] |= (byte) (1 << (bit & 7));
+            }
+            return;
+        }
+        long delta = (h >>> 33) | (h << 31);
+        long totalBits = (long) bits.length * 8;
+        for (int p = 0; p < probes; p++) {
+            long bit = Long.remainderUnsigned(h, totalBits);
+            bits[(int) (bit >>> 3)] |= (byte) (1 << (bit & 7));
+            h += delta;
+        }
+    }
+
+    /** Blocked layout: the first byte of the block the hash's high 32 bits select. */
+    private int blockStart(long h) {
+        long blocks = bits.length / BLOCK_BYTES;
+        return (int) (((h >>> 32) * blocks) >>> 32) * BLOCK_BYTES;
     }
 
     public boolean mightContain(byte[] key) {
+        return bits.length == 0 || mightContainHash(hash(key));
+    }
+
+    /** As {@link #mightContain(byte[])} for a key whose {@link #hash(byte[])} is {@code h}. */
+    public boolean mightContainHash(long h) {
         if (bits.length == 0) {
             return true;
         }
-        long h = hash(key);
+        if (blocked) {
+            int base = blockStart(h);
+            long g = h * 0x9E3779B97F4A7C15L;
+            int a = (int) g;
+            int b = (int) (g >>> 32) | 1;
+            for (int p = 0; p < probes; p++) {
+                int bit = (a + p * b) & BLOCK_BITS_MASK;
+                if ((bits[base + (bit >>> 3)] & (1 << (bit & 7))) == 0) {
+                    return false;
+                }
+            }
+            return true;
+        }
         long delta = (h >>> 33) | (h << 31);
         long totalBits = (long) bits.length * 8;
         for (int p = 0; p < probes; p++) {
@@ -65,11 +129,27 @@ public final class BloomFilter {
         out.raw(bits, 0, bits.length);
     }
 
+    /** A standard-layout filter from its serialized form. */
     public static BloomFilter decode(byte[] payload) throws IOException {
+        return decode(payload, false);
+    }
+
+    /** A filter of the given layout from its serialized form. */
+    public static BloomFilter decode(byte[] payload, boolean blocked) throws IOException {
         if (payload.length < 1) {
             throw new IOException("empty bloom block");
         }
-        return new BloomFilter(payload[0] & 0xFF, Arrays.copyOfRange(payload, 1, payload.length));
+        int bytes = payload.length - 1;
+        if (blocked && bytes % BLOCK_BYTES != 0) {
+            throw new IOException(
+                    "blocked bloom filter of "
+                            + bytes
+                            + " bytes is not a whole number of "
+                            + BLOCK_BYTES
+                            + "-byte blocks");
+        }
+        return new BloomFilter(
+                payload[0] & 0xFF, Arrays.copyOfRange(payload, 1, payload.length), blocked);
     }
 
     public int sizeBytes() {

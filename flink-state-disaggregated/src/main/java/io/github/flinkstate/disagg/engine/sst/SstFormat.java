@@ -16,9 +16,13 @@ public final class SstFormat {
     /**
      * Format version written by this code: keys in data blocks are prefix-compressed against the
      * previous key, with a restart point every {@link DataBlock#RESTART_INTERVAL} entries, and the
-     * offset array lists the restart points only; otherwise as version 4.
+     * offset array lists the restart points only; the index holds separators; the bloom filter is
+     * blocked; otherwise as version 4.
      */
     public static final byte VERSION = 5;
+
+    /** First version whose bloom filter is blocked (one cache line per key, see BloomFilter). */
+    public static final byte VERSION_BLOCKED_BLOOM = 5;
 
     /**
      * Every data block is stored with a codec byte, and optionally compressed ({@link

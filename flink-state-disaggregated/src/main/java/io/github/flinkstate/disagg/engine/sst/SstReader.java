@@ -341,7 +341,15 @@ public final class SstReader {
 
     /** Point lookup: the entry for exactly {@code key} in this file, or null. */
     public Versioned get(byte[] key) throws IOException {
-        if (!bloom.mightContain(key)) {
+        return get(key, BloomFilter.hash(key));
+    }
+
+    /**
+     * As {@link #get(byte[])}, with the key's {@link BloomFilter#hash(byte[])} computed once by a
+     * caller that probes several files.
+     */
+    public Versioned get(byte[] key, long keyHash) throws IOException {
+        if (!bloom.mightContainHash(keyHash)) {
             return null;
         }
         int b = findBlock(key);
@@ -734,7 +742,10 @@ public final class SstReader {
         BlockHandle bh = footer.bloom();
         BloomFilter bloom;
         try {
-            bloom = BloomFilter.decode(verified(tail.bytes, tail.at(bh.offset()), bh));
+            bloom =
+                    BloomFilter.decode(
+                            verified(tail.bytes, tail.at(bh.offset()), bh),
+                            v >= SstFormat.VERSION_BLOCKED_BLOOM);
         } catch (IOException e) {
             if (e.getMessage() != null && e.getMessage().startsWith("SST file ")) {
                 throw e;

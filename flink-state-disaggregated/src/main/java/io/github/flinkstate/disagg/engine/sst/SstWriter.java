@@ -294,7 +294,12 @@ public final class SstWriter implements AutoCloseable {
             flushBlock(null);
         }
         BlockHandle tombHandle = writeBlock(encodeTombstones());
-        BloomFilter bloom = BloomFilter.build(hashes, hashCount, bloomBitsPerKey);
+        BloomFilter bloom =
+                BloomFilter.build(
+                        hashes,
+                        hashCount,
+                        bloomBitsPerKey,
+                        version >= SstFormat.VERSION_BLOCKED_BLOOM);
         ByteWriter bw = new ByteWriter(bloom.sizeBytes());
         bloom.encode(bw);
         BlockHandle bloomHandle = writeBlock(bw);
