@@ -64,24 +64,7 @@ public final class BloomFilter {
     }
 
     private void set(long h) {
-        if (blocked) {
-            int base = blockStart(h);
-            long g = h * 0x9E3779B97F4A7C15L;
-            int a = (int) g;
-            int b = (int) (g >>> 32) | 1;
-            for (int p = 0; p < probes; p++) {
-                int bit = (a + p * b) & BLOCK_BITS_MASK;
-                bits[base + (bit >>> 3)] |= (byte) (1 << (bit & 7));
-            }
-            return;
-        }
-        long delta = (h >>> 33) | (h << 31);
-        long totalBits = (long) bits.length * 8;
-        for (int p = 0; p < probes; p++) {
-            long bit = Long.remainderUnsigned(h, totalBits);
-            bits[(int) (bit >>> 3)] |= (byte) (1 << (bit & 7));
-            h += delta;
-        }
+        probe(h, true);
     }
 
     /** Blocked layout: the first byte of the block the hash's high 32 bits select. */
@@ -96,9 +79,14 @@ public final class BloomFilter {
 
     /** As {@link #mightContain(byte[])} for a key whose {@link #hash(byte[])} is {@code h}. */
     public boolean mightContainHash(long h) {
-        if (bits.length == 0) {
-            return true;
-        }
+        return bits.length == 0 || probe(h, false);
+    }
+
+    /**
+     * Visits the bits of hash {@code h}: sets them ({@code set}) and returns true, or tests them
+     * and returns whether all are set.
+     */
+    private boolean probe(long h, boolean set) {
         if (blocked) {
             int base = blockStart(h);
             long g = h * 0x9E3779B97F4A7C15L;
@@ -106,7 +94,7 @@ public final class BloomFilter {
             int b = (int) (g >>> 32) | 1;
             for (int p = 0; p < probes; p++) {
                 int bit = (a + p * b) & BLOCK_BITS_MASK;
-                if ((bits[base + (bit >>> 3)] & (1 << (bit & 7))) == 0) {
+                if (!visit(base + (bit >>> 3), 1 << (bit & 7), set)) {
                     return false;
                 }
             }
@@ -116,12 +104,20 @@ public final class BloomFilter {
         long totalBits = (long) bits.length * 8;
         for (int p = 0; p < probes; p++) {
             long bit = Long.remainderUnsigned(h, totalBits);
-            if ((bits[(int) (bit >>> 3)] & (1 << (bit & 7))) == 0) {
+            if (!visit((int) (bit >>> 3), 1 << (bit & 7), set)) {
                 return false;
             }
             h += delta;
         }
         return true;
+    }
+
+    private boolean visit(int index, int mask, boolean set) {
+        if (set) {
+            bits[index] |= (byte) mask;
+            return true;
+        }
+        return (bits[index] & mask) != 0;
     }
 
     public void encode(ByteWriter out) {
