@@ -50,17 +50,27 @@ public final class BloomFilter {
             return new BloomFilter(0, new byte[0], blocked);
         }
         int probes = Math.max(1, Math.min(30, (int) Math.round(bitsPerKey * 0.69)));
-        long nbits = Math.max(64, (long) count * bitsPerKey);
-        long nbytes = (nbits + 7) / 8;
-        if (blocked) {
-            nbytes = (nbytes + BLOCK_BYTES - 1) / BLOCK_BYTES * BLOCK_BYTES;
-        }
-        byte[] bits = new byte[(int) Math.min(Integer.MAX_VALUE - BLOCK_BYTES, nbytes)];
+        byte[] bits = new byte[arrayBytes((long) count * bitsPerKey, blocked)];
         BloomFilter f = new BloomFilter(probes, bits, blocked);
         for (int i = 0; i < count; i++) {
             f.set(hashes[i]);
         }
         return f;
+    }
+
+    /**
+     * Bytes of the bit array for about {@code bitsWanted} bits: at least 8, whole 64-byte blocks in
+     * the blocked layout, and never above what a Java array holds (the cap stays a whole number of
+     * blocks, or the reader would reject the filter).
+     */
+    static int arrayBytes(long bitsWanted, boolean blocked) {
+        long nbytes = (Math.max(64, bitsWanted) + 7) / 8;
+        long cap = Integer.MAX_VALUE - BLOCK_BYTES;
+        if (blocked) {
+            nbytes = (nbytes + BLOCK_BYTES - 1) / BLOCK_BYTES * BLOCK_BYTES;
+            cap = cap / BLOCK_BYTES * BLOCK_BYTES;
+        }
+        return (int) Math.min(cap, nbytes);
     }
 
     private void set(long h) {

@@ -650,6 +650,19 @@ class SstFormatTest {
     }
 
     @Test
+    void blockedBloomFilter_sizeIsWholeBlocksUpToTheArrayLimit() {
+        assertThat(BloomFilter.arrayBytes(10, true)).isEqualTo(BloomFilter.BLOCK_BYTES);
+        assertThat(BloomFilter.arrayBytes(513, true)).isEqualTo(2 * BloomFilter.BLOCK_BYTES);
+        assertThat(BloomFilter.arrayBytes(10, false)).isEqualTo(8);
+        // more bits than a Java array holds: capped, and still whole blocks for the reader
+        int capped = BloomFilter.arrayBytes(40_000_000_000L, true);
+        assertThat(capped % BloomFilter.BLOCK_BYTES).isZero();
+        assertThat(capped).isGreaterThan(Integer.MAX_VALUE - 2 * BloomFilter.BLOCK_BYTES);
+        assertThat(BloomFilter.arrayBytes(40_000_000_000L, false))
+                .isEqualTo(Integer.MAX_VALUE - BloomFilter.BLOCK_BYTES);
+    }
+
+    @Test
     void bloomFilter_hasNoFalseNegatives() {
         long[] hashes = new long[1000];
         for (int i = 0; i < hashes.length; i++) {
