@@ -38,13 +38,9 @@ public final class BloomFilter {
     }
 
     /**
-     * Builds a standard filter for the given key hashes with about {@code bitsPerKey} bits per key.
+     * Builds a filter in the standard or the blocked layout for the given key hashes, with about
+     * {@code bitsPerKey} bits per key.
      */
-    public static BloomFilter build(long[] hashes, int count, int bitsPerKey) {
-        return build(hashes, count, bitsPerKey, false);
-    }
-
-    /** Builds a filter in the standard or the blocked layout. */
     public static BloomFilter build(long[] hashes, int count, int bitsPerKey, boolean blocked) {
         if (count == 0 || bitsPerKey <= 0) {
             return new BloomFilter(0, new byte[0], blocked);
@@ -133,11 +129,6 @@ public final class BloomFilter {
     public void encode(ByteWriter out) {
         out.u8(probes);
         out.raw(bits, 0, bits.length);
-    }
-
-    /** A standard-layout filter from its serialized form. */
-    public static BloomFilter decode(byte[] payload) throws IOException {
-        return decode(payload, false);
     }
 
     /** A filter of the given layout from its serialized form. */

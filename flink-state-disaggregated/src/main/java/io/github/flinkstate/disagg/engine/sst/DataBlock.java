@@ -31,25 +31,26 @@ public final class DataBlock {
     /** Version 5: entries per restart point (the writer's choice; readers do not rely on it). */
     public static final int RESTART_INTERVAL = 16;
 
-    /** First version with prefix-compressed keys and restart points. */
-    static final int PREFIX_VERSION = 5;
-
     private DataBlock() {}
 
     /**
      * Size of a block's offset array for {@code n} entries in {@code version} (0 for version 1).
      */
     public static int offsetArrayBytes(int version, int n) {
-        if (version < 2) {
-            return 0;
-        }
-        int offsets = version >= PREFIX_VERSION ? (n + RESTART_INTERVAL - 1) / RESTART_INTERVAL : n;
-        return offsets * OFFSET_BYTES + COUNT_BYTES;
+        return version < 2 ? 0 : offsetCount(version, n) * OFFSET_BYTES + COUNT_BYTES;
+    }
+
+    /**
+     * Offsets the array of a block of {@code n} entries lists: every entry (versions 2-4) or every
+     * restart point (version 5).
+     */
+    public static int offsetCount(int version, int n) {
+        return version >= SstFormat.VERSION_5 ? (n + RESTART_INTERVAL - 1) / RESTART_INTERVAL : n;
     }
 
     /** Whether entry {@code i} (0-based in its block) is a restart point in {@code version}. */
     public static boolean isRestart(int version, int i) {
-        return version < PREFIX_VERSION || i % RESTART_INTERVAL == 0;
+        return version < SstFormat.VERSION_5 || i % RESTART_INTERVAL == 0;
     }
 
     /**
@@ -70,8 +71,8 @@ public final class DataBlock {
 
     /** Length of the common prefix of two keys. */
     public static int sharedPrefix(byte[] a, byte[] b) {
-        int m = Arrays.mismatch(a, b);
-        return m < 0 ? a.length : Math.min(m, Math.min(a.length, b.length));
+        int m = Arrays.mismatch(a, b); // at most the shorter length; -1 when equal
+        return m < 0 ? a.length : m;
     }
 
     /** Appends one entry to a block being built. */
@@ -102,7 +103,7 @@ public final class DataBlock {
         final boolean prefixed; // version 5: keys share prefixes, offsets are restart points
 
         Layout(byte[] payload, int version) throws IOException {
-            prefixed = version >= PREFIX_VERSION;
+            prefixed = version >= SstFormat.VERSION_5;
             if (version < 2) {
                 entriesEnd = payload.length;
                 count = -1;
@@ -236,15 +237,17 @@ public final class DataBlock {
                         start + 1 < layout.count
                                 ? layout.offset(payload, start + 1)
                                 : layout.entriesEnd;
+                int restart = at;
                 in.position(at);
-                // matched = common prefix of the previous key (< target) and the target
-                int matched = -1;
+                // matched = common prefix of the previous key (< target) and the target; the
+                // restart entry has no previous key and shares nothing, so it starts at 0
+                int matched = 0;
                 while (in.position() < limit) {
                     at = in.position();
                     int shared = in.varint32();
                     int unshared = in.varint32();
                     int from = in.position();
-                    if (matched < 0 && shared != 0) {
+                    if (at == restart && shared != 0) {
                         throw new IOException(
                                 "restart entry shares " + shared + " bytes with its predecessor");
                     }
@@ -253,24 +256,22 @@ public final class DataBlock {
                                 "key suffix of " + unshared + " bytes overruns block at " + from);
                     }
                     in.position(from + unshared);
-                    if (matched >= 0 && shared < matched) {
+                    if (shared < matched) {
                         return null; // differs from the previous key where that one matched
                     }
-                    if (matched < 0 || shared == matched) {
-                        int base = matched < 0 ? 0 : matched;
+                    if (shared == matched) {
                         int c =
                                 Arrays.compareUnsigned(
-                                        payload, from, from + unshared, key, base, key.length);
+                                        payload, from, from + unshared, key, matched, key.length);
                         if (c == 0) {
                             return decodeRest(in);
                         }
                         if (c > 0) {
                             return null;
                         }
-                        int m =
+                        matched +=
                                 Arrays.mismatch(
-                                        payload, from, from + unshared, key, base, key.length);
-                        matched = base + m;
+                                        payload, from, from + unshared, key, matched, key.length);
                     }
                     // shared > matched: the key equals the previous one up to past the point where
                     // that one was already smaller than the target, so it is smaller too

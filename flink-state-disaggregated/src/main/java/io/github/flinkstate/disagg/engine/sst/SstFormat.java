@@ -21,8 +21,11 @@ public final class SstFormat {
      */
     public static final byte VERSION = 5;
 
-    /** First version whose bloom filter is blocked (one cache line per key, see BloomFilter). */
-    public static final byte VERSION_BLOCKED_BLOOM = 5;
+    /**
+     * First version with prefix-compressed keys and restart points in data blocks, separators in
+     * the index and a blocked bloom filter (one cache line per key, see BloomFilter).
+     */
+    public static final byte VERSION_5 = 5;
 
     /**
      * Every data block is stored with a codec byte, and optionally compressed ({@link

@@ -745,7 +745,7 @@ public final class SstReader {
             bloom =
                     BloomFilter.decode(
                             verified(tail.bytes, tail.at(bh.offset()), bh),
-                            v >= SstFormat.VERSION_BLOCKED_BLOOM);
+                            v >= SstFormat.VERSION_5);
         } catch (IOException e) {
             if (e.getMessage() != null && e.getMessage().startsWith("SST file ")) {
                 throw e;

@@ -30,8 +30,8 @@ import org.apache.flink.core.fs.Path;
  *
  * <ol>
  *   <li>{@link #bytesWritten()} = bytes written so far plus the pending block with its offset
- *       array, whose offsets are {@code entryOffsets[0..offsetCount(blockEntries))} (every entry in
- *       versions 2-4, every restart point in version 5).
+ *       array, whose offsets are {@code entryOffsets[0..DataBlock.offsetCount(version,
+ *       blockEntries))} (every entry in versions 2-4, every restart point in version 5).
  *   <li>Every key lies in the writer's key-group span.
  * </ol>
  */
@@ -210,13 +210,13 @@ public final class SstWriter implements AutoCloseable {
         }
         boolean restart = DataBlock.isRestart(version, blockEntries);
         if (restart) {
-            int n = offsetCount(blockEntries);
+            int n = DataBlock.offsetCount(version, blockEntries);
             if (n == entryOffsets.length) {
                 entryOffsets = Arrays.copyOf(entryOffsets, entryOffsets.length * 2);
             }
             entryOffsets[n] = block.length();
         }
-        if (version >= 5) {
+        if (version >= SstFormat.VERSION_5) {
             int shared = restart ? 0 : DataBlock.sharedPrefix(key, lastKey);
             DataBlock.encodePrefixedEntry(block, shared, key, seq, type, value);
         } else {
@@ -277,11 +277,6 @@ public final class SstWriter implements AutoCloseable {
         return DataBlock.offsetArrayBytes(version, n);
     }
 
-    /** Offsets a block of {@code n} entries records: all (versions 2-4) or restart points (5). */
-    private int offsetCount(int n) {
-        return version >= 5 ? (n + DataBlock.RESTART_INTERVAL - 1) / DataBlock.RESTART_INTERVAL : n;
-    }
-
     /**
      * Writes the remaining blocks, footer and trailer and closes the file.
      *
@@ -296,10 +291,7 @@ public final class SstWriter implements AutoCloseable {
         BlockHandle tombHandle = writeBlock(encodeTombstones());
         BloomFilter bloom =
                 BloomFilter.build(
-                        hashes,
-                        hashCount,
-                        bloomBitsPerKey,
-                        version >= SstFormat.VERSION_BLOCKED_BLOOM);
+                        hashes, hashCount, bloomBitsPerKey, version >= SstFormat.VERSION_5);
         ByteWriter bw = new ByteWriter(bloom.sizeBytes());
         bloom.encode(bw);
         BlockHandle bloomHandle = writeBlock(bw);
@@ -441,7 +433,8 @@ public final class SstWriter implements AutoCloseable {
      */
     private void flushBlock(byte[] nextKey) throws IOException {
         if (version >= 2) {
-            DataBlock.encodeOffsets(block, entryOffsets, offsetCount(blockEntries));
+            DataBlock.encodeOffsets(
+                    block, entryOffsets, DataBlock.offsetCount(version, blockEntries));
         }
         blockEntries = 0;
         BlockHandle h;
@@ -451,7 +444,10 @@ public final class SstWriter implements AutoCloseable {
         } else {
             h = writeBlock(block);
         }
-        index.bytes(version >= 5 && nextKey != null ? separator(lastKey, nextKey) : lastKey);
+        index.bytes(
+                version >= SstFormat.VERSION_5 && nextKey != null
+                        ? separator(lastKey, nextKey)
+                        : lastKey);
         index.varint(h.offset());
         index.varint(h.length());
         dataBlocks++;

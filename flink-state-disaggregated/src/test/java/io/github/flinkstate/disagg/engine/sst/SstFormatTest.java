@@ -331,11 +331,7 @@ class SstFormatTest {
                             0,
                             1 // one restart point
                         });
-        int stored =
-                ((file[26] & 0xFF) << 24)
-                        | ((file[27] & 0xFF) << 16)
-                        | ((file[28] & 0xFF) << 8)
-                        | (file[29] & 0xFF);
+        int stored = u32At(file, 26);
         assertThat(stored).isEqualTo(SstFormat.crc32c(file, 0, 26));
     }
 
@@ -436,12 +432,7 @@ class SstFormatTest {
         assertThat(block)
                 .isEqualTo(new byte[] {4, 0, 1, 0, 0x37, 1, 1, 1, 0x76, 0, 0, 0, 0, 0, 0, 0, 1});
         int crc = SstFormat.crc32c(file, 0, 17);
-        assertThat(
-                        ((file[17] & 0xFF) << 24)
-                                | ((file[18] & 0xFF) << 16)
-                                | ((file[19] & 0xFF) << 8)
-                                | (file[20] & 0xFF))
-                .isEqualTo(crc);
+        assertThat(u32At(file, 17)).isEqualTo(crc);
     }
 
     @Test
@@ -455,11 +446,7 @@ class SstFormatTest {
         assertThat(file[file.length - 9]).isEqualTo(SstFormat.VERSION_4).isEqualTo((byte) 4);
         assertThat(java.util.Arrays.copyOf(file, 18))
                 .isEqualTo(new byte[] {0, 4, 0, 1, 0, 0x37, 1, 1, 1, 0x76, 0, 0, 0, 0, 0, 0, 0, 1});
-        int stored =
-                ((file[18] & 0xFF) << 24)
-                        | ((file[19] & 0xFF) << 16)
-                        | ((file[20] & 0xFF) << 8)
-                        | (file[21] & 0xFF);
+        int stored = u32At(file, 18);
         assertThat(stored).isEqualTo(SstFormat.crc32c(file, 0, 18));
     }
 
@@ -557,6 +544,14 @@ class SstFormatTest {
         SstReader r3 = SstReader.open(fs, path, new BlockCache(0), flipped.length);
         assertThatThrownBy(() -> r3.get(LsmModelRunner.key(1, 0, 13)))
                 .hasMessageContaining("CRC32C mismatch");
+    }
+
+    /** The big-endian u32 at {@code at}. */
+    private static int u32At(byte[] b, int at) {
+        return ((b[at] & 0xFF) << 24)
+                | ((b[at + 1] & 0xFF) << 16)
+                | ((b[at + 2] & 0xFF) << 8)
+                | (b[at + 3] & 0xFF);
     }
 
     private static void rewriteCrc(byte[] file, int storedLength) {
@@ -668,7 +663,7 @@ class SstFormatTest {
         for (int i = 0; i < hashes.length; i++) {
             hashes[i] = BloomFilter.hash(LsmModelRunner.key(0, 0, i));
         }
-        BloomFilter b = BloomFilter.build(hashes, hashes.length, 10);
+        BloomFilter b = BloomFilter.build(hashes, hashes.length, 10, false);
         int falsePositives = 0;
         for (int i = 0; i < 1000; i++) {
             assertThat(b.mightContain(LsmModelRunner.key(0, 0, i))).isTrue();
