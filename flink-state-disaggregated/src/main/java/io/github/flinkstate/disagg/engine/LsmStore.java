@@ -180,7 +180,8 @@ public final class LsmStore implements AutoCloseable {
                         f -> options.clock().getAsLong() - births.getOrDefault(f.path(), opened));
         this.lastSeq = new AtomicLong(lastSeq);
         this.writeBudget = options.writeBufferBudget();
-        this.memtables = List.of(new Memtable(memtableIds.incrementAndGet()));
+        this.memtables =
+                List.of(new Memtable(memtableIds.incrementAndGet(), options.bloomPrefix()));
         int id = IDS.incrementAndGet();
         this.flushExecutor = Executors.newSingleThreadExecutor(r -> daemon(r, "lsm-flush-" + id));
         this.compactionExecutor =
@@ -316,7 +317,7 @@ public final class LsmStore implements AutoCloseable {
             Memtable active = memtables.get(0);
             active.freeze();
             List<Memtable> next = new ArrayList<>(memtables.size() + 1);
-            next.add(new Memtable(memtableIds.incrementAndGet()));
+            next.add(new Memtable(memtableIds.incrementAndGet(), options.bloomPrefix()));
             next.addAll(memtables);
             memtables = List.copyOf(next);
         }

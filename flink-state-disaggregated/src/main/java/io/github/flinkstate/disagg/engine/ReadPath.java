@@ -59,15 +59,16 @@ final class ReadPath {
     }
 
     byte[] get(View view, byte[] key) throws IOException {
+        long keyHash = BloomFilter.hash(key); // once for every memtable and file probed
         Versioned found = null;
         for (Memtable m : view.memtables()) {
-            found = m.get(key);
+            found = m.get(key, keyHash);
             if (found != null) {
                 break;
             }
         }
         if (found == null) {
-            found = getFromFiles(view.version(), key);
+            found = getFromFiles(view.version(), key, keyHash);
         }
         if (found == null
                 || found.type() != EntryType.PUT
@@ -78,8 +79,7 @@ final class ReadPath {
     }
 
     /** L0 files: highest sequence number wins; deeper levels: first hit from the top wins. */
-    private Versioned getFromFiles(Version v, byte[] key) throws IOException {
-        long keyHash = BloomFilter.hash(key); // once for every file probed
+    private Versioned getFromFiles(Version v, byte[] key, long keyHash) throws IOException {
         Versioned best = null;
         List<FileMeta> l0 = v.level(0);
         for (int i = 0; i < l0.size(); i++) {
@@ -109,13 +109,16 @@ final class ReadPath {
     /** A merged, filtered iterator over {@code r}; {@code onClose} releases the view. */
     LsmIterator scan(View view, KeyRange r, Runnable onClose) throws IOException {
         List<InternalIterator> children = new ArrayList<>();
+        byte[] probe = bloomProbe(r);
+        long probeHash = probe == null ? 0 : BloomFilter.hash(probe);
         for (Memtable m : view.memtables()) {
-            children.add(new MemtableIterator(m));
+            if (probe == null || m.mightContainPrefix(probeHash)) {
+                children.add(new MemtableIterator(m));
+            }
         }
         Version v = view.version();
-        byte[] probe = bloomProbe(r);
         for (FileMeta f : v.overlapping(0, r)) {
-            if (mayHold(f, probe)) {
+            if (mayHold(f, probe, probeHash)) {
                 children.add(open(f, r));
             }
         }
@@ -125,7 +128,7 @@ final class ReadPath {
             if (probe != null) {
                 files = new ArrayList<>(overlapping.size());
                 for (FileMeta f : overlapping) {
-                    if (mayHold(f, probe)) {
+                    if (mayHold(f, probe, probeHash)) {
                         files.add(f);
                     }
                 }
@@ -159,8 +162,9 @@ final class ReadPath {
         return lower;
     }
 
-    private boolean mayHold(FileMeta f, byte[] probe) throws IOException {
-        return probe == null || readers.get(f.path(), f.fileSize()).mightContainPrefix(probe);
+    private boolean mayHold(FileMeta f, byte[] probe, long probeHash) throws IOException {
+        return probe == null
+                || readers.get(f.path(), f.fileSize()).mightContainPrefixHash(probeHash);
     }
 
     /** The clipped iterator of file {@code f} for a scan of {@code r}. */

@@ -3,16 +3,19 @@ package io.github.flinkstate.disagg.engine.memtable;
 import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.EntryType;
 import io.github.flinkstate.disagg.engine.key.Versioned;
+import io.github.flinkstate.disagg.engine.sst.BloomFilter;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.ToIntFunction;
 
 /**
  * The in-memory write buffer: a sorted map from key to its newest entry, plus the prefix tombstones
- * issued while this memtable was active.
+ * issued while this memtable was active, and a {@link MemtableFilter} over the keys written (and
+ * their bloom prefixes), so that reads of keys and lists it does not hold skip the sorted map.
  *
  * <p>Thread safety: one writer at a time (the store serialises writes under its write lock); any
  * number of concurrent readers. Iterators are weakly consistent (they may or may not see writes
@@ -27,7 +30,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>Every entry has a valid type and a sequence number in {@code [1, maxSeq]}.
  *   <li>No entry is covered by a prefix tombstone of this memtable with a higher sequence number (a
  *       prefix delete removes the older entries it covers).
- *   <li>{@link #approximateBytes()} equals the sum of the per-entry charges.
+ *   <li>{@link #approximateBytes()} equals the filter's size (none before the first write) plus the
+ *       sum of the per-entry charges.
+ *   <li>Every key in the sorted map, and its bloom prefix, passes the filter.
  *   <li>A frozen memtable is never written.
  * </ol>
  */
@@ -37,18 +42,37 @@ public final class Memtable {
     static final int ENTRY_OVERHEAD = 64;
 
     private final long id;
+    private final ToIntFunction<byte[]> bloomPrefix;
+
+    /** Null until the first write; replaced by a larger one when full (see MemtableFilter). */
+    private volatile MemtableFilter filter;
+
     private final ConcurrentSkipListMap<byte[], Versioned> entries =
             new ConcurrentSkipListMap<>(Bytes::compare);
     private final ConcurrentSkipListMap<byte[], Long> prefixTombstones =
             new ConcurrentSkipListMap<>(Bytes::compare);
     private final Set<Integer> tombstoneLengths = ConcurrentHashMap.newKeySet();
     private final AtomicLong bytes = new AtomicLong();
+
+    /** Keys in the map; written by the writer only. */
+    private int keyCount;
+
     private volatile long maxSeq;
     private volatile long minSeq = Long.MAX_VALUE;
     private volatile boolean frozen;
 
-    public Memtable(long id) {
+    /**
+     * @param bloomPrefix null, or the store's {@code LsmOptions.bloomPrefix}: the prefixes it names
+     *     are added to the filter beside whole keys, for {@link #mightContainPrefix}
+     */
+    public Memtable(long id, ToIntFunction<byte[]> bloomPrefix) {
         this.id = id;
+        this.bloomPrefix = bloomPrefix;
+    }
+
+    /** A memtable without bloom prefixes. */
+    public Memtable(long id) {
+        this(id, null);
     }
 
     public long id() {
@@ -64,6 +88,10 @@ public final class Memtable {
         Versioned e = new Versioned(seq, type, type == EntryType.PUT ? value : null);
         Versioned old = entries.put(key, e);
         long delta = charge(key, e) - (old == null ? 0 : charge(key, old));
+        if (old == null) {
+            keyCount++;
+            delta += addToFilter(key);
+        }
         bytes.addAndGet(delta);
         noteSeq(seq);
         return delta;
@@ -84,6 +112,7 @@ public final class Memtable {
         NavigableMap<byte[], Versioned> covered = rangeOf(prefix, Bytes.prefixLimit(prefix));
         for (Map.Entry<byte[], Versioned> c : covered.entrySet()) {
             if (entries.remove(c.getKey(), c.getValue())) {
+                keyCount--;
                 delta -= charge(c.getKey(), c.getValue());
             }
         }
@@ -92,9 +121,55 @@ public final class Memtable {
         return delta;
     }
 
+    /**
+     * Adds the new key {@code key} (already in the map) and its bloom prefix to the filter; a full
+     * filter (counting the hashes of keys since removed) is first replaced by one sized for the
+     * keys now held, filled from the map. Returns the change of the filter's size in bytes.
+     * Rebuilds happen after at least half a filter's capacity of additions, so their cost per write
+     * is constant. Readers may see the new entry before its bits only on another thread without a
+     * happens-before edge to this write, where they could equally miss the entry itself.
+     */
+    private long addToFilter(byte[] key) {
+        MemtableFilter f = filter;
+        if (f != null && f.hashes() + 2 <= f.capacity()) {
+            addHashes(f, key);
+            return 0;
+        }
+        MemtableFilter next = MemtableFilter.sizedFor(2L * keyCount);
+        for (byte[] k : entries.keySet()) {
+            addHashes(next, k);
+        }
+        filter = next;
+        return next.sizeBytes() - (f == null ? 0 : f.sizeBytes());
+    }
+
+    private void addHashes(MemtableFilter f, byte[] key) {
+        f.add(BloomFilter.hash(key));
+        int length = bloomPrefix == null ? -1 : bloomPrefix.applyAsInt(key);
+        if (length > 0 && length < key.length) {
+            f.add(BloomFilter.hash(key, length));
+        }
+    }
+
     /** The newest entry for {@code key}, or {@code null}. */
     public Versioned get(byte[] key) {
-        return entries.get(key);
+        return get(key, BloomFilter.hash(key));
+    }
+
+    /** As {@link #get(byte[])} for a key whose {@code BloomFilter.hash} is {@code keyHash}. */
+    public Versioned get(byte[] key, long keyHash) {
+        MemtableFilter f = filter;
+        return f != null && f.mightContain(keyHash) ? entries.get(key) : null;
+    }
+
+    /**
+     * False when no key starting with the whole bloom prefix whose {@code BloomFilter.hash} is
+     * {@code prefixHash} was written to this memtable (meaningful only with a bloom prefix
+     * function, for prefixes it names).
+     */
+    public boolean mightContainPrefix(long prefixHash) {
+        MemtableFilter f = filter;
+        return f != null && f.mightContain(prefixHash);
     }
 
     /** Highest sequence number of a prefix tombstone of this memtable covering key, or 0. */
@@ -156,7 +231,8 @@ public final class Memtable {
 
     /** Verifies the class invariants; throws {@link IllegalStateException} on violation. */
     public void checkInvariants() {
-        long sum = 0;
+        MemtableFilter f = filter;
+        long sum = f == null ? 0 : f.sizeBytes();
         for (Map.Entry<byte[], Versioned> e : entries.entrySet()) {
             Versioned v = e.getValue();
             check(EntryType.isValid(v.type()), "bad type " + v.type());
@@ -165,6 +241,11 @@ public final class Memtable {
                     coveringTombstoneSeq(e.getKey()) < v.seq(),
                     "entry covered by own tombstone " + Bytes.hex(e.getKey()));
             sum += charge(e.getKey(), v);
+            check(f.mightContain(BloomFilter.hash(e.getKey())), "key not in the filter");
+            int length = bloomPrefix == null ? -1 : bloomPrefix.applyAsInt(e.getKey());
+            check(
+                    length <= 0 || f.mightContain(BloomFilter.hash(e.getKey(), length)),
+                    "bloom prefix not in the filter");
         }
         for (Map.Entry<byte[], Long> t : prefixTombstones.entrySet()) {
             check(tombstoneLengths.contains(t.getKey().length), "tombstone length missing");

@@ -207,7 +207,12 @@ public final class SstReader {
      * written without prefixes in their filter always answer true.
      */
     public boolean mightContainPrefix(byte[] prefix) {
-        return !footer.bloomHasPrefixes() || bloom.mightContain(prefix);
+        return mightContainPrefixHash(BloomFilter.hash(prefix));
+    }
+
+    /** As {@link #mightContainPrefix} for a prefix whose {@code BloomFilter.hash} is {@code h}. */
+    public boolean mightContainPrefixHash(long h) {
+        return !footer.bloomHasPrefixes() || bloom.mightContainHash(h);
     }
 
     public int blockCount() {

@@ -1,0 +1,133 @@
+package io.github.flinkstate.disagg.engine.memtable;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.flinkstate.disagg.engine.key.EntryType;
+import io.github.flinkstate.disagg.engine.sst.BloomFilter;
+import java.nio.ByteBuffer;
+import java.util.function.ToIntFunction;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The memtable's filter ({@link MemtableFilter}) as seen through {@link Memtable}: no key or bloom
+ * prefix written is ever filtered out, through rebuilds and prefix deletes; absent keys are mostly
+ * filtered out; and the filter's size follows the keys held, not the writes made.
+ */
+class MemtableFilterTest {
+
+    /** Keys are an 8-byte "list" prefix followed by a 4-byte element number. */
+    private static final ToIntFunction<byte[]> PREFIX = k -> k.length >= 8 ? 8 : -1;
+
+    private static byte[] key(long list, int element) {
+        return ByteBuffer.allocate(12).putLong(list).putInt(element).array();
+    }
+
+    private static byte[] prefix(long list) {
+        return ByteBuffer.allocate(8).putLong(list).array();
+    }
+
+    @Test
+    void everyKeyAndPrefixWritten_passes_throughRebuildsAndPrefixDeletes() {
+        Memtable m = new Memtable(1, PREFIX);
+        long seq = 0;
+        for (long list = 0; list < 20_000; list++) {
+            m.add(
+                    key(list, 0),
+                    ++seq,
+                    list % 7 == 0 ? EntryType.DELETE : EntryType.PUT,
+                    new byte[1]);
+            if (list % 3 == 0) {
+                m.add(key(list, 1), ++seq, EntryType.PUT, new byte[1]);
+            }
+            if (list % 5 == 0) {
+                m.deletePrefix(prefix(list), ++seq);
+                m.add(key(list, 2), ++seq, EntryType.PUT, new byte[1]);
+            }
+        }
+        m.checkInvariants(); // every key and bloom prefix in the map passes the filter
+        for (long list = 0; list < 20_000; list++) {
+            byte[] k = key(list, list % 5 == 0 ? 2 : 0);
+            assertThat(m.get(k)).as("list %d", list).isNotNull();
+            assertThat(m.get(k, BloomFilter.hash(k))).isSameAs(m.get(k));
+            assertThat(m.mightContainPrefix(BloomFilter.hash(prefix(list)))).isTrue();
+        }
+    }
+
+    @Test
+    void absentKeysAndPrefixes_areMostlyFilteredOut() {
+        Memtable m = new Memtable(1, PREFIX);
+        long seq = 0;
+        int lists = 50_000;
+        for (long list = 0; list < lists; list++) {
+            m.add(key(list, 0), ++seq, EntryType.PUT, new byte[8]);
+        }
+        int passedKeys = 0;
+        int passedPrefixes = 0;
+        int probes = 200_000;
+        for (long list = lists; list < lists + probes; list++) {
+            if (m.mightContainPrefix(BloomFilter.hash(prefix(list)))) {
+                passedPrefixes++;
+            }
+            if (m.get(key(list - lists, 1)) != null) { // same lists, absent element
+                passedKeys++;
+            }
+        }
+        // 24 to 48 bits per hash, 3 bits in one 64-bit word: about 1% false positives
+        assertThat((double) passedPrefixes / probes).isLessThan(0.03);
+        assertThat(passedKeys).isZero(); // a false positive still finds no entry in the map
+        m.checkInvariants();
+    }
+
+    @Test
+    void filterTakesAtMostASixthOfTheChargedBytes_evenForTheSmallestEntries() {
+        Memtable m = new Memtable(1, PREFIX);
+        long seq = 0;
+        long entryBytes = 12 + Memtable.ENTRY_OVERHEAD; // a 12-byte key without a value
+        for (int i = 0; i < 300_000; i++) {
+            m.add(key(i, 0), ++seq, EntryType.DELETE, null);
+            long filter = m.approximateBytes() - (i + 1) * entryBytes;
+            assertThat(filter).isLessThanOrEqualTo(Math.max(8192, m.approximateBytes() / 6));
+        }
+        assertThat(filterBytes(m)).isEqualTo(m.approximateBytes() - 300_000 * entryBytes);
+        m.checkInvariants();
+    }
+
+    @Test
+    void rewritingTheSameKeys_orListsClearedAndRefilled_doesNotGrowTheFilter() {
+        Memtable m = new Memtable(1, PREFIX);
+        long seq = 0;
+        for (int i = 0; i < 200_000; i++) {
+            m.add(key(i % 10, 0), ++seq, EntryType.PUT, new byte[4]); // value updates
+            m.deletePrefix(prefix(100 + i % 10), ++seq); // list update: clear, then write anew
+            m.add(key(100 + i % 10, i), ++seq, EntryType.PUT, new byte[4]);
+        }
+        assertThat(filterBytes(m)).isEqualTo(MemtableFilter.FIRST_WORDS * (long) Long.BYTES);
+        m.checkInvariants();
+        for (int list = 0; list < 10; list++) {
+            assertThat(m.get(key(list, 0))).isNotNull();
+        }
+    }
+
+    @Test
+    void anEmptyMemtable_chargesNothing_andFiltersEverything() {
+        Memtable m = new Memtable(1, PREFIX);
+        assertThat(m.approximateBytes()).isZero();
+        assertThat(m.get(key(1, 1))).isNull();
+        assertThat(m.mightContainPrefix(BloomFilter.hash(prefix(1)))).isFalse();
+        long delta = m.add(key(1, 1), 1, EntryType.PUT, new byte[0]);
+        assertThat(delta).isEqualTo(m.approximateBytes()).isGreaterThan(filterBytes(m));
+    }
+
+    /** The filter's share of {@link Memtable#approximateBytes()}: the total minus the entries. */
+    private static long filterBytes(Memtable m) {
+        long entries = 0;
+        for (var e : m.rangeOf(new byte[0], null).entrySet()) {
+            byte[] v = e.getValue().value();
+            entries += e.getKey().length + (v == null ? 0 : v.length) + Memtable.ENTRY_OVERHEAD;
+        }
+        for (byte[] p : m.prefixTombstones().keySet()) {
+            entries += p.length + Memtable.ENTRY_OVERHEAD;
+        }
+        return m.approximateBytes() - entries;
+    }
+}
