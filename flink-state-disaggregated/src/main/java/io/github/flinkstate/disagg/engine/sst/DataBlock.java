@@ -334,6 +334,15 @@ public final class DataBlock {
         private byte[] value;
         private boolean valid;
 
+        /**
+         * Version 5: the last key decoded, in its first {@code scratchLength} bytes (the current
+         * key while valid; length 0 right after a jump to a restart point). Keys passed over by a
+         * seek are built here and compared in place, never copied.
+         */
+        private byte[] scratch = new byte[32];
+
+        private int scratchLength;
+
         public Cursor(byte[] payload, int version, String file, long blockOffset)
                 throws IOException {
             this.payload = payload;
@@ -359,42 +368,75 @@ public final class DataBlock {
             }
             int at = in.position();
             try {
-                key = layout.prefixed ? nextPrefixedKey() : in.bytes();
-                seq = in.varint();
-                type = (byte) in.u8();
-                if (!EntryType.isValid(type)) {
-                    throw new IOException("bad entry type " + type);
+                if (layout.prefixed) {
+                    nextPrefixedKey();
+                    key = Arrays.copyOf(scratch, scratchLength);
+                } else {
+                    key = in.bytes();
                 }
-                value = type == EntryType.PUT ? in.bytes() : null;
+                readRest();
             } catch (IOException e) {
                 throw malformed(at, e);
             }
+        }
+
+        /** Reads the current entry's sequence number, type and value; the cursor is then valid. */
+        private void readRest() throws IOException {
+            seq = in.varint();
+            type = (byte) in.u8();
+            if (!EntryType.isValid(type)) {
+                throw new IOException("bad entry type " + type);
+            }
+            value = type == EntryType.PUT ? in.bytes() : null;
             valid = true;
         }
 
-        /** Version 5: the next key, its first bytes taken from the previous key. */
-        private byte[] nextPrefixedKey() throws IOException {
+        /** Version 5: builds the next key in {@link #scratch} from the previous one. */
+        private void nextPrefixedKey() throws IOException {
             int shared = in.varint32();
             int unshared = in.varint32();
-            int previous = key == null ? 0 : key.length;
-            if (shared > previous) {
+            if (shared > scratchLength) {
                 throw new IOException(
                         "entry shares "
                                 + shared
                                 + " bytes of a "
-                                + previous
+                                + scratchLength
                                 + "-byte previous key");
             }
             if (unshared > layout.entriesEnd - in.position()) {
                 throw new IOException(
                         "key suffix of " + unshared + " bytes overruns block at " + in.position());
             }
-            byte[] k = new byte[shared + unshared];
-            if (shared > 0) {
-                System.arraycopy(key, 0, k, 0, shared);
+            int length = shared + unshared;
+            if (length > scratch.length) {
+                scratch = Arrays.copyOf(scratch, Math.max(length, 2 * scratch.length));
             }
-            in.readInto(k, shared, unshared);
-            return k;
+            in.readInto(scratch, shared, unshared);
+            scratchLength = length;
+        }
+
+        /**
+         * Version 5: moves to the first entry from the current position on whose key is not below
+         * {@code target}, building the keys passed over in {@link #scratch} and skipping their
+         * values; only the entry found is decoded.
+         */
+        private void scanPrefixedTo(byte[] target) throws IOException {
+            while (in.hasRemaining()) {
+                int at = in.position();
+                try {
+                    nextPrefixedKey();
+                    if (Arrays.compareUnsigned(scratch, 0, scratchLength, target, 0, target.length)
+                            >= 0) {
+                        key = Arrays.copyOf(scratch, scratchLength);
+                        readRest();
+                        return;
+                    }
+                    skipRest(in);
+                } catch (IOException e) {
+                    throw malformed(at, e);
+                }
+            }
+            valid = false;
         }
 
         /** Advances to the first entry with key >= target (from the current position). */
@@ -410,13 +452,14 @@ public final class DataBlock {
                     int at = lo > 0 ? offsetAt(lo - 1) : -1;
                     if (at >= in.position()) {
                         in.position(at);
-                        key = null;
+                        scratchLength = 0;
                     }
-                } else {
-                    int at = lo < layout.count ? offsetAt(lo) : layout.entriesEnd;
-                    if (at >= in.position()) {
-                        in.position(at);
-                    }
+                    scanPrefixedTo(target);
+                    return;
+                }
+                int at = lo < layout.count ? offsetAt(lo) : layout.entriesEnd;
+                if (at >= in.position()) {
+                    in.position(at);
                 }
                 next();
             }
