@@ -109,11 +109,13 @@ public final class Memtable {
         if (old == null) {
             delta += prefix.length + ENTRY_OVERHEAD;
         }
-        NavigableMap<byte[], Versioned> covered = rangeOf(prefix, Bytes.prefixLimit(prefix));
-        for (Map.Entry<byte[], Versioned> c : covered.entrySet()) {
-            if (entries.remove(c.getKey(), c.getValue())) {
-                keyCount--;
-                delta -= charge(c.getKey(), c.getValue());
+        if (mayHoldKeysStartingWith(prefix)) {
+            NavigableMap<byte[], Versioned> covered = rangeOf(prefix, Bytes.prefixLimit(prefix));
+            for (Map.Entry<byte[], Versioned> c : covered.entrySet()) {
+                if (entries.remove(c.getKey(), c.getValue())) {
+                    keyCount--;
+                    delta -= charge(c.getKey(), c.getValue());
+                }
             }
         }
         bytes.addAndGet(delta);
@@ -149,6 +151,21 @@ public final class Memtable {
         if (length > 0 && length < key.length) {
             f.add(BloomFilter.hash(key, length));
         }
+    }
+
+    /**
+     * False only when the map surely holds no key starting with {@code prefix}: the prefix is a
+     * whole bloom prefix that the filter rules out (a list cleared or replaced in a memtable that
+     * never held it, the usual case, skips the search of the map).
+     */
+    private boolean mayHoldKeysStartingWith(byte[] prefix) {
+        MemtableFilter f = filter;
+        if (f == null) {
+            return false; // nothing was ever written
+        }
+        return bloomPrefix == null
+                || bloomPrefix.applyAsInt(prefix) != prefix.length
+                || f.mightContain(BloomFilter.hash(prefix));
     }
 
     /** The newest entry for {@code key}, or {@code null}. */

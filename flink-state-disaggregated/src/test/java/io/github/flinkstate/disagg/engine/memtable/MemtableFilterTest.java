@@ -50,7 +50,33 @@ class MemtableFilterTest {
             assertThat(m.get(k)).as("list %d", list).isNotNull();
             assertThat(m.get(k, BloomFilter.hash(k))).isSameAs(m.get(k));
             assertThat(m.mightContainPrefix(BloomFilter.hash(prefix(list)))).isTrue();
+            if (list % 5 == 0) { // the prefix delete removed what the list held before it
+                assertThat(m.get(key(list, 0))).isNull();
+                assertThat(m.get(key(list, 1))).isNull();
+            }
         }
+    }
+
+    @Test
+    void prefixDeletes_removeWhatTheMemtableHolds_andOnlyThat() {
+        Memtable m = new Memtable(1, PREFIX);
+        long seq = 0;
+        for (long list = 0; list < 5_000; list += 2) { // even lists only
+            m.add(key(list, 0), ++seq, EntryType.PUT, new byte[1]);
+            m.add(key(list, 1), ++seq, EntryType.PUT, new byte[1]);
+        }
+        for (long list = 0; list < 5_000; list++) { // odd ones are absent: the filter skips them
+            m.deletePrefix(prefix(list), ++seq);
+            m.add(key(list, 2), ++seq, EntryType.PUT, new byte[1]);
+        }
+        m.checkInvariants();
+        for (long list = 0; list < 5_000; list++) {
+            assertThat(m.get(key(list, 0))).isNull();
+            assertThat(m.get(key(list, 1))).isNull();
+            assertThat(m.get(key(list, 2))).isNotNull();
+            assertThat(m.coveringTombstoneSeq(key(list, 0))).isPositive();
+        }
+        assertThat(m.rangeOf(new byte[0], null)).hasSize(5_000);
     }
 
     @Test
