@@ -343,7 +343,26 @@ public final class DataBlock {
 
         private int scratchLength;
 
+        /** False only for a cursor made by {@link #seeking}, until its seek. */
+        private boolean positioned;
+
+        /** A cursor on the block's first entry. */
         public Cursor(byte[] payload, int version, String file, long blockOffset)
+                throws IOException {
+            this(payload, version, file, blockOffset, null);
+        }
+
+        /**
+         * A cursor on the first entry whose key is not below {@code target} (not valid if there is
+         * none); the entries before it are passed over without being decoded into objects.
+         */
+        public static Cursor seeking(
+                byte[] payload, int version, String file, long blockOffset, byte[] target)
+                throws IOException {
+            return new Cursor(payload, version, file, blockOffset, target);
+        }
+
+        private Cursor(byte[] payload, int version, String file, long blockOffset, byte[] target)
                 throws IOException {
             this.payload = payload;
             this.file = file;
@@ -354,7 +373,11 @@ public final class DataBlock {
                 throw malformed(0, e);
             }
             this.in = new ByteReader(payload, 0, layout.entriesEnd);
-            next();
+            if (target == null) {
+                next();
+            } else {
+                seek(target);
+            }
         }
 
         public boolean valid() {
@@ -362,6 +385,7 @@ public final class DataBlock {
         }
 
         public void next() throws IOException {
+            positioned = true;
             if (!in.hasRemaining()) {
                 valid = false;
                 return;
@@ -441,11 +465,12 @@ public final class DataBlock {
 
         /** Advances to the first entry with key >= target (from the current position). */
         public void seek(byte[] target) throws IOException {
-            if (!valid || Arrays.compareUnsigned(key, target) >= 0) {
+            if (positioned && (!valid || Arrays.compareUnsigned(key, target) >= 0)) {
                 return;
             }
+            positioned = true;
             if (layout.count >= 0) {
-                // current key < target, so the first entry >= target lies after the current one
+                // the current key (if any) is below the target: the entry sought lies after it
                 int lo = firstOffsetNotBelow(target);
                 if (layout.prefixed) {
                     // the last restart point below the target, if ahead: keys restart there
@@ -462,6 +487,8 @@ public final class DataBlock {
                     in.position(at);
                 }
                 next();
+            } else if (key == null) {
+                next(); // version 1, not yet on an entry
             }
             while (valid && Arrays.compareUnsigned(key, target) < 0) {
                 next();

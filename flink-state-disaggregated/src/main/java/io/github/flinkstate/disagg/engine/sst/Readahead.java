@@ -50,8 +50,17 @@ final class Readahead {
     private final int maxWindowBytes;
     private final IoRateLimiter limiter;
 
-    /** Windows never extend past this block (the last one the iterator's bound can reach). */
-    private final int lastUseful;
+    /** Null, or the exclusive upper bound of the keys the iterator reads. */
+    private final byte[] limit;
+
+    /**
+     * Windows never extend past this block (the last one {@link #limit} lets the iterator reach);
+     * found at the first fetch, so a short scan that never reads ahead never searches the index for
+     * its bound. {@link #UNKNOWN} until then.
+     */
+    private int lastUseful = UNKNOWN;
+
+    private static final int UNKNOWN = -1;
 
     /** The block read last, -1 before the first. */
     private int lastBlock = -1;
@@ -73,23 +82,23 @@ final class Readahead {
             boolean compaction,
             int maxWindowBytes,
             IoRateLimiter limiter,
-            int lastUseful) {
+            byte[] limit) {
         this.reader = reader;
         this.compaction = compaction;
         this.maxWindowBytes = maxWindowBytes;
         this.limiter = limiter;
-        this.lastUseful = lastUseful;
+        this.limit = limit;
     }
 
-    /** {@code lastUseful}: the last block the scan's upper bound lets it read. */
-    static Readahead forScan(SstReader reader, int maxWindowBytes, int lastUseful) {
-        return new Readahead(reader, false, maxWindowBytes, null, lastUseful);
+    /** {@code limit}: null, or the exclusive upper bound of the keys the scan reads. */
+    static Readahead forScan(SstReader reader, int maxWindowBytes, byte[] limit) {
+        return new Readahead(reader, false, maxWindowBytes, null, limit);
     }
 
-    /** {@code lastUseful}: the last block the compaction's upper bound lets it read. */
+    /** {@code limit}: null, or the exclusive upper bound of the keys the compaction reads. */
     static Readahead forCompaction(
-            SstReader reader, int maxWindowBytes, IoRateLimiter limiter, int lastUseful) {
-        return new Readahead(reader, true, maxWindowBytes, limiter, lastUseful);
+            SstReader reader, int maxWindowBytes, IoRateLimiter limiter, byte[] limit) {
+        return new Readahead(reader, true, maxWindowBytes, limiter, limit);
     }
 
     /** The verified payload of data block {@code i}, the iterator's next block to read. */
@@ -134,6 +143,9 @@ final class Readahead {
     /** Reads the window that starts with block {@code first}. */
     private void fetch(int first) throws IOException {
         drop();
+        if (lastUseful == UNKNOWN) {
+            lastUseful = reader.lastBlockBelow(limit);
+        }
         long start = reader.block(first).offset();
         int last = first;
         while (last + 1 <= lastUseful

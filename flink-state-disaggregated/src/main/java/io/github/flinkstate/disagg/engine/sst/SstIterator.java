@@ -28,7 +28,11 @@ public final class SstIterator implements InternalIterator {
     }
 
     private DataBlock.Cursor cursor(int i) throws IOException {
-        return readahead == null ? reader.cursor(i) : reader.cursor(i, readahead.payload(i));
+        return reader.cursor(i, payload(i));
+    }
+
+    private byte[] payload(int i) throws IOException {
+        return readahead == null ? reader.payload(i) : readahead.payload(i);
     }
 
     @Override
@@ -36,8 +40,7 @@ public final class SstIterator implements InternalIterator {
         blockIndex = reader.findBlock(target);
         cursor = null;
         if (blockIndex < reader.blockCount()) {
-            cursor = cursor(blockIndex);
-            cursor.seek(target);
+            cursor = reader.cursorAt(blockIndex, payload(blockIndex), target);
             skipEmpty();
         }
     }

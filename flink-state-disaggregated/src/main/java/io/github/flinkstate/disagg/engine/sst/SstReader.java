@@ -233,14 +233,14 @@ public final class SstReader {
         return blocks.handle(i);
     }
 
-    /** A cursor over data block {@code i} (through the block cache). */
-    DataBlock.Cursor cursor(int i) throws IOException {
-        return cursor(i, payload(i));
-    }
-
     /** A cursor over data block {@code i} whose verified payload is {@code payload}. */
     DataBlock.Cursor cursor(int i, byte[] payload) throws IOException {
         return new DataBlock.Cursor(payload, version, name, blocks.offset(i));
+    }
+
+    /** As {@link #cursor(int, byte[])}, on the first entry not below {@code target}. */
+    DataBlock.Cursor cursorAt(int i, byte[] payload, byte[] target) throws IOException {
+        return DataBlock.Cursor.seeking(payload, version, name, blocks.offset(i), target);
     }
 
     /** The verified payload of data block {@code i}, from the block cache or the file. */
@@ -375,10 +375,7 @@ public final class SstReader {
      */
     public SstIterator iterator(int readaheadBytes, byte[] limit) {
         return new SstIterator(
-                this,
-                readaheadBytes > 0
-                        ? Readahead.forScan(this, readaheadBytes, lastBlockBelow(limit))
-                        : null);
+                this, readaheadBytes > 0 ? Readahead.forScan(this, readaheadBytes, limit) : null);
     }
 
     /** A new scan iterator without readahead (callers bound it). */
@@ -397,9 +394,7 @@ public final class SstReader {
      */
     public SstIterator compactionIterator(int readaheadBytes, IoRateLimiter limiter, byte[] limit) {
         return new SstIterator(
-                this,
-                Readahead.forCompaction(
-                        this, Math.max(1, readaheadBytes), limiter, lastBlockBelow(limit)));
+                this, Readahead.forCompaction(this, Math.max(1, readaheadBytes), limiter, limit));
     }
 
     /**
