@@ -260,18 +260,22 @@ public final class DataBlock {
                         return null; // differs from the previous key where that one matched
                     }
                     if (shared == matched) {
-                        int c =
-                                Arrays.compareUnsigned(
-                                        payload, from, from + unshared, key, matched, key.length);
-                        if (c == 0) {
-                            return decodeRest(in);
-                        }
-                        if (c > 0) {
-                            return null;
-                        }
-                        matched +=
+                        // one pass: where the suffix and the rest of the target first differ
+                        int m =
                                 Arrays.mismatch(
                                         payload, from, from + unshared, key, matched, key.length);
+                        if (m < 0) {
+                            return decodeRest(in); // equal
+                        }
+                        boolean below =
+                                m == unshared // the entry's key is a proper prefix of the target
+                                        || (m < key.length - matched
+                                                && (payload[from + m] & 0xFF)
+                                                        < (key[matched + m] & 0xFF));
+                        if (!below) {
+                            return null; // the first key above the target: it is absent
+                        }
+                        matched += m;
                     }
                     // shared > matched: the key equals the previous one up to past the point where
                     // that one was already smaller than the target, so it is smaller too
