@@ -13,6 +13,7 @@ import io.github.flinkstate.disagg.engine.key.Versioned;
 import io.github.flinkstate.disagg.engine.memtable.Memtable;
 import io.github.flinkstate.disagg.engine.sst.BloomFilter;
 import io.github.flinkstate.disagg.engine.sst.ReaderCache;
+import io.github.flinkstate.disagg.engine.sst.SstReader;
 import io.github.flinkstate.disagg.engine.version.FileMeta;
 import io.github.flinkstate.disagg.engine.version.Version;
 import java.io.IOException;
@@ -142,6 +143,36 @@ final class ReadPath {
         }
         return new LsmIterator(
                 new MergingIterator(children), r, k -> coveringSeq(view, k), onClose);
+    }
+
+    /**
+     * False only when no memtable or file of {@code view} can hold a key starting with {@code
+     * prefix}, a whole bloom prefix whose {@code BloomFilter.hash} is {@code hash}: every
+     * memtable's filter and the bloom filter of every overlapping file rule it out. Reads nothing:
+     * a file whose reader is not open counts as a possible holder.
+     */
+    boolean mayHoldPrefix(View view, byte[] prefix, long hash) {
+        for (Memtable m : view.memtables()) {
+            if (m.mightContainPrefix(hash)) {
+                return true;
+            }
+        }
+        Version v = view.version();
+        KeyRange r = KeyRange.ofPrefix(prefix);
+        for (int l = 0; l < v.numLevels(); l++) {
+            for (FileMeta f : v.overlapping(l, r)) {
+                SstReader reader = readers.ifOpen(f.path());
+                if (reader == null || reader.mightContainPrefixHash(hash)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /** Whether {@code prefix} is a whole bloom prefix (false without a bloom prefix function). */
+    boolean isBloomPrefix(byte[] prefix) {
+        return bloomPrefix != null && bloomPrefix.applyAsInt(prefix) == prefix.length;
     }
 
     /**
