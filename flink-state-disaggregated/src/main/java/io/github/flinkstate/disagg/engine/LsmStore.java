@@ -257,9 +257,9 @@ public final class LsmStore implements AutoCloseable {
 
     /**
      * Deletes every key starting with {@code prefix}; REQUIRES a prefix of at least 2 bytes. When
-     * {@code prefix} is a whole bloom prefix that no memtable filter or open file's bloom filter
-     * admits (clearing or replacing a list or map that does not exist), there is nothing to delete
-     * and nothing is written: no tombstone to flush, index and compact.
+     * {@code prefix} is a whole bloom prefix that no memtable filter or file's bloom filter admits
+     * (clearing or replacing a list or map that does not exist), there is nothing to delete and
+     * nothing is written: no tombstone to flush, index and compact.
      */
     public void deletePrefix(byte[] prefix) throws IOException {
         checkKey(prefix);

@@ -13,7 +13,6 @@ import io.github.flinkstate.disagg.engine.key.Versioned;
 import io.github.flinkstate.disagg.engine.memtable.Memtable;
 import io.github.flinkstate.disagg.engine.sst.BloomFilter;
 import io.github.flinkstate.disagg.engine.sst.ReaderCache;
-import io.github.flinkstate.disagg.engine.sst.SstReader;
 import io.github.flinkstate.disagg.engine.version.FileMeta;
 import io.github.flinkstate.disagg.engine.version.Version;
 import java.io.IOException;
@@ -148,8 +147,9 @@ final class ReadPath {
     /**
      * False only when no memtable or file of {@code view} can hold a key starting with {@code
      * prefix}, a whole bloom prefix whose {@code BloomFilter.hash} is {@code hash}: every
-     * memtable's filter and the bloom filter of every overlapping file rule it out. Reads nothing:
-     * a file whose reader is not open counts as a possible holder.
+     * memtable's filter and the bloom filter of every overlapping file rule it out. A file whose
+     * reader is not open is opened (its metadata, as a read of the prefix would); one that cannot
+     * be opened counts as a possible holder, and its error is left to the reads that need it.
      */
     boolean mayHoldPrefix(View view, byte[] prefix, long hash) {
         for (Memtable m : view.memtables()) {
@@ -161,8 +161,11 @@ final class ReadPath {
         KeyRange r = KeyRange.ofPrefix(prefix);
         for (int l = 0; l < v.numLevels(); l++) {
             for (FileMeta f : v.overlapping(l, r)) {
-                SstReader reader = readers.ifOpen(f.path());
-                if (reader == null || reader.mightContainPrefixHash(hash)) {
+                try {
+                    if (mayHold(f, prefix, hash)) {
+                        return true;
+                    }
+                } catch (IOException e) {
                     return true;
                 }
             }

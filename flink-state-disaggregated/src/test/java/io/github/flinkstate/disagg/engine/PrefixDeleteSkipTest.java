@@ -15,8 +15,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A prefix delete of a whole bloom prefix that nothing in the store can hold (a list cleared or
- * replaced before it was ever written) writes nothing; one whose prefix a memtable, a flushed file
- * or a file whose metadata is not loaded may hold writes its tombstone and deletes.
+ * replaced before it was ever written) writes nothing; one whose prefix a memtable or a file may
+ * hold, or a file that cannot be opened, writes its tombstone and deletes.
  */
 class PrefixDeleteSkipTest {
 
@@ -40,9 +40,6 @@ class PrefixDeleteSkipTest {
             store.put(key(1, 11, 0), new byte[] {1}); // list 11 in a file
             store.flush();
             store.put(key(1, 12, 0), new byte[] {1}); // list 12 in the memtable
-            try (LsmIterator all = store.scanAll()) { // loads the file's bloom filter
-                for (; all.isValid(); all.next()) {}
-            }
 
             for (int list = 20; list < 30; list++) {
                 store.deletePrefix(prefix(1, list)); // never written
@@ -70,18 +67,31 @@ class PrefixDeleteSkipTest {
     }
 
     @Test
-    void aFileWhoseMetadataIsNotLoaded_mayHoldAnyPrefix() throws IOException {
+    void restoredFiles_areOpenedForTheCheck_andAnUnreadableOneMayHoldAnyPrefix() throws Exception {
         LsmSnapshot snapshot;
         try (LsmStore store = LsmStore.open(options("b"))) {
             store.put(key(1, 10, 0), new byte[] {1});
+            store.put(key(1, 14, 0), new byte[] {1}); // the file's key range covers lists 10-14
             store.flush();
             snapshot = store.snapshot();
         }
         try (LsmStore restored =
                 LsmStore.open(options("b-restored"), List.of(snapshot.manifest()))) {
-            restored.deletePrefix(prefix(1, 10)); // no reader open: cannot rule the file out
-            assertThat(restored.stats().prefixDeletesSkipped()).isZero();
+            restored.deletePrefix(prefix(1, 12)); // in the file's range; its filter rules it out
+            assertThat(restored.stats().prefixDeletesSkipped()).isEqualTo(1);
+            restored.deletePrefix(prefix(1, 10)); // the file holds it
+            assertThat(restored.stats().prefixDeletesSkipped()).isEqualTo(1);
             assertThat(count(restored, prefix(1, 10))).isZero();
+            assertThat(count(restored, prefix(1, 14))).isEqualTo(1);
+        }
+        for (String file : snapshot.files()) {
+            assertThat(new File(new Path(file).toUri().getPath()).delete()).isTrue();
+        }
+        try (LsmStore broken = LsmStore.open(options("b-broken"), List.of(snapshot.manifest()))) {
+            broken.deletePrefix(prefix(1, 12)); // cannot open the file: writes the tombstone
+            assertThat(broken.stats().prefixDeletesSkipped()).isZero();
+            broken.deletePrefix(prefix(1, 20)); // outside the file's range: nothing to open
+            assertThat(broken.stats().prefixDeletesSkipped()).isEqualTo(1);
         }
     }
 

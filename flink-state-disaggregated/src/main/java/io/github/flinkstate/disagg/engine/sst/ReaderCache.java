@@ -72,11 +72,6 @@ public final class ReaderCache {
     }
 
     /** The reader of a file, opened (and its size verified) on first use. */
-    /** The open reader of {@code path}, or null if it is not open (nothing is read). */
-    public SstReader ifOpen(String path) {
-        return readers.getIfPresent(path);
-    }
-
     public SstReader get(String path, long expectedSize) throws IOException {
         SstReader r = readers.getIfPresent(path);
         if (r != null) {
