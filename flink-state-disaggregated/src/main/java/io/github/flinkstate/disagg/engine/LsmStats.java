@@ -19,7 +19,6 @@ public final class LsmStats {
     final AtomicLong userBytesWritten = new AtomicLong();
     final AtomicLong filesRehomed = new AtomicLong();
     final AtomicLong entriesFiltered = new AtomicLong();
-    final AtomicLong prefixDeletesSkipped = new AtomicLong();
     private final AtomicLong flushNanos = new AtomicLong();
     private final AtomicLong lastFlushNanos = new AtomicLong();
     private final AtomicLong compactionNanos = new AtomicLong();
@@ -105,14 +104,6 @@ public final class LsmStats {
         return userBytesWritten.get();
     }
 
-    /**
-     * Prefix deletes that wrote nothing because no memtable or file could hold their prefix (see
-     * {@code LsmStore.deletePrefix}).
-     */
-    public long prefixDeletesSkipped() {
-        return prefixDeletesSkipped.get();
-    }
-
     /** (flush + compaction bytes written) / flush bytes; 1.0 when nothing was flushed. */
     public double writeAmplification() {
         long f = flushBytes.get();
@@ -139,8 +130,6 @@ public final class LsmStats {
                 + userBytesWritten
                 + ", entriesFiltered="
                 + entriesFiltered
-                + ", prefixDeletesSkipped="
-                + prefixDeletesSkipped
                 + "}";
     }
 }

@@ -14,7 +14,6 @@ import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.key.KeyRange;
 import io.github.flinkstate.disagg.engine.memtable.Memtable;
 import io.github.flinkstate.disagg.engine.memtable.WriteBufferBudget;
-import io.github.flinkstate.disagg.engine.sst.BloomFilter;
 import io.github.flinkstate.disagg.engine.sst.IoRateLimiter;
 import io.github.flinkstate.disagg.engine.sst.ReadCounters;
 import io.github.flinkstate.disagg.engine.sst.ReaderCache;
@@ -255,20 +254,10 @@ public final class LsmStore implements AutoCloseable {
         stats.userBytesWritten.addAndGet(prefix.length + Long.BYTES + value.length);
     }
 
-    /**
-     * Deletes every key starting with {@code prefix}; REQUIRES a prefix of at least 2 bytes. When
-     * {@code prefix} is a whole bloom prefix that no memtable filter or file's bloom filter admits
-     * (clearing or replacing a list or map that does not exist), there is nothing to delete and
-     * nothing is written: no tombstone to flush, index and compact.
-     */
+    /** Deletes every key starting with {@code prefix}; REQUIRES a prefix of at least 2 bytes. */
     public void deletePrefix(byte[] prefix) throws IOException {
         checkKey(prefix);
         synchronized (writeMutex) {
-            ensureOpen();
-            if (reads.isBloomPrefix(prefix) && !mayHoldPrefix(prefix)) {
-                stats.prefixDeletesSkipped.incrementAndGet();
-                return;
-            }
             Memtable m = makeRoom();
             charge(m.deletePrefix(prefix.clone(), lastSeq.incrementAndGet()));
         }
@@ -629,16 +618,6 @@ public final class LsmStore implements AutoCloseable {
     private ReadPath.View acquireView() {
         synchronized (versions) {
             return new ReadPath.View(memtables, versions.acquire());
-        }
-    }
-
-    /** See {@link ReadPath#mayHoldPrefix}; on the current view. */
-    private boolean mayHoldPrefix(byte[] prefix) {
-        ReadPath.View view = acquireView();
-        try {
-            return reads.mayHoldPrefix(view, prefix, BloomFilter.hash(prefix));
-        } finally {
-            versions.release(view.version());
         }
     }
 

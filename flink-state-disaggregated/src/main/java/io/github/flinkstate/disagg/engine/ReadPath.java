@@ -145,40 +145,6 @@ final class ReadPath {
     }
 
     /**
-     * False only when no memtable or file of {@code view} can hold a key starting with {@code
-     * prefix}, a whole bloom prefix whose {@code BloomFilter.hash} is {@code hash}: every
-     * memtable's filter and the bloom filter of every overlapping file rule it out. A file whose
-     * reader is not open is opened (its metadata, as a read of the prefix would); one that cannot
-     * be opened counts as a possible holder, and its error is left to the reads that need it.
-     */
-    boolean mayHoldPrefix(View view, byte[] prefix, long hash) {
-        for (Memtable m : view.memtables()) {
-            if (m.mightContainPrefix(hash)) {
-                return true;
-            }
-        }
-        Version v = view.version();
-        KeyRange r = KeyRange.ofPrefix(prefix);
-        for (int l = 0; l < v.numLevels(); l++) {
-            for (FileMeta f : v.overlapping(l, r)) {
-                try {
-                    if (mayHold(f, prefix, hash)) {
-                        return true;
-                    }
-                } catch (IOException e) {
-                    return true;
-                }
-            }
-        }
-        return false;
-    }
-
-    /** Whether {@code prefix} is a whole bloom prefix (false without a bloom prefix function). */
-    boolean isBloomPrefix(byte[] prefix) {
-        return bloomPrefix != null && bloomPrefix.applyAsInt(prefix) == prefix.length;
-    }
-
-    /**
      * The prefix to test against the files' bloom filters: {@code r}'s lower bound when {@code r}
      * is exactly the keys starting with it and it is a whole bloom prefix; else null (no file is
      * skipped). Prefix tombstones live in the version's index, not in the files' iterators, so
