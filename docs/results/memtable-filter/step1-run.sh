@@ -1,8 +1,0 @@
-#!/bin/bash
-cd /tmp/ab-mf
-for round in 1 2; do
-  for tag in main mfilter; do
-    flock /tmp/heavy.lock java -jar /tmp/bench-$tag.jar "ValueStateBenchmark.valueGet$|ListStateBenchmark.listGet$" -p backend=ROCKSDB,DISAGGREGATED -f 2 -wi 2 -i 4 -w 1s -r 1s -rf json -rff /tmp/ab-mf/$tag-$round.json > /tmp/ab-mf/$tag-$round.log 2>&1
-  done
-done
-echo done > /tmp/ab-mf/DONE
