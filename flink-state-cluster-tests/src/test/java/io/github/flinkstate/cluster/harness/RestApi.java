@@ -112,7 +112,20 @@ public final class RestApi {
                 latest.path("trigger_timestamp").asLong(-1));
     }
 
-    /** The job's {@code numRestarts} metric. */
+    /**
+     * When the job last entered RESTARTING (epoch millis; 0 if it never did), from the execution
+     * graph's state timestamps. Unlike {@link #restarts}, which the REST metric fetcher refreshes
+     * only every {@code metrics.fetcher.update-interval} (10 s) and drops once the job ends, this
+     * is current within the execution graph cache's timeout and still answers for a finished job.
+     */
+    public long lastRestartMillis(JobID job) throws IOException {
+        return get("/jobs/" + job).path("timestamps").path("RESTARTING").asLong(0);
+    }
+
+    /**
+     * The job's {@code numRestarts} metric, as the REST metric fetcher last saw it (up to 10 s old,
+     * and 0 once the job has ended): for reports, not for waiting on a restart.
+     */
     public long restarts(JobID job) throws IOException {
         for (JsonNode m : get("/jobs/" + job + "/metrics?get=numRestarts")) {
             return m.path("value").asLong();

@@ -164,7 +164,7 @@ class StateBackendsClusterIT {
      * runs again and completes a checkpoint.
      */
     private static void killDuringCheckpoint(Scenario s, JobID job) throws Exception {
-        long restartsBefore = cluster.rest().restarts(job);
+        long restartedBefore = cluster.rest().lastRestartMillis(job);
         CheckpointCounts before =
                 s.awaitCheckpoints(job, cluster.rest().checkpoints(job).completed() + 1);
         boolean inFlight = awaitCheckpointInFlight(job);
@@ -176,7 +176,7 @@ class StateBackendsClusterIT {
         s.until(
                 "job " + job + " restarted and running",
                 () ->
-                        cluster.rest().restarts(job) > restartsBefore
+                        cluster.rest().lastRestartMillis(job) > restartedBefore
                                 && (cluster.rest().allTasksRunning(job)
                                         || "FINISHED".equals(cluster.rest().jobStatus(job))));
         s.recovered();
