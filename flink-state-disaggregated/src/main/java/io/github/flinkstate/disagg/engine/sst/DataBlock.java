@@ -179,22 +179,24 @@ public final class DataBlock {
     /** Decodes seq, type and value following a key; the reader is positioned after the key. */
     private static Versioned decodeRest(ByteReader in) throws IOException {
         long seq = in.varint();
-        byte type = (byte) in.u8();
-        if (!EntryType.isValid(type)) {
-            throw new IOException("bad entry type " + type);
-        }
+        byte type = entryType(in);
         return new Versioned(seq, type, type == EntryType.PUT ? in.bytes() : null);
     }
 
     private static void skipRest(ByteReader in) throws IOException {
         in.varint();
+        if (entryType(in) == EntryType.PUT) {
+            in.skipBytes();
+        }
+    }
+
+    /** Reads an entry's type byte; a value no version defines is a malformed entry. */
+    private static byte entryType(ByteReader in) throws IOException {
         byte type = (byte) in.u8();
         if (!EntryType.isValid(type)) {
             throw new IOException("bad entry type " + type);
         }
-        if (type == EntryType.PUT) {
-            in.skipBytes();
-        }
+        return type;
     }
 
     /**
@@ -411,10 +413,7 @@ public final class DataBlock {
         /** Reads the current entry's sequence number, type and value; the cursor is then valid. */
         private void readRest() throws IOException {
             seq = in.varint();
-            type = (byte) in.u8();
-            if (!EntryType.isValid(type)) {
-                throw new IOException("bad entry type " + type);
-            }
+            type = entryType(in);
             value = type == EntryType.PUT ? in.bytes() : null;
             valid = true;
         }
