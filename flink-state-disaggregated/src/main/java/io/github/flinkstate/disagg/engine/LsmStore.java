@@ -985,11 +985,17 @@ public final class LsmStore implements AutoCloseable {
             return warmUp;
         }
         noteLiveBytes();
+        List<FileMeta> toOpen = new ArrayList<>();
         List<FileMeta> files = new ArrayList<>();
         Version v = versions.acquire();
         try {
             for (List<FileMeta> level : v.levels()) {
                 for (FileMeta f : level) {
+                    // reads need every file's metadata; half the reader cache leaves room for
+                    // the files they open meanwhile
+                    if (toOpen.size() < options.maxOpenFiles() / 2) {
+                        toOpen.add(f);
+                    }
                     if (!f.isClipped()) { // a clipped file is partly other subtasks' data
                         files.add(f);
                     }
@@ -1000,6 +1006,7 @@ public final class LsmStore implements AutoCloseable {
         }
         WarmUp w =
                 new WarmUp(
+                        toOpen,
                         files,
                         readers,
                         disk,

@@ -7,9 +7,12 @@ import io.github.flinkstate.disagg.engine.cache.DiskCache;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.testutil.LsmModelRunner;
 import io.github.flinkstate.testing.fs.FsOp;
+import io.github.flinkstate.testing.fs.Hang;
 import io.github.flinkstate.testing.fs.InjectingFileSystem;
+import io.github.flinkstate.testing.wait.Waits;
 import java.io.File;
 import java.io.RandomAccessFile;
+import java.time.Duration;
 import java.util.List;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
@@ -229,6 +232,41 @@ class LsmStoreDiskCacheTest {
             readAll(restored);
             assertThat(restored.primaryReads().reads())
                     .as("every block read locally after the warm-up")
+                    .isEqualTo(afterWarmUp);
+        }
+        snap.release();
+    }
+
+    @Test
+    void warmUp_opensTheLiveFilesSeveralAtOnce_soTheFirstReadsDoNotOpenThemInTurn()
+            throws Exception {
+        LsmSnapshot snap;
+        try (LsmStore source = LsmStore.open(options("src", new BlockCache(0)))) {
+            for (int batch = 0; batch < 6; batch++) { // six overlapping files in L0
+                for (int i = batch; i < KEYS; i += 6) {
+                    source.put(key(i), value(i));
+                }
+                source.flush();
+            }
+            snap = source.snapshot();
+        }
+        try (LsmStore restored =
+                LsmStore.open(options("dst", diskOnly(64 << 20)), List.of(snap.manifest()))) {
+            assertThat(restored.liveFiles()).hasSizeGreaterThanOrEqualTo(6);
+            // every open of a file blocks until released: the warm-up must have several at once
+            try (Hang opens = fs.hang(FsOp.OPEN, ".*")) {
+                WarmUp w = restored.startWarmUp();
+                Waits.until(
+                        "the warm-up opens 4 files at once",
+                        Duration.ofSeconds(30),
+                        () -> opens.blockedCalls() >= 4);
+                opens.release();
+                assertThat(w.await(60_000)).isEqualTo(WarmUp.State.DONE);
+            }
+            long afterWarmUp = restored.primaryReads().reads();
+            readAll(restored);
+            assertThat(restored.primaryReads().reads())
+                    .as("every file open and copied after the warm-up")
                     .isEqualTo(afterWarmUp);
         }
         snap.release();
