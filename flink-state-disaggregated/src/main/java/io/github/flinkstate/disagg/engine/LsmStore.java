@@ -987,8 +987,10 @@ public final class LsmStore implements AutoCloseable {
         noteLiveBytes();
         List<FileMeta> toOpen = new ArrayList<>();
         List<FileMeta> files = new ArrayList<>();
+        int l0Files;
         Version v = versions.acquire();
         try {
+            l0Files = Math.min(v.level(0).size(), options.maxOpenFiles() / 2);
             for (List<FileMeta> level : v.levels()) {
                 for (FileMeta f : level) {
                     // reads need every file's metadata; half the reader cache leaves room for
@@ -1007,6 +1009,8 @@ public final class LsmStore implements AutoCloseable {
         WarmUp w =
                 new WarmUp(
                         toOpen,
+                        l0Files,
+                        () -> blockCache.pinnedMetadataBytes() < blockCache.capacityBytes() / 2,
                         files,
                         readers,
                         disk,

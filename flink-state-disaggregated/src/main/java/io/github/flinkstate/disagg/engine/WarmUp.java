@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,7 +18,9 @@ import org.slf4j.LoggerFactory;
  * so that reads after a recovery find local copies instead of going to the primary file system.
  *
  * <p>First it opens the live files ({@code ReaderCache#get}: footer, index and bloom filter in one
- * tail read each), up to {@value #OPENS_AT_ONCE} at a time, L0 first. A get probes every L0 file
+ * tail read each), up to {@value #OPENS_AT_ONCE} at a time, L0 first: all L0 files, and files of
+ * deeper levels while the metadata of open files takes less than half the memory cache (it is
+ * charged there, and a read opens such a file when it needs it anyway). A get probes every L0 file
  * that may hold its key and one file per deeper level; opened one after another by the first gets,
  * a restore with twenty L0 files on a DFS made the first get wait for twenty round trips in turn
  * (about 150 ms at 2 ms each, with the metadata transfers). Opened together, their round trips
@@ -58,6 +61,8 @@ public final class WarmUp {
     static final int OPENS_AT_ONCE = 8;
 
     private final List<FileMeta> toOpen;
+    private final int alwaysOpen;
+    private final BooleanSupplier roomForMetadata;
     private final List<FileMeta> files;
     private final ReaderCache readers;
     private final DiskCache disk;
@@ -71,6 +76,8 @@ public final class WarmUp {
 
     /**
      * @param toOpen the files to open first, in order (open files are passed over)
+     * @param alwaysOpen how many of the first of {@code toOpen} to open in any case (the L0 files)
+     * @param roomForMetadata whether the memory cache has room for more files' metadata
      * @param files the files to copy, in order
      * @param disk the store's disk tier; progress is reported against the smaller of the files'
      *     total and what it takes as whole files ({@code DiskCache#wholeFileLimitBytes})
@@ -78,12 +85,16 @@ public final class WarmUp {
      */
     WarmUp(
             List<FileMeta> toOpen,
+            int alwaysOpen,
+            BooleanSupplier roomForMetadata,
             List<FileMeta> files,
             ReaderCache readers,
             DiskCache disk,
             Predicate<String> live,
             String name) {
         this.toOpen = toOpen;
+        this.alwaysOpen = alwaysOpen;
+        this.roomForMetadata = roomForMetadata;
         this.files = files;
         this.readers = readers;
         this.disk = disk;
@@ -183,7 +194,9 @@ public final class WarmUp {
                                         i < toOpen.size() && !cancelled;
                                         i = next.getAndIncrement()) {
                                     FileMeta f = toOpen.get(i);
-                                    if (!live.test(f.path())) {
+                                    if (!live.test(f.path())
+                                            || (i >= alwaysOpen
+                                                    && !roomForMetadata.getAsBoolean())) {
                                         continue;
                                     }
                                     try {
