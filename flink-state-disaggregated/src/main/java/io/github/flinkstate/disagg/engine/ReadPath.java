@@ -78,12 +78,19 @@ final class ReadPath {
         return found.value();
     }
 
-    /** L0 files: highest sequence number wins; deeper levels: first hit from the top wins. */
+    /**
+     * L0 files: highest sequence number wins; a file whose largest sequence number is below the
+     * best entry found is not read (L0 is kept newest first, so after a hit the older files are
+     * passed over). Deeper levels: first hit from the top wins.
+     */
     private Versioned getFromFiles(Version v, byte[] key, long keyHash) throws IOException {
         Versioned best = null;
         List<FileMeta> l0 = v.level(0);
         for (int i = 0; i < l0.size(); i++) {
             FileMeta f = l0.get(i);
+            if (best != null && f.maxSeq() < best.seq()) {
+                continue; // every entry of f is older than the one found
+            }
             if (v.effectiveRange(0, i).contains(key)) {
                 Versioned e = readers.get(f.path(), f.fileSize()).get(key, keyHash);
                 if (e != null && (best == null || e.seq() > best.seq())) {

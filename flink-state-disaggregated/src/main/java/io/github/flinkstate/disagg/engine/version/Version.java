@@ -21,7 +21,9 @@ import java.util.Set;
  * <p>Invariants (checked by {@link #checkInvariants}):
  *
  * <ol>
- *   <li>Level 0 files may overlap each other; conflicts are resolved by sequence number.
+ *   <li>Level 0 files may overlap each other; conflicts are resolved by sequence number. They are
+ *       ordered by largest sequence number, newest first ({@code VersionSet} sorts them), so that a
+ *       get can stop at the first file holding its key.
  *   <li>In every level >= 1, files are sorted by effective lower key and their effective ranges are
  *       pairwise disjoint.
  *   <li>Every file's clip lies in the store's key-group span and its effective range is not empty.

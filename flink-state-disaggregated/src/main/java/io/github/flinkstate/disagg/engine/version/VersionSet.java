@@ -48,6 +48,9 @@ public final class VersionSet {
         for (List<FileMeta> l : initial) {
             levels.add(new ArrayList<>(l));
         }
+        if (!levels.isEmpty()) { // newest first, as every edit leaves it (reads rely on it)
+            levels.get(0).sort(Comparator.comparingLong(FileMeta::maxSeq).reversed());
+        }
         for (int i = 1; i < levels.size(); i++) {
             levels.get(i)
                     .sort(Comparator.comparing(f -> f.effectiveRange().lower(), Bytes::compare));
