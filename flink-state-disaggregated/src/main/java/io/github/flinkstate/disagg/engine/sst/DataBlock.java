@@ -190,6 +190,15 @@ public final class DataBlock {
         }
     }
 
+    /**
+     * Version 5: an entry's key suffix of {@code unshared} bytes at {@code from} ends in the block.
+     */
+    private static void checkSuffixFits(int unshared, int from, int entriesEnd) throws IOException {
+        if (unshared > entriesEnd - from) {
+            throw new IOException("key suffix of " + unshared + " bytes overruns block at " + from);
+        }
+    }
+
     /** Reads an entry's type byte; a value no version defines is a malformed entry. */
     private static byte entryType(ByteReader in) throws IOException {
         byte type = (byte) in.u8();
@@ -253,10 +262,7 @@ public final class DataBlock {
                         throw new IOException(
                                 "restart entry shares " + shared + " bytes with its predecessor");
                     }
-                    if (unshared > layout.entriesEnd - from) {
-                        throw new IOException(
-                                "key suffix of " + unshared + " bytes overruns block at " + from);
-                    }
+                    checkSuffixFits(unshared, from, layout.entriesEnd);
                     in.position(from + unshared);
                     if (shared < matched) {
                         return null; // differs from the previous key where that one matched
@@ -430,10 +436,7 @@ public final class DataBlock {
                                 + scratchLength
                                 + "-byte previous key");
             }
-            if (unshared > layout.entriesEnd - in.position()) {
-                throw new IOException(
-                        "key suffix of " + unshared + " bytes overruns block at " + in.position());
-            }
+            checkSuffixFits(unshared, in.position(), layout.entriesEnd);
             int length = shared + unshared;
             if (length > scratch.length) {
                 scratch = Arrays.copyOf(scratch, Math.max(length, 2 * scratch.length));
