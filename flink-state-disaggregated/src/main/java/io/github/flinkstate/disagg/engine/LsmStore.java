@@ -1048,7 +1048,7 @@ public final class LsmStore implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        readers.clear();
+        readers.close();
         if (writeBudget != null) {
             // the memtables left are dropped with the store (their data is in the last checkpoint)
             writeBudget.charge(-chargedBytes.getAndSet(0));

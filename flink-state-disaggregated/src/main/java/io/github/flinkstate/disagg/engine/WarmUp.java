@@ -41,7 +41,8 @@ import org.slf4j.LoggerFactory;
  * up to {@value #OPENS_AT_ONCE} more), reads on the file's scan stream (point reads keep theirs) in
  * chunks of at most 512 KiB, so a point read that shares the link with it waits for at most one
  * chunk, and takes no store lock. {@link #cancel} (called by the store's close) stops it before its
- * next chunk.
+ * next chunk or open; an open still on its way (a slow primary) is closed by the closed reader
+ * cache when it returns.
  *
  * <p>Thread safety: progress getters and {@link #cancel} may be called from any thread.
  */

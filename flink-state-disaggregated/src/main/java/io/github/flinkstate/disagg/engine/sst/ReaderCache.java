@@ -42,6 +42,8 @@ public final class ReaderCache {
     private final ConcurrentHashMap<String, CompletableFuture<SstReader>> opening =
             new ConcurrentHashMap<>();
 
+    private volatile boolean closed;
+
     /** Largest metadata bytes per 2^20 file bytes seen so far (the tail-read estimate). */
     private final AtomicLong metadataPerMebi = new AtomicLong(1L << 15);
 
@@ -91,6 +93,9 @@ public final class ReaderCache {
                     r.close();
                     r = present;
                 }
+                if (closed) {
+                    readers.invalidate(path); // closed meanwhile: its streams go now
+                }
             }
             mine.complete(r);
             return r;
@@ -134,6 +139,16 @@ public final class ReaderCache {
     public void clear() {
         readers.invalidateAll();
         readers.cleanUp();
+    }
+
+    /**
+     * Closes every reader, and every reader opened from now on as soon as its open returns (an open
+     * still on its way, a background warm-up's on a slow primary, would otherwise keep its streams
+     * after the store closed). Readers handed out keep answering reads through short-lived streams.
+     */
+    public void close() {
+        closed = true;
+        clear();
     }
 
     /** Reads of every reader this cache opened (also of readers since evicted). */
