@@ -4,7 +4,12 @@ import io.github.flinkstate.disagg.engine.cache.DiskCache;
 import io.github.flinkstate.disagg.engine.sst.ReaderCache;
 import io.github.flinkstate.disagg.engine.version.FileMeta;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -18,12 +23,12 @@ import org.slf4j.LoggerFactory;
  * so that reads after a recovery find local copies instead of going to the primary file system.
  *
  * <p>First it opens the live files ({@code ReaderCache#get}: footer, index and bloom filter in one
- * tail read each), up to {@value #OPENS_AT_ONCE} at a time, L0 first: all L0 files, and files of
- * deeper levels while the metadata of open files takes less than half the memory cache (it is
- * charged there, and a read opens such a file when it needs it anyway). A get probes every L0 file
- * that may hold its key and one file per deeper level; opened one after another by the first gets,
- * a restore with twenty L0 files on a DFS made the first get wait for twenty round trips in turn
- * (about 150 ms at 2 ms each, with the metadata transfers). Opened together, their round trips
+ * tail read each), up to {@value #OPENS_AT_ONCE} at a time in a JVM, L0 first: all L0 files, and
+ * files of deeper levels while the metadata of open files takes less than half the memory cache (it
+ * is charged there, and a read opens such a file when it needs it anyway). A get probes every L0
+ * file that may hold its key and one file per deeper level; opened one after another by the first
+ * gets, a restore with twenty L0 files on a DFS made the first get wait for twenty round trips in
+ * turn (about 150 ms at 2 ms each, with the metadata transfers). Opened together, their round trips
  * overlap, and a get that needs a file being opened waits for that open instead of starting its
  * own. Then it copies the data.
  *
@@ -37,12 +42,11 @@ import org.slf4j.LoggerFactory;
  * that cannot be read is skipped with one log line (reads of it will report the problem
  * themselves).
  *
- * <p>It does not hold up records: it runs on its own daemon thread (and, while it opens files, on
- * up to {@value #OPENS_AT_ONCE} more), reads on the file's scan stream (point reads keep theirs) in
- * chunks of at most 512 KiB, so a point read that shares the link with it waits for at most one
- * chunk, and takes no store lock. {@link #cancel} (called by the store's close) stops it before its
- * next chunk or open; an open still on its way (a slow primary) is closed by the closed reader
- * cache when it returns.
+ * <p>It does not hold up records: it runs on its own daemon thread (and opens files on {@link
+ * #OPENERS}), reads on the file's scan stream (point reads keep theirs) in chunks of at most 512
+ * KiB, so a point read that shares the link with it waits for at most one chunk, and takes no store
+ * lock. {@link #cancel} (called by the store's close) stops it before its next chunk or open; an
+ * open still on its way (a slow primary) is closed by the closed reader cache when it returns.
  *
  * <p>Thread safety: progress getters and {@link #cancel} may be called from any thread.
  */
@@ -58,8 +62,33 @@ public final class WarmUp {
         FAILED
     }
 
-    /** Files opened at once by the first phase. */
-    static final int OPENS_AT_ONCE = 8;
+    /** Files opened at once by the first phase, by all stores of this JVM together. */
+    static final int OPENS_AT_ONCE = 16;
+
+    /**
+     * The threads that open files for every store's warm-up in this JVM (a TaskManager restoring a
+     * hundred stores starts {@value #OPENS_AT_ONCE} threads, not eight hundred); daemon threads
+     * that end after 10 s without work.
+     */
+    private static final ThreadPoolExecutor OPENERS = openers();
+
+    private static ThreadPoolExecutor openers() {
+        AtomicInteger n = new AtomicInteger();
+        ThreadPoolExecutor pool =
+                new ThreadPoolExecutor(
+                        OPENS_AT_ONCE,
+                        OPENS_AT_ONCE,
+                        10,
+                        TimeUnit.SECONDS,
+                        new LinkedBlockingQueue<>(),
+                        r -> {
+                            Thread t = new Thread(r, "disagg-file-open-" + n.incrementAndGet());
+                            t.setDaemon(true);
+                            return t;
+                        });
+        pool.allowCoreThreadTimeOut(true);
+        return pool;
+    }
 
     private final List<FileMeta> toOpen;
     private final int alwaysOpen;
@@ -173,54 +202,48 @@ public final class WarmUp {
     }
 
     /**
-     * Opens {@link #toOpen} on up to {@link #OPENS_AT_ONCE} short-lived daemon threads and waits
-     * for them. A file that cannot be opened is left to the reads that need it, which report the
-     * problem; a cancelled warm-up starts no further open. Never interrupts an open: a get waiting
-     * for the same file would receive the interruption as its own failure.
+     * Opens {@link #toOpen} on {@link #OPENERS} and waits for the opens. A file that cannot be
+     * opened is left to the reads that need it, which report the problem; a cancelled warm-up
+     * starts no further open. Never interrupts an open: a get waiting for the same file would
+     * receive the interruption as its own failure.
      */
     private void openFiles() {
-        int threads = Math.min(OPENS_AT_ONCE, toOpen.size());
-        if (threads == 0) {
+        if (toOpen.isEmpty()) {
             return;
         }
-        AtomicInteger next = new AtomicInteger();
         AtomicInteger opened = new AtomicInteger();
         long start = System.nanoTime();
-        Thread[] openers = new Thread[threads];
-        for (int t = 0; t < threads; t++) {
-            openers[t] =
-                    new Thread(
+        List<Future<?>> opens = new ArrayList<>(toOpen.size());
+        for (int i = 0; i < toOpen.size(); i++) {
+            FileMeta f = toOpen.get(i);
+            boolean always = i < alwaysOpen;
+            opens.add(
+                    OPENERS.submit(
                             () -> {
-                                for (int i = next.getAndIncrement();
-                                        i < toOpen.size() && !cancelled;
-                                        i = next.getAndIncrement()) {
-                                    FileMeta f = toOpen.get(i);
-                                    if (!live.test(f.path())
-                                            || (i >= alwaysOpen
-                                                    && !roomForMetadata.getAsBoolean())) {
-                                        continue;
-                                    }
-                                    try {
-                                        readers.get(f.path(), f.fileSize());
-                                        opened.incrementAndGet();
-                                    } catch (IOException | RuntimeException e) {
-                                        LOG.info(
-                                                "Warm-up could not open {}: {}",
-                                                f.path(),
-                                                e.toString());
-                                    }
+                                if (cancelled
+                                        || !live.test(f.path())
+                                        || (!always && !roomForMetadata.getAsBoolean())) {
+                                    return;
                                 }
-                            },
-                            thread.getName() + "-open-" + t);
-            openers[t].setDaemon(true);
-            openers[t].start();
+                                try {
+                                    readers.get(f.path(), f.fileSize());
+                                    opened.incrementAndGet();
+                                } catch (IOException | RuntimeException e) {
+                                    LOG.info(
+                                            "Warm-up could not open {}: {}",
+                                            f.path(),
+                                            e.toString());
+                                }
+                            }));
         }
-        for (Thread t : openers) {
+        for (Future<?> open : opens) {
             try {
-                t.join();
+                open.get();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
+            } catch (ExecutionException e) {
+                LOG.info("Warm-up could not open a file: {}", e.getCause().toString());
             }
         }
         LOG.debug(
