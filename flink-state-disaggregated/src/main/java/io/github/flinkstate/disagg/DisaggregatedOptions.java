@@ -119,7 +119,7 @@ public final class DisaggregatedOptions {
                     .defaultValue(true)
                     .withDescription(
                             "After a restore that reuses files in place, open them (index and"
-                                    + " bloom filter, up to 16 files at once per TaskManager) and copy them into the local"
+                                    + " bloom filter, up to 8 files at once per TaskManager) and copy them into the local"
                                     + " disk cache in the background, newest level first, while whole"
                                     + " files fit in half of it (metrics localCacheWarmUpBytes and"
                                     + " localCacheWarmUpPlannedBytes). The job does not wait for it:"

@@ -63,12 +63,12 @@ public final class WarmUp {
     }
 
     /** Files opened at once by the first phase, by all stores of this JVM together. */
-    static final int OPENS_AT_ONCE = 16;
+    static final int OPENS_AT_ONCE = 8;
 
     /**
      * The threads that open files for every store's warm-up in this JVM (a TaskManager restoring a
-     * hundred stores starts {@value #OPENS_AT_ONCE} threads, not eight hundred); daemon threads
-     * that end after 10 s without work.
+     * hundred stores starts {@value #OPENS_AT_ONCE} threads, not a thousand); daemon threads that
+     * end after 10 s without work.
      */
     private static final ThreadPoolExecutor OPENERS = openers();
 
