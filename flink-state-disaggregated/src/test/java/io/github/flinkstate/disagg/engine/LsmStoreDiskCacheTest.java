@@ -273,6 +273,24 @@ class LsmStoreDiskCacheTest {
     }
 
     @Test
+    void warmUp_opensOnlyTheL0Files_whenNeitherMemoryNorDiskHasRoomForMore() throws Exception {
+        LsmSnapshot snap = loadedSnapshot(); // L1 files and one L0 file
+        BlockCache noRoom = new BlockCache(0, disk = new DiskCache(new File(tmp, "disk"), 1024, 0));
+        try (LsmStore restored = LsmStore.open(options("dst", noRoom), List.of(snap.manifest()))) {
+            int l0 = restored.filesPerLevel()[0];
+            assertThat(l0).isPositive();
+            assertThat(restored.liveFiles()).hasSizeGreaterThan(l0);
+            WarmUp w = restored.startWarmUp();
+            assertThat(w.await(60_000)).isEqualTo(WarmUp.State.DONE);
+            assertThat(w.filesDone()).isZero();
+            // every get needs the L0 files; the others are opened by the reads that need them
+            assertThat(noRoom.openFiles()).isEqualTo(l0);
+            readAll(restored);
+        }
+        snap.release();
+    }
+
+    @Test
     void warmUp_readsABigFileInSmallChunks_soPointReadsNeverWaitBehindMuchOfIt() throws Exception {
         LsmSnapshot snap;
         try (LsmStore source =
