@@ -160,7 +160,8 @@ public final class WarmUp {
                 if (cancelled) {
                     break;
                 }
-                if (!live.test(f.path())) {
+                if (!live.test(f.path()) || !disk.admitsWholeFile(f.path(), f.fileSize())) {
+                    // dropped, or no room for it as a whole: do not open it only to find that out
                     disk.stopExpectingWholeCopy(f.path());
                     continue;
                 }

@@ -438,6 +438,17 @@ public final class DiskCache implements Closeable {
         return liveBytes <= capacityBytes ? capacityBytes : capacityBytes / 2;
     }
 
+    /**
+     * Whether {@link #writeThrough(String, long)} would now take a whole copy of {@code file} of
+     * {@code length} bytes, or one is held already (ignoring free disk space, which the copy itself
+     * checks).
+     */
+    public synchronized boolean admitsWholeFile(String file, long length) {
+        return !closed
+                && (wholeFiles.containsKey(file)
+                        || wholeBytesStaying() + Math.max(1, length) <= wholeFileLimitBytes());
+    }
+
     /** Whether a whole-file copy of {@code file} is held (no recency change, no hit counted). */
     public synchronized boolean holdsWholeFile(String file) {
         return wholeFiles.containsKey(file);
