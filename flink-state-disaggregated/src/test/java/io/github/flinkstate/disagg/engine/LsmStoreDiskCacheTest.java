@@ -100,8 +100,7 @@ class LsmStoreDiskCacheTest {
             write(source);
             snap = source.snapshot();
         }
-        try (LsmStore restored =
-                LsmStore.open(options("dst", diskOnly(64 << 20)), List.of(snap.manifest()))) {
+        try (LsmStore restored = restore(snap, diskOnly(64 << 20))) {
             readAll(restored);
             long first = restored.primaryReads().reads();
             assertThat(first).isPositive();
@@ -204,6 +203,18 @@ class LsmStoreDiskCacheTest {
         snap.release();
     }
 
+    /** A store restored from {@code snap} over {@code cache}. */
+    private LsmStore restore(LsmSnapshot snap, BlockCache cache) throws Exception {
+        return LsmStore.open(options("dst", cache), List.of(snap.manifest()));
+    }
+
+    /** Starts the warm-up of {@code restored} and waits for it to end, which it must do. */
+    private static WarmUp warmedUp(LsmStore restored) throws Exception {
+        WarmUp w = restored.startWarmUp();
+        assertThat(w.await(60_000)).isEqualTo(WarmUp.State.DONE);
+        return w;
+    }
+
     private LsmSnapshot loadedSnapshot() throws Exception {
         try (LsmStore source = LsmStore.open(options("src", new BlockCache(0)))) {
             write(source);
@@ -219,10 +230,8 @@ class LsmStoreDiskCacheTest {
     @Test
     void warmUp_afterRestore_copiesEveryFile_thenReadsNeedNoPrimaryRead() throws Exception {
         LsmSnapshot snap = loadedSnapshot();
-        try (LsmStore restored =
-                LsmStore.open(options("dst", diskOnly(64 << 20)), List.of(snap.manifest()))) {
-            WarmUp w = restored.startWarmUp();
-            assertThat(w.await(60_000)).isEqualTo(WarmUp.State.DONE);
+        try (LsmStore restored = restore(snap, diskOnly(64 << 20))) {
+            WarmUp w = warmedUp(restored);
             int live = restored.liveFiles().size();
             assertThat(live).isGreaterThan(1);
             assertThat(w.filesDone()).isEqualTo(live);
@@ -250,8 +259,7 @@ class LsmStoreDiskCacheTest {
             }
             snap = source.snapshot();
         }
-        try (LsmStore restored =
-                LsmStore.open(options("dst", diskOnly(64 << 20)), List.of(snap.manifest()))) {
+        try (LsmStore restored = restore(snap, diskOnly(64 << 20))) {
             assertThat(restored.liveFiles()).hasSizeGreaterThanOrEqualTo(6);
             // every open of a file blocks until released: the warm-up must have several at once
             try (Hang opens = fs.hang(FsOp.OPEN, ".*")) {
@@ -276,12 +284,11 @@ class LsmStoreDiskCacheTest {
     void warmUp_opensOnlyTheL0Files_whenNeitherMemoryNorDiskHasRoomForMore() throws Exception {
         LsmSnapshot snap = loadedSnapshot(); // L1 files and one L0 file
         BlockCache noRoom = new BlockCache(0, disk = new DiskCache(new File(tmp, "disk"), 1024, 0));
-        try (LsmStore restored = LsmStore.open(options("dst", noRoom), List.of(snap.manifest()))) {
+        try (LsmStore restored = restore(snap, noRoom)) {
             int l0 = restored.filesPerLevel()[0];
             assertThat(l0).isPositive();
             assertThat(restored.liveFiles()).hasSizeGreaterThan(l0);
-            WarmUp w = restored.startWarmUp();
-            assertThat(w.await(60_000)).isEqualTo(WarmUp.State.DONE);
+            WarmUp w = warmedUp(restored);
             assertThat(w.filesDone()).isZero();
             // every get needs the L0 files; the others are opened by the reads that need them
             assertThat(noRoom.openFiles()).isEqualTo(l0);
@@ -301,15 +308,13 @@ class LsmStoreDiskCacheTest {
             source.flush();
             snap = source.snapshot();
         }
-        try (LsmStore restored =
-                LsmStore.open(options("dst", diskOnly(64 << 20)), List.of(snap.manifest()))) {
+        try (LsmStore restored = restore(snap, diskOnly(64 << 20))) {
             assertThat(restored.liveFiles()).hasSize(1);
             String file = restored.liveFiles().get(0);
             long size = fs.getFileStatus(new Path(file)).getLen();
             assertThat(size).isGreaterThan(2 << 20);
             fs.counters().reset();
-            WarmUp w = restored.startWarmUp();
-            assertThat(w.await(60_000)).isEqualTo(WarmUp.State.DONE);
+            WarmUp w = warmedUp(restored);
             assertThat(w.bytesDone()).isEqualTo(size);
             long reads = fs.counters().calls(FsOp.READ, InjectingFileSystem.key(new Path(file)));
             assertThat(reads)
@@ -332,10 +337,8 @@ class LsmStoreDiskCacheTest {
         // the live files do not fit, so whole files keep to half the capacity, which cannot hold
         // every file
         long capacity = total - 1;
-        try (LsmStore restored =
-                LsmStore.open(options("dst", diskOnly(capacity)), List.of(snap.manifest()))) {
-            WarmUp w = restored.startWarmUp();
-            assertThat(w.await(60_000)).isEqualTo(WarmUp.State.DONE);
+        try (LsmStore restored = restore(snap, diskOnly(capacity))) {
+            WarmUp w = warmedUp(restored);
             assertThat(w.bytesDone()).isLessThanOrEqualTo(capacity / 2);
             assertThat(w.bytesPlanned()).isEqualTo(Math.min(total, capacity / 2));
             assertThat(disk.usedBytes()).isLessThanOrEqualTo(capacity);
@@ -354,10 +357,8 @@ class LsmStoreDiskCacheTest {
         }
         // the state and room for the metadata tails the reads cache as blocks: more than half
         long capacity = total + (64 << 10);
-        try (LsmStore restored =
-                LsmStore.open(options("dst", diskOnly(capacity)), List.of(snap.manifest()))) {
-            WarmUp w = restored.startWarmUp();
-            assertThat(w.await(60_000)).isEqualTo(WarmUp.State.DONE);
+        try (LsmStore restored = restore(snap, diskOnly(capacity))) {
+            WarmUp w = warmedUp(restored);
             assertThat(w.bytesDone()).isEqualTo(total).isEqualTo(w.bytesPlanned());
             assertThat(disk.wholeFileCount()).isEqualTo(snap.files().size());
             long afterWarmUp = restored.primaryReads().reads();
@@ -373,8 +374,7 @@ class LsmStoreDiskCacheTest {
     @Test
     void warmUp_isCancelledByClose_andLeavesNoPartialCopy() throws Exception {
         LsmSnapshot snap = loadedSnapshot();
-        LsmStore restored =
-                LsmStore.open(options("dst", diskOnly(64 << 20)), List.of(snap.manifest()));
+        LsmStore restored = restore(snap, diskOnly(64 << 20));
         fs.latency(
                 io.github.flinkstate.testing.fs.FsOp.READ,
                 io.github.flinkstate.testing.fs.Latency.fixed(java.time.Duration.ofMillis(200)));
@@ -398,10 +398,8 @@ class LsmStoreDiskCacheTest {
             raf.seek(10);
             raf.write(b ^ 0xFF);
         }
-        try (LsmStore restored =
-                LsmStore.open(options("dst", diskOnly(64 << 20)), List.of(snap.manifest()))) {
-            WarmUp w = restored.startWarmUp();
-            assertThat(w.await(60_000)).isEqualTo(WarmUp.State.DONE);
+        try (LsmStore restored = restore(snap, diskOnly(64 << 20))) {
+            WarmUp w = warmedUp(restored);
             assertThat(w.filesDone()).isEqualTo(restored.liveFiles().size() - 1);
             assertThat(disk.holdsWholeFile(new Path(victim).toString())).isFalse();
         }

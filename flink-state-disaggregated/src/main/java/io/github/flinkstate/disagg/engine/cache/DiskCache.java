@@ -363,7 +363,7 @@ public final class DiskCache implements Closeable {
         synchronized (this) {
             if (closed
                     || wholeFiles.containsKey(file)
-                    || wholeBytesStaying() + Math.max(1, expectedLength) > wholeFileLimitBytes()
+                    || !roomForWholeFile(expectedLength)
                     || directory.getUsableSpace() < 2 * minFreeBytes) {
                 return null;
             }
@@ -444,9 +444,13 @@ public final class DiskCache implements Closeable {
      * checks).
      */
     public synchronized boolean admitsWholeFile(String file, long length) {
-        return !closed
-                && (wholeFiles.containsKey(file)
-                        || wholeBytesStaying() + Math.max(1, length) <= wholeFileLimitBytes());
+        return !closed && (wholeFiles.containsKey(file) || roomForWholeFile(length));
+    }
+
+    /** Whether whole files stay within their limit with {@code length} more bytes of them. */
+    @GuardedBy("this")
+    private boolean roomForWholeFile(long length) {
+        return wholeBytesStaying() + Math.max(1, length) <= wholeFileLimitBytes();
     }
 
     /** Whether a whole-file copy of {@code file} is held (no recency change, no hit counted). */

@@ -48,13 +48,7 @@ public final class VersionSet {
         for (List<FileMeta> l : initial) {
             levels.add(new ArrayList<>(l));
         }
-        if (!levels.isEmpty()) { // newest first, as every edit leaves it (reads rely on it)
-            levels.get(0).sort(Comparator.comparingLong(FileMeta::maxSeq).reversed());
-        }
-        for (int i = 1; i < levels.size(); i++) {
-            levels.get(i)
-                    .sort(Comparator.comparing(f -> f.effectiveRange().lower(), Bytes::compare));
-        }
+        sortLevels(levels);
         Version v = new Version(levels);
         v.checkInvariants(span);
         pin(v);
@@ -80,6 +74,20 @@ public final class VersionSet {
         notifyObsolete(dead);
     }
 
+    /**
+     * Puts each level in the order {@link Version} requires: L0 newest first (by largest sequence
+     * number; a get stops at the first file holding its key), deeper levels by lower key.
+     */
+    private static void sortLevels(List<List<FileMeta>> levels) {
+        if (!levels.isEmpty()) {
+            levels.get(0).sort(Comparator.comparingLong(FileMeta::maxSeq).reversed());
+        }
+        for (int i = 1; i < levels.size(); i++) {
+            levels.get(i)
+                    .sort(Comparator.comparing(f -> f.effectiveRange().lower(), Bytes::compare));
+        }
+    }
+
     /** Applies an edit atomically and makes the result current. */
     public void install(VersionEdit edit) {
         List<FileMeta> dead;
@@ -95,13 +103,7 @@ public final class VersionSet {
             for (VersionEdit.LevelFile a : edit.added) {
                 levels.get(a.level()).add(a.file());
             }
-            levels.get(0).sort(Comparator.comparingLong(FileMeta::maxSeq).reversed());
-            for (int i = 1; i < levels.size(); i++) {
-                levels.get(i)
-                        .sort(
-                                Comparator.comparing(
-                                        f -> f.effectiveRange().lower(), Bytes::compare));
-            }
+            sortLevels(levels);
             Version next = new Version(levels);
             next.checkInvariants(span);
             pin(next);
