@@ -72,6 +72,11 @@ public final class ChangelogConfigs {
         config.setString(
                 "execution.checkpointing.externalized-checkpoint-retention",
                 "RETAIN_ON_CANCELLATION");
+        // The run restores from the checkpoint the statistics name as the latest. Flink adds a
+        // completed checkpoint to its store (subsuming older ones) before it reports it to the
+        // statistics, so a checkpoint completing while the load job is cancelled can already have
+        // deleted that one with a single retained checkpoint. Three leave room for that.
+        config.setString("execution.checkpointing.num-retained", "3");
         config.setString("execution.checkpointing.tolerable-failed-checkpoints", "1000");
         config.setString("restart-strategy.type", "none");
         config.setString("web.checkpoints.history", "100000");
