@@ -114,6 +114,35 @@ class LsmStoreDiskCacheTest {
         snap.release();
     }
 
+    /**
+     * A file smaller than the tail read at its opening is read whole from offset 0, and the disk
+     * tier keeps that copy; its first data block, also at offset 0, must then come from that copy
+     * instead of from the primary storage at every read (small files are common: every checkpoint
+     * flushes one).
+     */
+    @Test
+    void aSmallFilesFirstBlock_isServedFromTheCachedCopyOfTheWholeFile() throws Exception {
+        LsmSnapshot snap;
+        try (LsmStore source = LsmStore.open(options("src", new BlockCache(0)))) {
+            for (int i = 0; i < 20; i++) {
+                source.put(key(i), value(i));
+            }
+            source.flush();
+            snap = source.snapshot();
+        }
+        try (LsmStore restored = restore(snap, diskOnly(64 << 20))) {
+            for (int pass = 0; pass < 2; pass++) {
+                for (int i = 0; i < 20; i++) {
+                    assertThat(restored.get(key(i))).isEqualTo(value(i));
+                }
+            }
+            assertThat(restored.primaryReads().reads())
+                    .as("one read of the whole small file, then the disk tier")
+                    .isEqualTo(1);
+        }
+        snap.release();
+    }
+
     @Test
     void corruptLocalCopies_areDropped_andThePrimaryServesTheRightValues() throws Exception {
         try (LsmStore store = LsmStore.open(options("p", diskOnly(64 << 20)))) {

@@ -184,8 +184,9 @@ public final class DiskCache implements Closeable {
     }
 
     /**
-     * The bytes {@code [offset, offset + length)} of {@code file} if cached, else null. The caller
-     * must verify them and {@link #invalidate} the entry if they are wrong.
+     * The bytes {@code [offset, offset + length)} of {@code file} if cached (in a whole-file copy,
+     * or in a block offered at {@code offset} with at least {@code length} bytes), else null. The
+     * caller must verify them and {@link #invalidate} the entry if they are wrong.
      */
     public byte[] read(String file, long offset, int length) {
         DiskUnit unit;
@@ -200,7 +201,9 @@ public final class DiskCache implements Closeable {
                 recency.get(copy);
                 unit = copy;
                 position = offset;
-            } else if (at != null && at.length() == length) {
+            } else if (at != null && at.length() >= length) {
+                // a longer copy from the same offset holds these bytes first: a small file's tail
+                // read from offset 0 (the whole file) serves its first block too
                 recency.get(at.slab());
                 unit = at.slab();
                 position = at.position();

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.File;
 import java.io.RandomAccessFile;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.ExecutorService;
@@ -53,9 +54,12 @@ class DiskCacheTest {
         cache.offer("f1", 100, b);
         assertThat(cache.read("f1", 100, b.length)).isEqualTo(b);
         assertThat(cache.read("f1", 200, b.length)).isNull();
-        assertThat(cache.read("f1", 100, b.length - 1)).as("a different length").isNull();
+        assertThat(cache.read("f1", 100, b.length + 1)).as("longer than cached").isNull();
+        assertThat(cache.read("f1", 100, b.length - 100))
+                .as("a shorter read from the same offset: the copy's first bytes")
+                .isEqualTo(Arrays.copyOf(b, b.length - 100));
         assertThat(cache.read("f2", 100, b.length)).isNull();
-        assertThat(cache.hitCount()).isEqualTo(1);
+        assertThat(cache.hitCount()).isEqualTo(2);
         assertThat(cache.missCount()).isEqualTo(3);
         assertThat(cache.usedBytes()).isEqualTo(b.length);
         cache.checkInvariants();
