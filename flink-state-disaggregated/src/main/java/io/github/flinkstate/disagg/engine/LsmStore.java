@@ -488,7 +488,15 @@ public final class LsmStore implements AutoCloseable {
      * call has passed the filter once.
      */
     public void compactAll() throws IOException {
-        Set<String> before = new HashSet<>(liveFiles());
+        // Taken under the compaction lock, after any compaction in flight: one started earlier read
+        // the clock for its filter before this call, so its outputs must be rewritten too.
+        Set<String> before;
+        compactionLock.lock();
+        try {
+            before = new HashSet<>(liveFiles());
+        } finally {
+            compactionLock.unlock();
+        }
         for (int l = 0; l < versions.current().numLevels() - 1; l++) {
             int level = l;
             while (runCompaction(v -> picker.pickForced(v, level))) {

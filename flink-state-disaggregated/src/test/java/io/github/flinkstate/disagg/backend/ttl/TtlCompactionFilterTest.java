@@ -248,6 +248,28 @@ class TtlCompactionFilterTest {
         assertThat(stored).isEqualTo(500);
     }
 
+    /**
+     * A compaction that the last of several flushes starts in the background reads the clock before
+     * it expires anything; the full compaction that follows must still apply the filter at its own
+     * time to what that compaction wrote.
+     */
+    @Test
+    void compactAll_filtersTheOutputOfABackgroundCompactionStartedEarlier() throws Exception {
+        DisaggregatedKeyedStateBackend<Integer> b = create(DisaggBackends.ALL, List.of());
+        States s = new States(b);
+        time.set(0);
+        for (int k = 0; k < KEYS; k++) {
+            b.setCurrentKey(k);
+            s.value.update("a" + k);
+            if (k % 50 == 49) {
+                b.store().flush(); // four L0 files: the last flush starts a compaction
+            }
+        }
+        time.set(120);
+        b.compactAll();
+        assertThat(b.store().storedEntries()).isZero();
+    }
+
     @Test
     void restoredStatesAreNotFiltered_untilRegistered() throws Exception {
         DisaggregatedKeyedStateBackend<Integer> b = create(DisaggBackends.ALL, List.of());
