@@ -249,7 +249,7 @@ public final class LsmStore implements AutoCloseable {
             for (int i = 0; i < Long.BYTES; i++) {
                 key[prefix.length + i] = (byte) (seq >>> (56 - 8 * i));
             }
-            charge(m.add(key, seq, EntryType.PUT, value.clone()));
+            charge(m.add(key, seq, EntryType.PUT, value)); // the memtable copies both
         }
         stats.userBytesWritten.addAndGet(prefix.length + Long.BYTES + value.length);
     }
@@ -259,7 +259,7 @@ public final class LsmStore implements AutoCloseable {
         checkKey(prefix);
         synchronized (writeMutex) {
             Memtable m = makeRoom();
-            charge(m.deletePrefix(prefix.clone(), lastSeq.incrementAndGet()));
+            charge(m.deletePrefix(prefix, lastSeq.incrementAndGet()));
         }
     }
 
@@ -270,12 +270,7 @@ public final class LsmStore implements AutoCloseable {
         }
         synchronized (writeMutex) {
             Memtable m = makeRoom();
-            charge(
-                    m.add(
-                            key.clone(),
-                            lastSeq.incrementAndGet(),
-                            type,
-                            value == null ? null : value.clone()));
+            charge(m.add(key, lastSeq.incrementAndGet(), type, value)); // copies key and value
         }
         stats.userBytesWritten.addAndGet(key.length + (value == null ? 0 : value.length));
     }

@@ -6,7 +6,6 @@ import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.EntryType;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.key.KeyRange;
-import io.github.flinkstate.disagg.engine.key.Versioned;
 import io.github.flinkstate.disagg.engine.memtable.Memtable;
 import io.github.flinkstate.disagg.engine.sst.BlockCompression;
 import io.github.flinkstate.disagg.engine.sst.PrefixTombstone;
@@ -16,7 +15,6 @@ import io.github.flinkstate.disagg.engine.version.FileMeta;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.ToIntFunction;
 import org.apache.flink.core.fs.FileSystem;
@@ -96,19 +94,20 @@ public final class SstOutputs {
         Output out = create();
         long dropped = 0;
         try {
-            for (Map.Entry<byte[], Versioned> e : m.rangeOf(Bytes.EMPTY, null).entrySet()) {
-                Versioned v = e.getValue();
-                if (filter != null
-                        && v.type() == EntryType.PUT
-                        && filter.drop(e.getKey(), v.value())) {
-                    out.writer().add(e.getKey(), v.seq(), EntryType.DELETE, null);
+            Memtable.Cursor e = m.cursor();
+            for (e.seek(Bytes.EMPTY); e.valid(); e.next()) {
+                byte[] key = e.key();
+                byte[] value = e.value();
+                if (filter != null && e.type() == EntryType.PUT && filter.drop(key, value)) {
+                    out.writer().add(key, e.seq(), EntryType.DELETE, null);
                     dropped++;
                     continue;
                 }
-                out.writer().add(e.getKey(), v.seq(), v.type(), v.value());
+                out.writer().add(key, e.seq(), e.type(), value);
             }
-            for (Map.Entry<byte[], Long> t : m.prefixTombstones().entrySet()) {
-                out.addTombstone(t.getKey(), t.getValue());
+            Memtable.Cursor t = m.tombstoneCursor();
+            for (t.seek(Bytes.EMPTY); t.valid(); t.next()) {
+                out.addTombstone(t.key(), t.seq());
             }
             FileMeta file = out.finish(null);
             filtered.addAndGet(dropped);

@@ -1,10 +1,7 @@
 package io.github.flinkstate.disagg.engine.iterator;
 
 import io.github.flinkstate.disagg.engine.key.Bytes;
-import io.github.flinkstate.disagg.engine.key.Versioned;
 import io.github.flinkstate.disagg.engine.memtable.Memtable;
-import java.util.Iterator;
-import java.util.Map;
 
 /**
  * Iterates a {@link Memtable}; weakly consistent with concurrent writes.
@@ -13,18 +10,17 @@ import java.util.Map;
  */
 public final class MemtableIterator implements InternalIterator {
 
-    private final Memtable memtable;
-    private Iterator<Map.Entry<byte[], Versioned>> it;
-    private Map.Entry<byte[], Versioned> current;
+    private final Memtable.Cursor cursor;
+    private boolean positioned;
 
     public MemtableIterator(Memtable memtable) {
-        this.memtable = memtable;
+        this.cursor = memtable.cursor();
     }
 
     @Override
     public void seek(byte[] target) {
-        it = memtable.rangeOf(target, null).entrySet().iterator();
-        next();
+        cursor.seek(target);
+        positioned = true;
     }
 
     @Override
@@ -34,31 +30,31 @@ public final class MemtableIterator implements InternalIterator {
 
     @Override
     public boolean valid() {
-        return current != null;
+        return positioned && cursor.valid();
     }
 
     @Override
     public void next() {
-        current = it.hasNext() ? it.next() : null;
+        cursor.next();
     }
 
     @Override
     public byte[] key() {
-        return current.getKey();
+        return cursor.key();
     }
 
     @Override
     public long seq() {
-        return current.getValue().seq();
+        return cursor.seq();
     }
 
     @Override
     public byte type() {
-        return current.getValue().type();
+        return cursor.type();
     }
 
     @Override
     public byte[] value() {
-        return current.getValue().value();
+        return cursor.value();
     }
 }

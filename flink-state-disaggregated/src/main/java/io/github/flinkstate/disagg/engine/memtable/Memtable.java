@@ -4,42 +4,41 @@ import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.EntryType;
 import io.github.flinkstate.disagg.engine.key.Versioned;
 import io.github.flinkstate.disagg.engine.sst.BloomFilter;
-import java.util.Map;
-import java.util.NavigableMap;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentSkipListMap;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.Arrays;
 import java.util.function.ToIntFunction;
 
 /**
- * The in-memory write buffer: a sorted map from key to its newest entry, plus the prefix tombstones
- * issued while this memtable was active, and a {@link MemtableFilter} over the keys written (and
+ * The in-memory write buffer: a sorted map from key to its newest entry and a sorted set of the
+ * prefix tombstones issued while this memtable was active, both in {@link ArenaSkipList}s (a few
+ * large arrays, not objects per entry), plus a {@link MemtableFilter} over the keys written (and
  * their bloom prefixes), so that reads of keys and lists it does not hold skip the sorted map.
  *
  * <p>Thread safety: one writer at a time (the store serialises writes under its write lock); any
- * number of concurrent readers. Iterators are weakly consistent (they may or may not see writes
- * made after their creation). After {@link #freeze()} the memtable is immutable.
+ * number of concurrent readers. Cursors are weakly consistent (they may or may not see writes made
+ * after their creation). After {@link #freeze()} the memtable is immutable.
  *
  * <p>Lifecycle: active (takes writes) -> frozen (queued for flush, still readable) -> dropped once
  * the flushed file is installed in the current version.
  *
+ * <p>Memory: {@link #approximateBytes()} is what the arenas hold (records, keys, nodes; not the
+ * unused end of their last chunks) plus the filter. A rewritten key's old value and a key removed
+ * by a prefix tombstone keep their bytes until the memtable is dropped, as every overwritten
+ * version does in RocksDB's memtable.
+ *
  * <p>Invariants (checked by {@link #checkInvariants()}):
  *
  * <ol>
- *   <li>Every entry has a valid type and a sequence number in {@code [1, maxSeq]}.
- *   <li>No entry is covered by a prefix tombstone of this memtable with a higher sequence number (a
- *       prefix delete removes the older entries it covers).
+ *   <li>Every live entry has a valid type and a sequence number in {@code [1, maxSeq]}.
+ *   <li>No live entry is covered by a prefix tombstone of this memtable with a higher sequence
+ *       number (a prefix delete removes the older entries it covers).
  *   <li>{@link #approximateBytes()} equals the filter's size (none before the first write) plus the
- *       sum of the per-entry charges.
- *   <li>Every key in the sorted map, and its bloom prefix, passes the filter.
+ *       bytes the two arenas hold.
+ *   <li>Every live key, and its bloom prefix, passes the filter; {@link #entryCount()} counts the
+ *       live keys.
  *   <li>A frozen memtable is never written.
  * </ol>
  */
 public final class Memtable {
-
-    /** Fixed per-entry charge that approximates skip-list and object overhead. */
-    static final int ENTRY_OVERHEAD = 64;
 
     private final long id;
     private final ToIntFunction<byte[]> bloomPrefix;
@@ -47,16 +46,17 @@ public final class Memtable {
     /** Null until the first write; replaced by a larger one when full (see MemtableFilter). */
     private volatile MemtableFilter filter;
 
-    private final ConcurrentSkipListMap<byte[], Versioned> entries =
-            new ConcurrentSkipListMap<>(Bytes::compare);
-    private final ConcurrentSkipListMap<byte[], Long> prefixTombstones =
-            new ConcurrentSkipListMap<>(Bytes::compare);
-    private final Set<Integer> tombstoneLengths = ConcurrentHashMap.newKeySet();
-    private final AtomicLong bytes = new AtomicLong();
+    private final ArenaSkipList entries = new ArenaSkipList();
+    private final ArenaSkipList prefixTombstones = new ArenaSkipList();
 
-    /** Keys in the map; written by the writer only. */
-    private int keyCount;
+    /** Distinct lengths of the prefix tombstones, copied on change; written by the writer only. */
+    private volatile int[] tombstoneLengths = new int[0];
 
+    /** Live keys in {@link #entries}; written by the writer only. */
+    private volatile int keyCount;
+
+    private volatile int tombstoneCount;
+    private volatile long bytes;
     private volatile long maxSeq;
     private volatile long minSeq = Long.MAX_VALUE;
     private volatile boolean frozen;
@@ -80,69 +80,82 @@ public final class Memtable {
     }
 
     /**
-     * Inserts a put or point delete; returns by how much {@link #approximateBytes()} changed.
-     * REQUIRES: not frozen; seq greater than all prior.
+     * Inserts a put or point delete (copying key and value); returns by how much {@link
+     * #approximateBytes()} changed. REQUIRES: not frozen; seq greater than all prior.
      */
     public long add(byte[] key, long seq, byte type, byte[] value) {
         checkWritable(seq);
-        Versioned e = new Versioned(seq, type, type == EntryType.PUT ? value : null);
-        Versioned old = entries.put(key, e);
-        long delta = charge(key, e) - (old == null ? 0 : charge(key, old));
-        if (old == null) {
+        long before = bytes;
+        if (entries.put(key, seq, type, type == EntryType.PUT ? value : null)) {
             keyCount++;
-            delta += addToFilter(key);
+            addToFilter(key);
         }
-        bytes.addAndGet(delta);
         noteSeq(seq);
-        return delta;
+        return updateBytes() - before;
     }
 
     /**
-     * Records a prefix tombstone and drops the older entries it covers; returns by how much {@link
-     * #approximateBytes()} changed. REQUIRES: as add.
+     * Records a prefix tombstone and removes the older entries it covers; returns by how much
+     * {@link #approximateBytes()} changed. REQUIRES: as add.
      */
     public long deletePrefix(byte[] prefix, long seq) {
         checkWritable(seq);
-        long delta = 0;
-        Long old = prefixTombstones.put(prefix, seq);
-        tombstoneLengths.add(prefix.length);
-        if (old == null) {
-            delta += prefix.length + ENTRY_OVERHEAD;
+        long before = bytes;
+        if (prefixTombstones.put(prefix, seq, EntryType.DELETE, null)) {
+            tombstoneCount++;
+            noteTombstoneLength(prefix.length);
         }
         if (mayHoldKeysStartingWith(prefix)) {
-            NavigableMap<byte[], Versioned> covered = rangeOf(prefix, Bytes.prefixLimit(prefix));
-            for (Map.Entry<byte[], Versioned> c : covered.entrySet()) {
-                if (entries.remove(c.getKey(), c.getValue())) {
-                    keyCount--;
-                    delta -= charge(c.getKey(), c.getValue());
-                }
+            keyCount -= entries.removePrefix(prefix);
+        }
+        noteSeq(seq);
+        return updateBytes() - before;
+    }
+
+    private void noteTombstoneLength(int length) {
+        int[] lengths = tombstoneLengths;
+        for (int l : lengths) {
+            if (l == length) {
+                return;
             }
         }
-        bytes.addAndGet(delta);
-        noteSeq(seq);
-        return delta;
+        int[] next = Arrays.copyOf(lengths, lengths.length + 1);
+        next[lengths.length] = length;
+        tombstoneLengths = next;
+    }
+
+    /** Recomputes {@link #bytes} after a write; returns it. */
+    private long updateBytes() {
+        MemtableFilter f = filter;
+        long total =
+                entries.usedBytes()
+                        + prefixTombstones.usedBytes()
+                        + (f == null ? 0 : f.sizeBytes());
+        bytes = total;
+        return total;
     }
 
     /**
      * Adds the new key {@code key} (already in the map) and its bloom prefix to the filter; a full
      * filter (counting the hashes of keys since removed) is first replaced by one sized for the
-     * keys now held, filled from the map. Returns the change of the filter's size in bytes.
-     * Rebuilds happen after at least half a filter's capacity of additions, so their cost per write
-     * is constant. Readers may see the new entry before its bits only on another thread without a
-     * happens-before edge to this write, where they could equally miss the entry itself.
+     * keys now held, filled from the map. Rebuilds happen after at least half a filter's capacity
+     * of additions, so their cost per write is constant. Readers may see the new entry before its
+     * bits only on another thread without a happens-before edge to this write, where they could
+     * equally miss the entry itself.
      */
-    private long addToFilter(byte[] key) {
+    private void addToFilter(byte[] key) {
         MemtableFilter f = filter;
         if (f != null && f.hashes() + 2 <= f.capacity()) {
             addHashes(f, key);
-            return 0;
+            return;
         }
         MemtableFilter next = MemtableFilter.sizedFor(2L * keyCount);
-        for (byte[] k : entries.keySet()) {
-            addHashes(next, k);
+        for (long n = entries.next(0); n != 0; n = entries.next(n)) {
+            if (entries.record(n) != ArenaSkipList.REMOVED) {
+                addHashes(next, entries.key(n));
+            }
         }
         filter = next;
-        return next.sizeBytes() - (f == null ? 0 : f.sizeBytes());
     }
 
     private void addHashes(MemtableFilter f, byte[] key) {
@@ -176,7 +189,17 @@ public final class Memtable {
     /** As {@link #get(byte[])} for a key whose {@code BloomFilter.hash} is {@code keyHash}. */
     public Versioned get(byte[] key, long keyHash) {
         MemtableFilter f = filter;
-        return f != null && f.mightContain(keyHash) ? entries.get(key) : null;
+        if (f == null || !f.mightContain(keyHash)) {
+            return null;
+        }
+        long n = entries.findExact(key, key.length);
+        if (n == 0) {
+            return null;
+        }
+        long record = entries.record(n);
+        return record == ArenaSkipList.REMOVED
+                ? null
+                : new Versioned(entries.seq(record), entries.type(record), entries.value(record));
     }
 
     /**
@@ -191,31 +214,90 @@ public final class Memtable {
 
     /** Highest sequence number of a prefix tombstone of this memtable covering key, or 0. */
     public long coveringTombstoneSeq(byte[] key) {
-        if (prefixTombstones.isEmpty()) {
+        if (tombstoneCount == 0) {
             return 0;
         }
         long best = 0;
-        for (int len : tombstoneLengths) {
-            if (len <= key.length) {
-                Long s = prefixTombstones.get(java.util.Arrays.copyOf(key, len));
-                if (s != null && s > best) {
-                    best = s;
+        for (int length : tombstoneLengths) {
+            if (length <= key.length) {
+                long n = prefixTombstones.findExact(key, length);
+                if (n != 0) {
+                    best = Math.max(best, prefixTombstones.seq(prefixTombstones.record(n)));
                 }
             }
         }
         return best;
     }
 
-    /** A live view of the entries in {@code [lower, limit)}; limit null = unbounded. */
-    public NavigableMap<byte[], Versioned> rangeOf(byte[] lower, byte[] limit) {
-        return limit == null
-                ? entries.tailMap(lower, true)
-                : entries.subMap(lower, true, limit, false);
+    /** A cursor over the live entries, in key order; position it with {@link Cursor#seek}. */
+    public Cursor cursor() {
+        return new Cursor(entries);
     }
 
-    /** All prefix tombstones (prefix to sequence number); a live view. */
-    public NavigableMap<byte[], Long> prefixTombstones() {
-        return prefixTombstones;
+    /** A cursor over the prefix tombstones (key: the prefix; no value), in prefix order. */
+    public Cursor tombstoneCursor() {
+        return new Cursor(prefixTombstones);
+    }
+
+    /**
+     * A position in one of the memtable's sorted maps, skipping removed keys. Each position reads
+     * its record once, so key, sequence number, type and value always belong together.
+     *
+     * <p>Thread safety: confined to one thread; weakly consistent with concurrent writes.
+     */
+    public static final class Cursor {
+        private final ArenaSkipList list;
+        private long node;
+        private long record;
+
+        private Cursor(ArenaSkipList list) {
+            this.list = list;
+        }
+
+        /** Moves to the first live key at least {@code target}. */
+        public void seek(byte[] target) {
+            settle(list.ceiling(target));
+        }
+
+        public boolean valid() {
+            return node != 0;
+        }
+
+        /** REQUIRES {@link #valid()}. */
+        public void next() {
+            settle(list.next(node));
+        }
+
+        private void settle(long n) {
+            while (n != 0) {
+                long r = list.record(n);
+                if (r != ArenaSkipList.REMOVED) {
+                    node = n;
+                    record = r;
+                    return;
+                }
+                n = list.next(n);
+            }
+            node = 0;
+        }
+
+        /** A copy of the current key. */
+        public byte[] key() {
+            return list.key(node);
+        }
+
+        public long seq() {
+            return list.seq(record);
+        }
+
+        public byte type() {
+            return list.type(record);
+        }
+
+        /** A copy of the current value, or null for a delete. */
+        public byte[] value() {
+            return list.value(record);
+        }
     }
 
     public void freeze() {
@@ -227,15 +309,22 @@ public final class Memtable {
     }
 
     public boolean isEmpty() {
-        return entries.isEmpty() && prefixTombstones.isEmpty();
+        return keyCount == 0 && tombstoneCount == 0;
     }
 
+    /** Live keys. */
     public int entryCount() {
-        return entries.size();
+        return keyCount;
     }
 
     public long approximateBytes() {
-        return bytes.get();
+        return bytes;
+    }
+
+    /** The filter's share of {@link #approximateBytes()}. */
+    long filterBytes() {
+        MemtableFilter f = filter;
+        return f == null ? 0 : f.sizeBytes();
     }
 
     public long maxSeq() {
@@ -249,30 +338,41 @@ public final class Memtable {
     /** Verifies the class invariants; throws {@link IllegalStateException} on violation. */
     public void checkInvariants() {
         MemtableFilter f = filter;
-        long sum = f == null ? 0 : f.sizeBytes();
-        for (Map.Entry<byte[], Versioned> e : entries.entrySet()) {
-            Versioned v = e.getValue();
-            check(EntryType.isValid(v.type()), "bad type " + v.type());
-            check(v.seq() >= 1 && v.seq() <= maxSeq, "seq out of range " + v.seq());
+        int live = 0;
+        byte[] previous = null;
+        Cursor c = cursor();
+        for (c.seek(Bytes.EMPTY); c.valid(); c.next()) {
+            byte[] key = c.key();
+            check(previous == null || Bytes.compare(previous, key) < 0, "keys out of order");
+            previous = key;
+            live++;
+            check(EntryType.isValid(c.type()), "bad type " + c.type());
+            check(c.seq() >= 1 && c.seq() <= maxSeq, "seq out of range " + c.seq());
             check(
-                    coveringTombstoneSeq(e.getKey()) < v.seq(),
-                    "entry covered by own tombstone " + Bytes.hex(e.getKey()));
-            sum += charge(e.getKey(), v);
-            check(f.mightContain(BloomFilter.hash(e.getKey())), "key not in the filter");
-            int length = bloomPrefix == null ? -1 : bloomPrefix.applyAsInt(e.getKey());
+                    coveringTombstoneSeq(key) < c.seq(),
+                    "entry covered by own tombstone " + Bytes.hex(key));
+            check(f.mightContain(BloomFilter.hash(key)), "key not in the filter");
+            int length = bloomPrefix == null ? -1 : bloomPrefix.applyAsInt(key);
             check(
-                    length <= 0 || f.mightContain(BloomFilter.hash(e.getKey(), length)),
+                    length <= 0 || f.mightContain(BloomFilter.hash(key, length)),
                     "bloom prefix not in the filter");
         }
-        for (Map.Entry<byte[], Long> t : prefixTombstones.entrySet()) {
-            check(tombstoneLengths.contains(t.getKey().length), "tombstone length missing");
-            sum += t.getKey().length + ENTRY_OVERHEAD;
+        check(live == keyCount, "live keys " + live + " != " + keyCount);
+        int tombstones = 0;
+        Cursor t = tombstoneCursor();
+        for (t.seek(Bytes.EMPTY); t.valid(); t.next()) {
+            tombstones++;
+            int length = t.key().length;
+            check(
+                    Arrays.stream(tombstoneLengths).anyMatch(l -> l == length),
+                    "tombstone length missing");
         }
-        check(sum == bytes.get(), "byte accounting " + sum + " != " + bytes.get());
-    }
-
-    private static long charge(byte[] key, Versioned e) {
-        return key.length + (e.value() == null ? 0 : e.value().length) + ENTRY_OVERHEAD;
+        check(tombstones == tombstoneCount, "tombstones " + tombstones + " != " + tombstoneCount);
+        long sum =
+                entries.usedBytes()
+                        + prefixTombstones.usedBytes()
+                        + (f == null ? 0 : f.sizeBytes());
+        check(sum == bytes, "byte accounting " + sum + " != " + bytes);
     }
 
     private void checkWritable(long seq) {

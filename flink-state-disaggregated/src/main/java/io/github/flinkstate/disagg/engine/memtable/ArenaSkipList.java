@@ -1,0 +1,366 @@
+package io.github.flinkstate.disagg.engine.memtable;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+
+/**
+ * A sorted map from byte-string keys to records (sequence number, entry type, value) kept in a few
+ * large arrays instead of several objects per entry. A memtable of a million entries is then a few
+ * dozen arrays to the garbage collector, not millions of small objects that every young collection
+ * copies until they are old enough to be promoted.
+ *
+ * <p>Layout. Two arenas of chunks; an address is {@code chunk index << 32 | offset}. Chunk sizes
+ * are 64 bytes short of the powers of two named below (see {@link #grown}).
+ *
+ * <ul>
+ *   <li>Bytes ({@code byte[]} chunks of 4 KiB doubling up to 1 MiB; a larger record gets a chunk of
+ *       its own): key bytes, and records {@code [seq: 8][type: 1][value length: 4, -1 for
+ *       none][value]}. Never modified once written.
+ *   <li>Nodes ({@code long[]} chunks of 512 longs doubling up to 128 Ki): {@code [key address][key
+ *       length << 8 | height][record address][next at level 0 .. height-1]}. Address 0 is the head
+ *       node (no key, {@link #MAX_HEIGHT} links), so 0 as a link means "none".
+ * </ul>
+ *
+ * <p>A put of a present key publishes a new record and leaves the old one as garbage (reclaimed
+ * with the memtable); so do the nodes {@link #removePrefix} unlinks.
+ *
+ * <p>Thread safety: one writer at a time (the caller serialises writes); any number of concurrent
+ * lock-free readers. The writer fills bytes and node before it publishes them with a release store
+ * (a link, level 0 first, or a record address); readers load links and record addresses with
+ * acquire. A chunk is entered in its directory before any address inside it is published, and a
+ * grown directory is published through a volatile field that readers read after the acquire.
+ */
+final class ArenaSkipList {
+
+    static final int MAX_HEIGHT = 12;
+
+    /** The record address of a removed key. */
+    static final long REMOVED = -1L;
+
+    private static final long HEAD = 0;
+    private static final int FIRST_BYTE_CHUNK = 4 << 10;
+    private static final int MAX_BYTE_CHUNK = 1 << 20;
+    private static final int FIRST_NODE_CHUNK = 512;
+    private static final int MAX_NODE_CHUNK = 128 << 10;
+    private static final int RECORD_HEADER = Long.BYTES + 1 + Integer.BYTES;
+
+    private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
+    private static final VarHandle BIG_ENDIAN_LONG =
+            MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
+    private static final VarHandle BIG_ENDIAN_INT =
+            MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.BIG_ENDIAN);
+
+    private volatile byte[][] byteChunks = new byte[4][];
+    private volatile long[][] nodeChunks = new long[4][];
+
+    // writer state
+    private int byteChunkCount;
+    private int bytePos;
+    private int nodeChunkCount;
+    private int nodePos;
+    private long seed = 0x9E3779B97F4A7C15L;
+    private final long[] preds = new long[MAX_HEIGHT];
+
+    /**
+     * Bytes handed out from the chunks so far (records, keys, nodes); written by the writer only.
+     */
+    private volatile long usedBytes;
+
+    /** An empty list; it allocates nothing before its first put. */
+    ArenaSkipList() {}
+
+    private void ensureHead() {
+        if (nodeChunkCount == 0) {
+            long head = allocNode(MAX_HEIGHT);
+            long[] c = nodeChunk(head);
+            c[1] = MAX_HEIGHT;
+            c[2] = REMOVED;
+        }
+    }
+
+    /**
+     * Maps {@code key} to a new record; returns whether the key was new. REQUIRES the caller's
+     * write serialisation.
+     *
+     * @param value null for none (a delete)
+     */
+    boolean put(byte[] key, long seq, byte type, byte[] value) {
+        ensureHead();
+        long found = find(key, key.length, preds);
+        long record = writeRecord(seq, type, value);
+        if (found != 0 && compare(found, key, key.length) == 0) {
+            LONGS.setRelease(nodeChunk(found), offset(found) + 2, record);
+            return false;
+        }
+        int height = randomHeight();
+        long keyAddress = allocBytes(key.length);
+        System.arraycopy(key, 0, byteChunk(keyAddress), offset(keyAddress), key.length);
+        long node = allocNode(height);
+        long[] c = nodeChunk(node);
+        int o = offset(node);
+        c[o] = keyAddress;
+        c[o + 1] = ((long) key.length << 8) | height;
+        c[o + 2] = record;
+        for (int level = 0; level < height; level++) {
+            c[o + 3 + level] = next(preds[level], level);
+        }
+        for (int level = 0; level < height; level++) {
+            long pred = preds[level];
+            LONGS.setRelease(nodeChunk(pred), offset(pred) + 3 + level, node);
+        }
+        return true;
+    }
+
+    /**
+     * Removes every key starting with {@code prefix}; returns how many there were. Their nodes are
+     * marked {@link #REMOVED} and then unlinked at every level, so later searches and scans do not
+     * pass them; a reader standing on one still finds its way on through its links (nodes are never
+     * reused). REQUIRES the caller's write serialisation.
+     */
+    int removePrefix(byte[] prefix) {
+        if (nodeChunkCount == 0) {
+            return 0;
+        }
+        long first = find(prefix, prefix.length, preds);
+        int removed = 0;
+        for (long n = first; n != 0 && keyStartsWith(n, prefix); n = next(n, 0)) {
+            LONGS.setRelease(nodeChunk(n), offset(n) + 2, REMOVED);
+            removed++;
+        }
+        if (removed > 0) {
+            for (int level = 0; level < MAX_HEIGHT; level++) {
+                long pred = preds[level];
+                long after = next(pred, level);
+                while (after != 0 && keyStartsWith(after, prefix)) {
+                    after = next(after, level);
+                }
+                LONGS.setRelease(nodeChunk(pred), offset(pred) + 3 + level, after);
+            }
+        }
+        return removed;
+    }
+
+    /** The node holding the first {@code length} bytes of {@code key} exactly, or 0. */
+    long findExact(byte[] key, int length) {
+        long n = find(key, length, null);
+        return n != 0 && compare(n, key, length) == 0 ? n : 0;
+    }
+
+    /** The first node whose key is at least {@code key}, or 0. */
+    long ceiling(byte[] key) {
+        return find(key, key.length, null);
+    }
+
+    /**
+     * The node after {@code node} at level 0, or 0; 0 is the head. After a node that was removed
+     * while the caller stood on it, this may be a removed node too (check {@link #record}).
+     */
+    long next(long node) {
+        return node == HEAD && nodeChunks[0] == null ? 0 : next(node, 0);
+    }
+
+    /** The node's record address at this moment; {@link #REMOVED} for a removed key. */
+    long record(long node) {
+        return (long) LONGS.getAcquire(nodeChunk(node), offset(node) + 2);
+    }
+
+    /** A copy of the node's key. */
+    byte[] key(long node) {
+        long[] c = nodeChunk(node);
+        int o = offset(node);
+        long address = c[o];
+        int length = (int) (c[o + 1] >>> 8);
+        int from = offset(address);
+        return Arrays.copyOfRange(byteChunk(address), from, from + length);
+    }
+
+    /** Whether the node's key starts with {@code prefix}. */
+    boolean keyStartsWith(long node, byte[] prefix) {
+        long[] c = nodeChunk(node);
+        int o = offset(node);
+        int length = (int) (c[o + 1] >>> 8);
+        if (length < prefix.length) {
+            return false;
+        }
+        long address = c[o];
+        int from = offset(address);
+        return Arrays.equals(
+                byteChunk(address), from, from + prefix.length, prefix, 0, prefix.length);
+    }
+
+    /** The sequence number of the record at {@code record} (an address from {@link #record}). */
+    long seq(long record) {
+        return (long) BIG_ENDIAN_LONG.get(byteChunk(record), offset(record));
+    }
+
+    /** The entry type of the record at {@code record}. */
+    byte type(long record) {
+        return byteChunk(record)[offset(record) + Long.BYTES];
+    }
+
+    /** A copy of the value of the record at {@code record}, or null. */
+    byte[] value(long record) {
+        byte[] b = byteChunk(record);
+        int o = offset(record) + Long.BYTES + 1;
+        int length = (int) BIG_ENDIAN_INT.get(b, o);
+        return length < 0 ? null : Arrays.copyOfRange(b, o + Integer.BYTES, o + 4 + length);
+    }
+
+    /**
+     * Bytes of records, keys and nodes written so far. The heap holds this plus the unused end of
+     * the last chunk of each arena (at most 1 MiB each).
+     */
+    long usedBytes() {
+        return usedBytes;
+    }
+
+    // ------------------------------------------------------------------ search
+
+    /**
+     * The first node whose key is at least the first {@code length} bytes of {@code key}, or 0; if
+     * {@code preds} is not null, fills it with each level's last node before that key.
+     */
+    private long find(byte[] key, int length, long[] preds) {
+        if (nodeChunks[0] == null) {
+            return 0; // nothing was ever put
+        }
+        long x = HEAD;
+        long knownNotLess = 0; // the last node compared and found >= key (0: none, the end)
+        for (int level = MAX_HEIGHT - 1; level >= 0; level--) {
+            while (true) {
+                long n = next(x, level);
+                if (n == 0 || n == knownNotLess || compare(n, key, length) >= 0) {
+                    knownNotLess = n;
+                    break;
+                }
+                x = n;
+            }
+            if (preds != null) {
+                preds[level] = x;
+            }
+        }
+        // the node compared at level 0, not a new read of x's link: a key put since then between
+        // x and it would be smaller than the key searched
+        return knownNotLess;
+    }
+
+    private int compare(long node, byte[] key, int length) {
+        long[] c = nodeChunk(node);
+        int o = offset(node);
+        long address = c[o];
+        int nodeLength = (int) (c[o + 1] >>> 8);
+        int from = offset(address);
+        return Arrays.compareUnsigned(byteChunk(address), from, from + nodeLength, key, 0, length);
+    }
+
+    private long next(long node, int level) {
+        return (long) LONGS.getAcquire(nodeChunk(node), offset(node) + 3 + level);
+    }
+
+    // ------------------------------------------------------------------ allocation (writer)
+
+    private long writeRecord(long seq, byte type, byte[] value) {
+        int length = value == null ? -1 : value.length;
+        long address = allocBytes(RECORD_HEADER + Math.max(length, 0));
+        byte[] b = byteChunk(address);
+        int o = offset(address);
+        BIG_ENDIAN_LONG.set(b, o, seq);
+        b[o + Long.BYTES] = type;
+        BIG_ENDIAN_INT.set(b, o + Long.BYTES + 1, length);
+        if (length > 0) {
+            System.arraycopy(value, 0, b, o + RECORD_HEADER, length);
+        }
+        return address;
+    }
+
+    private long allocBytes(int size) {
+        byte[][] dir = byteChunks;
+        if (byteChunkCount == 0 || bytePos + size > dir[byteChunkCount - 1].length) {
+            int chunkSize =
+                    Math.max(size, grown(FIRST_BYTE_CHUNK, MAX_BYTE_CHUNK, byteChunkCount, 64));
+            byteChunks = dir = withChunk(dir, byteChunkCount, new byte[chunkSize]);
+            byteChunkCount++;
+            bytePos = 0;
+        }
+        long address = ((long) (byteChunkCount - 1) << 32) | bytePos;
+        bytePos += size;
+        usedBytes += size;
+        return address;
+    }
+
+    private long allocNode(int height) {
+        int size = 3 + height;
+        long[][] dir = nodeChunks;
+        if (nodeChunkCount == 0 || nodePos + size > dir[nodeChunkCount - 1].length) {
+            int chunkSize = grown(FIRST_NODE_CHUNK, MAX_NODE_CHUNK, nodeChunkCount, 8);
+            nodeChunks = dir = withChunk(dir, nodeChunkCount, new long[chunkSize]);
+            nodeChunkCount++;
+            nodePos = 0;
+        }
+        long address = ((long) (nodeChunkCount - 1) << 32) | nodePos;
+        nodePos += size;
+        usedBytes += (long) size * Long.BYTES;
+        return address;
+    }
+
+    /**
+     * The size of chunk number {@code count}: {@code first} doubled per chunk up to {@code max},
+     * less {@code pad} elements. The pad keeps array and header under a power of two: G1 allocates
+     * an array of half a region or more as a humongous object in whole regions, and a chunk of
+     * exactly 1 MiB would take two regions of 1 MiB.
+     */
+    private static int grown(int first, int max, int count, int pad) {
+        int size = first;
+        for (int i = 0; i < count && size < max; i++) {
+            size <<= 1;
+        }
+        return Math.min(size, max) - pad;
+    }
+
+    /** Chunks of the byte arena (for tests). */
+    int byteChunkCount() {
+        return byteChunkCount;
+    }
+
+    /** Chunks of the node arena (for tests). */
+    int nodeChunkCount() {
+        return nodeChunkCount;
+    }
+
+    /** The directory with {@code chunk} at {@code index}: in place, or a grown copy. */
+    private static <T> T[] withChunk(T[] dir, int index, T chunk) {
+        T[] out = index < dir.length ? dir : Arrays.copyOf(dir, dir.length * 2);
+        out[index] = chunk;
+        return out;
+    }
+
+    private int randomHeight() {
+        long r = seed;
+        r ^= r << 13;
+        r ^= r >>> 7;
+        r ^= r << 17;
+        seed = r;
+        int height = 1;
+        while (height < MAX_HEIGHT && (r & 3) == 0) { // one in four goes one level higher
+            height++;
+            r >>>= 2;
+        }
+        return height;
+    }
+
+    // ------------------------------------------------------------------ addressing
+
+    private byte[] byteChunk(long address) {
+        return byteChunks[(int) (address >>> 32)];
+    }
+
+    private long[] nodeChunk(long address) {
+        return nodeChunks[(int) (address >>> 32)];
+    }
+
+    private static int offset(long address) {
+        return (int) address;
+    }
+}

@@ -1,0 +1,284 @@
+package io.github.flinkstate.disagg.engine.memtable;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.flinkstate.disagg.engine.key.Bytes;
+import io.github.flinkstate.disagg.engine.key.EntryType;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * {@link ArenaSkipList} against a {@link TreeMap} model (puts, rewrites, removals, seeks, values
+ * larger than a chunk), and under one writer with concurrent readers.
+ */
+class ArenaSkipListTest {
+
+    /** Model value: sequence number, type, value. */
+    private record Entry(long seq, byte type, byte[] value) {}
+
+    @Test
+    void randomOperations_matchASortedMapModel() {
+        for (long s = 1; s <= 5; s++) {
+            Random random = new Random(s);
+            ArenaSkipList list = new ArenaSkipList();
+            TreeMap<byte[], Entry> model = new TreeMap<>(Bytes::compare);
+            long seq = 0;
+            for (int op = 0; op < 20_000; op++) {
+                byte[] key = randomKey(random);
+                int kind = random.nextInt(10);
+                if (kind < 7) {
+                    byte type = random.nextInt(5) == 0 ? EntryType.DELETE : EntryType.PUT;
+                    byte[] value = type == EntryType.PUT ? randomValue(random) : null;
+                    boolean added = list.put(key, ++seq, type, value);
+                    assertThat(added).isEqualTo(!model.containsKey(key));
+                    model.put(key, new Entry(seq, type, value));
+                } else if (kind < 8) {
+                    long expected =
+                            model.keySet().stream().filter(k -> Bytes.startsWith(k, key)).count();
+                    assertThat(list.removePrefix(key)).isEqualTo(expected);
+                    model.keySet().removeIf(k -> Bytes.startsWith(k, key));
+                } else {
+                    long n = list.findExact(key, key.length);
+                    Entry e = model.get(key);
+                    if (e == null) {
+                        assertThat(n).isZero();
+                    } else {
+                        assertSame(list, list.record(n), e);
+                    }
+                }
+            }
+            // a full scan and seeks to random keys agree with the model; removed keys are gone
+            assertScanFrom(list, model, Bytes.EMPTY);
+            for (int i = 0; i < 200; i++) {
+                assertScanFrom(list, model, randomKey(random));
+            }
+        }
+    }
+
+    @Test
+    void valuesLargerThanAChunk_getChunksOfTheirOwn() {
+        ArenaSkipList list = new ArenaSkipList();
+        byte[] big = new byte[3 << 20];
+        new Random(7).nextBytes(big);
+        list.put(new byte[] {1}, 1, EntryType.PUT, new byte[] {9});
+        list.put(new byte[] {2}, 2, EntryType.PUT, big);
+        list.put(new byte[] {3}, 3, EntryType.PUT, new byte[] {8});
+        assertThat(list.value(list.record(list.findExact(new byte[] {2}, 1)))).isEqualTo(big);
+        assertThat(list.value(list.record(list.findExact(new byte[] {3}, 1)))).containsExactly(8);
+        assertThat(list.usedBytes()).isGreaterThanOrEqualTo(big.length);
+    }
+
+    @Test
+    void aLargeMemtable_growsByChunksOfAtMostTheLargestSize() {
+        ArenaSkipList list = new ArenaSkipList();
+        byte[] value = new byte[1000];
+        for (int i = 0; i < 40_000; i++) { // 40 MB of values, 2 MB of keys and headers
+            list.put(intKey(i), i + 1, EntryType.PUT, value);
+        }
+        // 4 KiB doubling to 1 MiB: 9 chunks for the first 2 MiB, then one per MiB
+        assertThat(list.byteChunkCount()).isBetween(45, 55);
+        assertThat(list.nodeChunkCount()).isLessThan(10);
+        assertThat(list.usedBytes()).isGreaterThan(40_000L * value.length);
+    }
+
+    @Test
+    void findExact_matchesAPrefixOfTheSearchKey() {
+        ArenaSkipList list = new ArenaSkipList();
+        list.put(new byte[] {1, 2}, 1, EntryType.DELETE, null);
+        assertThat(list.findExact(new byte[] {1, 2, 3}, 2)).isNotZero();
+        assertThat(list.findExact(new byte[] {1, 2, 3}, 3)).isZero();
+        assertThat(list.findExact(new byte[] {1, 2, 3}, 1)).isZero();
+        assertThat(list.value(list.record(list.findExact(new byte[] {1, 2}, 2)))).isNull();
+    }
+
+    @Test
+    void anEmptyList_allocatesNothing_andFindsNothing() {
+        ArenaSkipList list = new ArenaSkipList();
+        assertThat(list.usedBytes()).isZero();
+        assertThat(list.ceiling(Bytes.EMPTY)).isZero();
+        assertThat(list.next(0)).isZero();
+        assertThat(list.findExact(new byte[] {1}, 1)).isZero();
+    }
+
+    /**
+     * One writer puts, rewrites and removes while readers scan and look up: every scan is sorted,
+     * and every record a reader sees is whole (its value encodes its key and sequence number).
+     */
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void readersDuringWrites_seeSortedKeysAndWholeRecords() throws Exception {
+        ArenaSkipList list = new ArenaSkipList();
+        AtomicBoolean done = new AtomicBoolean();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        List<Thread> readers = new ArrayList<>();
+        for (int r = 0; r < 3; r++) {
+            Random random = new Random(100 + r);
+            Thread t =
+                    new Thread(
+                            () -> {
+                                try {
+                                    while (!done.get()) {
+                                        readOnce(list, random);
+                                    }
+                                } catch (Throwable e) {
+                                    failure.compareAndSet(null, e);
+                                }
+                            });
+            t.start();
+            readers.add(t);
+        }
+        Random random = new Random(1);
+        for (long seq = 1; seq <= 300_000 && failure.get() == null; seq++) {
+            byte[] key = intKey(random.nextInt(50_000));
+            if (random.nextInt(10) == 0) {
+                list.removePrefix(Arrays.copyOf(key, 3)); // up to 256 neighbouring keys
+            } else {
+                list.put(key, seq, EntryType.PUT, valueFor(key, seq, random.nextInt(40)));
+            }
+        }
+        done.set(true);
+        for (Thread t : readers) {
+            t.join();
+        }
+        assertThat(failure.get()).isNull();
+    }
+
+    /**
+     * A key put before a search began is always found, even while the writer puts keys between it
+     * and its predecessor (a search once re-read the predecessor's link after comparing, and so
+     * returned such a newer, smaller key instead).
+     */
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void aPublishedKey_isFoundByEverySearchThatStartsAfterIt() throws Exception {
+        for (int round = 0; round < 100; round++) {
+            ArenaSkipList list = new ArenaSkipList();
+            AtomicInteger published = new AtomicInteger(-1);
+            AtomicBoolean done = new AtomicBoolean();
+            AtomicReference<String> failure = new AtomicReference<>();
+            Thread reader =
+                    new Thread(
+                            () -> {
+                                Random random = new Random();
+                                while (!done.get()) {
+                                    int p = published.get();
+                                    if (p >= 0) {
+                                        int id = random.nextInt(p + 1);
+                                        byte[] key = spreadKey(id);
+                                        if (list.findExact(key, key.length) == 0) {
+                                            failure.compareAndSet(
+                                                    null, "key " + id + " of " + (p + 1));
+                                        }
+                                    }
+                                }
+                            });
+            reader.start();
+            for (int i = 0; i < 3000; i++) {
+                list.put(spreadKey(i), i + 1, EntryType.PUT, new byte[4]);
+                published.set(i);
+            }
+            done.set(true);
+            reader.join();
+            assertThat(failure.get()).as("a published key not found").isNull();
+        }
+    }
+
+    /** Keys of ids in 16 interleaved runs, so that new keys land between old ones. */
+    private static byte[] spreadKey(int id) {
+        return new byte[] {(byte) (id % 16), (byte) (id >>> 8), (byte) id};
+    }
+
+    private static void readOnce(ArenaSkipList list, Random random) {
+        byte[] from = intKey(random.nextInt(50_000));
+        byte[] previous = null;
+        int steps = 0;
+        for (long n = list.ceiling(from); n != 0 && steps < 500; n = list.next(n), steps++) {
+            byte[] key = list.key(n);
+            if (previous != null && Bytes.compare(previous, key) >= 0) {
+                throw new AssertionError("scan out of order");
+            }
+            if (Bytes.compare(key, from) < 0) {
+                throw new AssertionError("scan before its start");
+            }
+            previous = key;
+            long record = list.record(n);
+            if (record != ArenaSkipList.REMOVED) { // removed while the scan stood on it
+                checkWhole(list, key, record);
+            }
+        }
+        long n = list.findExact(from, from.length);
+        if (n != 0) {
+            long record = list.record(n);
+            if (record != ArenaSkipList.REMOVED) {
+                checkWhole(list, from, record);
+            }
+        }
+    }
+
+    private static void checkWhole(ArenaSkipList list, byte[] key, long record) {
+        byte[] value = list.value(record);
+        long seq = list.seq(record);
+        if (list.type(record) != EntryType.PUT
+                || !Arrays.equals(value, valueFor(key, seq, value.length - 12))) {
+            throw new AssertionError("torn record for key " + Bytes.hex(key));
+        }
+    }
+
+    /** key (4 bytes), seq (8 bytes), then {@code fill} bytes of the seq's low byte. */
+    private static byte[] valueFor(byte[] key, long seq, int fill) {
+        byte[] v = new byte[12 + fill];
+        System.arraycopy(key, 0, v, 0, 4);
+        for (int i = 0; i < 8; i++) {
+            v[4 + i] = (byte) (seq >>> (56 - 8 * i));
+        }
+        Arrays.fill(v, 12, v.length, (byte) seq);
+        return v;
+    }
+
+    private static byte[] intKey(int i) {
+        return new byte[] {(byte) (i >>> 24), (byte) (i >>> 16), (byte) (i >>> 8), (byte) i};
+    }
+
+    private static void assertScanFrom(
+            ArenaSkipList list, TreeMap<byte[], Entry> model, byte[] from) {
+        long n = list.ceiling(from);
+        for (Map.Entry<byte[], Entry> e : model.tailMap(from, true).entrySet()) {
+            assertThat(n).isNotZero();
+            assertThat(list.key(n)).isEqualTo(e.getKey());
+            assertSame(list, list.record(n), e.getValue());
+            n = list.next(n);
+        }
+        assertThat(n).isZero();
+    }
+
+    private static void assertSame(ArenaSkipList list, long record, Entry e) {
+        assertThat(record).isNotEqualTo(ArenaSkipList.REMOVED);
+        assertThat(list.seq(record)).isEqualTo(e.seq());
+        assertThat(list.type(record)).isEqualTo(e.type());
+        assertThat(list.value(record)).isEqualTo(e.value());
+    }
+
+    private static byte[] randomKey(Random random) {
+        byte[] k = new byte[random.nextInt(4)];
+        for (int i = 0; i < k.length; i++) {
+            k[i] = (byte) random.nextInt(6); // few distinct keys: many rewrites and prefixes
+        }
+        return random.nextBoolean() ? k : Arrays.copyOf(k, k.length + 1);
+    }
+
+    private static byte[] randomValue(Random random) {
+        byte[] v = new byte[random.nextInt(3) == 0 ? random.nextInt(9000) : random.nextInt(20)];
+        random.nextBytes(v);
+        return v;
+    }
+}
