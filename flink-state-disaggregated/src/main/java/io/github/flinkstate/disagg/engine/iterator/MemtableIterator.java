@@ -11,7 +11,6 @@ import io.github.flinkstate.disagg.engine.memtable.Memtable;
 public final class MemtableIterator implements InternalIterator {
 
     private final Memtable.Cursor cursor;
-    private boolean positioned;
 
     public MemtableIterator(Memtable memtable) {
         this.cursor = memtable.cursor();
@@ -20,7 +19,6 @@ public final class MemtableIterator implements InternalIterator {
     @Override
     public void seek(byte[] target) {
         cursor.seek(target);
-        positioned = true;
     }
 
     @Override
@@ -30,7 +28,7 @@ public final class MemtableIterator implements InternalIterator {
 
     @Override
     public boolean valid() {
-        return positioned && cursor.valid();
+        return cursor.valid();
     }
 
     @Override

@@ -31,8 +31,6 @@ import java.util.function.ToIntFunction;
  *   <li>Every live entry has a valid type and a sequence number in {@code [1, maxSeq]}.
  *   <li>No live entry is covered by a prefix tombstone of this memtable with a higher sequence
  *       number (a prefix delete removes the older entries it covers).
- *   <li>{@link #approximateBytes()} equals the filter's size (none before the first write) plus the
- *       bytes the two arenas hold.
  *   <li>Every live key, and its bloom prefix, passes the filter; {@link #entryCount()} counts the
  *       live keys.
  *   <li>A frozen memtable is never written.
@@ -56,7 +54,6 @@ public final class Memtable {
     private volatile int keyCount;
 
     private volatile int tombstoneCount;
-    private volatile long bytes;
     private volatile long maxSeq;
     private volatile long minSeq = Long.MAX_VALUE;
     private volatile boolean frozen;
@@ -85,13 +82,13 @@ public final class Memtable {
      */
     public long add(byte[] key, long seq, byte type, byte[] value) {
         checkWritable(seq);
-        long before = bytes;
+        long before = approximateBytes();
         if (entries.put(key, seq, type, type == EntryType.PUT ? value : null)) {
             keyCount++;
             addToFilter(key);
         }
         noteSeq(seq);
-        return updateBytes() - before;
+        return approximateBytes() - before;
     }
 
     /**
@@ -100,7 +97,7 @@ public final class Memtable {
      */
     public long deletePrefix(byte[] prefix, long seq) {
         checkWritable(seq);
-        long before = bytes;
+        long before = approximateBytes();
         if (prefixTombstones.put(prefix, seq, EntryType.DELETE, null)) {
             tombstoneCount++;
             noteTombstoneLength(prefix.length);
@@ -109,7 +106,7 @@ public final class Memtable {
             keyCount -= entries.removePrefix(prefix);
         }
         noteSeq(seq);
-        return updateBytes() - before;
+        return approximateBytes() - before;
     }
 
     private void noteTombstoneLength(int length) {
@@ -122,17 +119,6 @@ public final class Memtable {
         int[] next = Arrays.copyOf(lengths, lengths.length + 1);
         next[lengths.length] = length;
         tombstoneLengths = next;
-    }
-
-    /** Recomputes {@link #bytes} after a write; returns it. */
-    private long updateBytes() {
-        MemtableFilter f = filter;
-        long total =
-                entries.usedBytes()
-                        + prefixTombstones.usedBytes()
-                        + (f == null ? 0 : f.sizeBytes());
-        bytes = total;
-        return total;
     }
 
     /**
@@ -317,8 +303,9 @@ public final class Memtable {
         return keyCount;
     }
 
+    /** The bytes the two arenas hold plus the filter's size (none before the first write). */
     public long approximateBytes() {
-        return bytes;
+        return entries.usedBytes() + prefixTombstones.usedBytes() + filterBytes();
     }
 
     /** The filter's share of {@link #approximateBytes()}. */
@@ -368,11 +355,6 @@ public final class Memtable {
                     "tombstone length missing");
         }
         check(tombstones == tombstoneCount, "tombstones " + tombstones + " != " + tombstoneCount);
-        long sum =
-                entries.usedBytes()
-                        + prefixTombstones.usedBytes()
-                        + (f == null ? 0 : f.sizeBytes());
-        check(sum == bytes, "byte accounting " + sum + " != " + bytes);
     }
 
     private void checkWritable(long seq) {
