@@ -50,8 +50,13 @@ final class ReadPath {
         this.readaheadBytes = readaheadBytes;
     }
 
-    static long coveringSeq(View view, byte[] key) {
-        long best = view.version().tombstones().coveringSeq(key);
+    /**
+     * The highest sequence number of a prefix tombstone covering {@code key}; files holding no
+     * tombstone newer than {@code seq} are not looked at, so the result exceeds {@code seq} exactly
+     * when a newer tombstone covers the key.
+     */
+    static long coveringSeq(View view, byte[] key, long seq) {
+        long best = view.version().tombstones().coveringSeq(key, seq);
         for (Memtable m : view.memtables()) {
             best = Math.max(best, m.coveringTombstoneSeq(key));
         }
@@ -72,7 +77,7 @@ final class ReadPath {
         }
         if (found == null
                 || found.type() != EntryType.PUT
-                || coveringSeq(view, key) > found.seq()) {
+                || coveringSeq(view, key, found.seq()) > found.seq()) {
             return null;
         }
         return found.value();
@@ -148,7 +153,10 @@ final class ReadPath {
             }
         }
         return new LsmIterator(
-                new MergingIterator(children), r, k -> coveringSeq(view, k), onClose);
+                new MergingIterator(children),
+                r,
+                (k, seq) -> coveringSeq(view, k, seq) > seq,
+                onClose);
     }
 
     /**

@@ -10,6 +10,7 @@ import io.github.flinkstate.disagg.engine.key.EntryType;
 import io.github.flinkstate.disagg.engine.key.KeyRange;
 import io.github.flinkstate.disagg.engine.sst.IoRateLimiter;
 import io.github.flinkstate.disagg.engine.sst.PrefixTombstone;
+import io.github.flinkstate.disagg.engine.sst.PrefixTombstones;
 import io.github.flinkstate.disagg.engine.sst.ReaderCache;
 import io.github.flinkstate.disagg.engine.version.FileMeta;
 import io.github.flinkstate.disagg.engine.version.VersionEdit;
@@ -124,14 +125,13 @@ public final class CompactionJob {
             edit.add(c.outputLevel(), c.inputs().get(0));
             return edit;
         }
-        TombstoneIndex.Builder tb = new TombstoneIndex.Builder();
         List<InternalIterator> children = new ArrayList<>();
         for (FileMeta f : c.inputs()) {
-            addTombstones(f, tb, carried);
+            carryTombstones(f);
             children.add(open(f));
         }
         for (FileMeta f : c.nextInputs()) {
-            addTombstones(f, tb, carried);
+            carryTombstones(f);
         }
         if (!c.nextInputs().isEmpty()) {
             List<KeyRange> ranges = new ArrayList<>();
@@ -142,7 +142,11 @@ public final class CompactionJob {
             carried.clear();
         }
         carried.sort((a, b) -> Bytes.compare(a.effective.lower(), b.effective.lower()));
-        TombstoneIndex tombstones = tb.build();
+        TombstoneIndex tombstones =
+                new TombstoneIndex.Builder()
+                        .addOverlapping(tombstonesOf(c.inputs()), scopesOf(c.inputs()))
+                        .addSorted(tombstonesOf(c.nextInputs()), scopesOf(c.nextInputs()))
+                        .build();
         List<FileMeta> produced = new ArrayList<>();
         SstOutputs.Output out = null;
         byte[] lower = null;
@@ -157,7 +161,7 @@ public final class CompactionJob {
                 do {
                     merged.next();
                 } while (merged.valid() && Arrays.equals(merged.key(), key));
-                if (tombstones.coveringSeq(key) > seq
+                if (tombstones.coveringSeq(key, seq) > seq
                         || (type == EntryType.DELETE && c.bottommost())) {
                     continue;
                 }
@@ -227,14 +231,26 @@ public final class CompactionJob {
 
     private static final long WRITE_CHARGE_STEP = 64 << 10;
 
-    private void addTombstones(FileMeta f, TombstoneIndex.Builder tb, List<Carried> carried) {
-        for (PrefixTombstone t : f.tombstones()) {
+    /** Keeps {@code f}'s tombstones that can cover a key of {@code f}, to write them out again. */
+    private void carryTombstones(FileMeta f) {
+        for (PrefixTombstone t : f.tombstones().list()) {
             KeyRange eff = KeyRange.ofPrefix(t.prefix()).intersect(f.effectiveRange());
             if (!eff.isEmpty()) {
-                tb.add(t.prefix(), t.seq(), f.effectiveRange());
                 carried.add(new Carried(t.prefix(), t.seq(), eff));
             }
         }
+    }
+
+    private static List<PrefixTombstones> tombstonesOf(List<FileMeta> files) {
+        List<PrefixTombstones> out = new ArrayList<>(files.size());
+        files.forEach(f -> out.add(f.tombstones()));
+        return out;
+    }
+
+    private static List<KeyRange> scopesOf(List<FileMeta> files) {
+        List<KeyRange> out = new ArrayList<>(files.size());
+        files.forEach(f -> out.add(f.effectiveRange()));
+        return out;
     }
 
     private byte[] firstLower(byte[] firstKey) {

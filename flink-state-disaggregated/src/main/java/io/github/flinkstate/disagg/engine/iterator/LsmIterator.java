@@ -6,7 +6,6 @@ import io.github.flinkstate.disagg.engine.key.KeyRange;
 import java.io.Closeable;
 import java.io.IOException;
 import java.util.Arrays;
-import java.util.function.ToLongFunction;
 
 /**
  * The user-facing scan cursor: the live key/value pairs of a key range, in increasing key order,
@@ -20,23 +19,26 @@ import java.util.function.ToLongFunction;
  */
 public final class LsmIterator implements Closeable {
 
+    /** Whether a prefix tombstone newer than sequence number {@code seq} covers {@code key}. */
+    @FunctionalInterface
+    public interface Shadowing {
+        boolean covers(byte[] key, long seq);
+    }
+
     private final InternalIterator merged;
     private final KeyRange range;
-    private final ToLongFunction<byte[]> coveringSeq;
+    private final Shadowing shadowing;
     private final Runnable onClose;
     private byte[] key;
     private byte[] value;
     private boolean closed;
 
     public LsmIterator(
-            InternalIterator merged,
-            KeyRange range,
-            ToLongFunction<byte[]> coveringSeq,
-            Runnable onClose)
+            InternalIterator merged, KeyRange range, Shadowing shadowing, Runnable onClose)
             throws IOException {
         this.merged = merged;
         this.range = range;
-        this.coveringSeq = coveringSeq;
+        this.shadowing = shadowing;
         this.onClose = onClose;
         merged.seek(range.lower());
         advance();
@@ -81,7 +83,7 @@ public final class LsmIterator implements Closeable {
             do {
                 merged.next(); // skip older versions of the same key
             } while (merged.valid() && Arrays.equals(merged.key(), k));
-            if (type == EntryType.PUT && coveringSeq.applyAsLong(k) < seq) {
+            if (type == EntryType.PUT && !shadowing.covers(k, seq)) {
                 key = k;
                 value = v;
                 return;

@@ -1,77 +1,132 @@
 package io.github.flinkstate.disagg.engine.iterator;
 
+import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.KeyRange;
-import java.nio.ByteBuffer;
+import io.github.flinkstate.disagg.engine.sst.PrefixTombstones;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeSet;
 
 /**
  * Answers "which prefix tombstone with the highest sequence number covers this key?" for a set of
- * files. Each tombstone is scoped: it applies only to keys inside the effective range of the file
- * that holds it (the file's key range intersected with its key-group clip).
+ * files. Each file's tombstones are scoped: they apply only to keys inside the file's scope (its
+ * effective range: key range intersected with its key-group clip).
  *
- * <p>Thread safety: immutable after construction.
+ * <p>The index references each file's own {@link PrefixTombstones}, built once per file, so that
+ * building it costs one entry per file holding tombstones, however many tombstones they hold. Files
+ * come in runs: an overlapping run (level 0, or a compaction's first input level 0) is searched
+ * file by file; a sorted run (scopes ascending and disjoint, as in a level >= 1) is
+ * binary-searched, so a lookup reads at most one file of it.
  *
- * <p>Lookup cost: one hash probe per distinct tombstone prefix length.
+ * <p>Thread safety: immutable after construction. Lookups allocate nothing.
  */
 public final class TombstoneIndex {
 
-    public static final TombstoneIndex EMPTY = new TombstoneIndex(new HashMap<>(), new int[0]);
+    public static final TombstoneIndex EMPTY = new TombstoneIndex(List.of());
 
-    private record Scoped(long seq, KeyRange scope) {}
+    /** Files of one run that hold tombstones; sorted runs keep their scopes' order. */
+    private record Run(boolean sorted, PrefixTombstones[] sets, KeyRange[] scopes) {}
 
-    private final Map<ByteBuffer, List<Scoped>> byPrefix;
-    private final int[] lengths;
+    private final Run[] runs;
 
-    private TombstoneIndex(Map<ByteBuffer, List<Scoped>> byPrefix, int[] lengths) {
-        this.byPrefix = byPrefix;
-        this.lengths = lengths;
+    private TombstoneIndex(List<Run> runs) {
+        this.runs = runs.toArray(new Run[0]);
     }
 
-    /** Accumulates scoped tombstones. */
+    /** Collects runs of files; files without tombstones are left out. */
     public static final class Builder {
-        private final Map<ByteBuffer, List<Scoped>> map = new HashMap<>();
-        private final TreeSet<Integer> lengths = new TreeSet<>();
+        private final List<Run> runs = new ArrayList<>();
 
-        public Builder add(byte[] prefix, long seq, KeyRange scope) {
-            map.computeIfAbsent(ByteBuffer.wrap(prefix.clone()), k -> new ArrayList<>())
-                    .add(new Scoped(seq, scope));
-            lengths.add(prefix.length);
+        /** Files whose scopes may overlap each other, in any order. */
+        public Builder addOverlapping(List<PrefixTombstones> sets, List<KeyRange> scopes) {
+            return add(false, sets, scopes);
+        }
+
+        /** Files whose scopes are ascending and pairwise disjoint. */
+        public Builder addSorted(List<PrefixTombstones> sets, List<KeyRange> scopes) {
+            return add(true, sets, scopes);
+        }
+
+        private Builder add(boolean sorted, List<PrefixTombstones> sets, List<KeyRange> scopes) {
+            if (sets.size() != scopes.size()) {
+                throw new IllegalArgumentException(
+                        sets.size() + " tombstone sets for " + scopes.size() + " scopes");
+            }
+            List<PrefixTombstones> s = new ArrayList<>();
+            List<KeyRange> r = new ArrayList<>();
+            for (int i = 0; i < sets.size(); i++) {
+                if (!sets.get(i).isEmpty() && !scopes.get(i).isEmpty()) {
+                    s.add(sets.get(i));
+                    r.add(scopes.get(i));
+                }
+            }
+            if (!s.isEmpty()) {
+                runs.add(
+                        new Run(
+                                sorted,
+                                s.toArray(new PrefixTombstones[0]),
+                                r.toArray(new KeyRange[0])));
+            }
             return this;
         }
 
         public TombstoneIndex build() {
-            if (map.isEmpty()) {
-                return EMPTY;
-            }
-            return new TombstoneIndex(map, lengths.stream().mapToInt(Integer::intValue).toArray());
+            return runs.isEmpty() ? EMPTY : new TombstoneIndex(runs);
         }
     }
 
     public boolean isEmpty() {
-        return byPrefix.isEmpty();
+        return runs.length == 0;
     }
 
     /** The highest sequence number of a tombstone covering {@code key}, or 0. */
     public long coveringSeq(byte[] key) {
+        return coveringSeq(key, 0);
+    }
+
+    /**
+     * As {@link #coveringSeq(byte[])}, but only files holding a tombstone newer than {@code seq}
+     * are read: the result is greater than {@code seq} exactly when a tombstone newer than {@code
+     * seq} covers {@code key}.
+     */
+    public long coveringSeq(byte[] key, long seq) {
         long best = 0;
-        for (int len : lengths) {
-            if (len > key.length) {
-                break;
-            }
-            List<Scoped> hits = byPrefix.get(ByteBuffer.wrap(Arrays.copyOf(key, len)));
-            if (hits != null) {
-                for (Scoped s : hits) {
-                    if (s.seq > best && s.scope.contains(key)) {
-                        best = s.seq;
-                    }
+        for (Run run : runs) {
+            if (run.sorted) {
+                int i = lastStartingAtOrBefore(run.scopes, key);
+                if (i >= 0) {
+                    best = Math.max(best, covering(run, i, key, seq));
+                }
+            } else {
+                for (int i = 0; i < run.sets.length; i++) {
+                    best = Math.max(best, covering(run, i, key, seq));
                 }
             }
         }
         return best;
+    }
+
+    private static long covering(Run run, int i, byte[] key, long seq) {
+        PrefixTombstones set = run.sets[i];
+        if (set.maxSeq() <= seq || !run.scopes[i].contains(key)) {
+            return 0;
+        }
+        return set.coveringSeq(key);
+    }
+
+    /** The last index whose scope starts at or before {@code key}, or -1. */
+    private static int lastStartingAtOrBefore(KeyRange[] scopes, byte[] key) {
+        int lo = 0;
+        int hi = scopes.length - 1;
+        int found = -1;
+        while (lo <= hi) {
+            int mid = (lo + hi) >>> 1;
+            if (Bytes.compare(scopes[mid].lower(), key) <= 0) {
+                found = mid;
+                lo = mid + 1;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        return found;
     }
 }

@@ -3,6 +3,7 @@ package io.github.flinkstate.disagg.engine.version;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.key.KeyRange;
 import io.github.flinkstate.disagg.engine.sst.PrefixTombstone;
+import io.github.flinkstate.disagg.engine.sst.PrefixTombstones;
 import io.github.flinkstate.disagg.engine.sst.SstFooter;
 import java.util.List;
 
@@ -30,7 +31,7 @@ import java.util.List;
  * @param entries entry count (puts and point deletes)
  * @param minSeq smallest sequence number in the file
  * @param maxSeq largest sequence number in the file
- * @param tombstones the file's prefix tombstones (copied into the manifest)
+ * @param tombstones the file's prefix tombstones (copied into the manifest), indexed once
  * @param createdHere true when this store instance wrote the file
  */
 public record FileMeta(
@@ -42,7 +43,7 @@ public record FileMeta(
         long entries,
         long minSeq,
         long maxSeq,
-        List<PrefixTombstone> tombstones,
+        PrefixTombstones tombstones,
         boolean createdHere,
         RefCount refs) {
 
@@ -67,7 +68,7 @@ public record FileMeta(
                 f.entries(),
                 f.minSeq(),
                 f.maxSeq(),
-                List.copyOf(tombstones),
+                PrefixTombstones.of(tombstones),
                 true,
                 new RefCount());
     }

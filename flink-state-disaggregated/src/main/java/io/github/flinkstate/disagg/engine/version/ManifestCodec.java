@@ -5,6 +5,7 @@ import io.github.flinkstate.disagg.engine.key.KeyRange;
 import io.github.flinkstate.disagg.engine.sst.ByteReader;
 import io.github.flinkstate.disagg.engine.sst.ByteWriter;
 import io.github.flinkstate.disagg.engine.sst.PrefixTombstone;
+import io.github.flinkstate.disagg.engine.sst.PrefixTombstones;
 import io.github.flinkstate.disagg.engine.sst.SstFormat;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -49,7 +50,7 @@ public final class ManifestCodec {
                 span(p, f.clip());
                 p.u64(f.entries()).u64(f.minSeq()).u64(f.maxSeq());
                 p.varint(f.tombstones().size());
-                for (PrefixTombstone t : f.tombstones()) {
+                for (PrefixTombstone t : f.tombstones().list()) {
                     p.bytes(t.prefix());
                     p.varint(t.seq());
                 }
@@ -117,7 +118,7 @@ public final class ManifestCodec {
                                     entries,
                                     minSeq,
                                     maxSeq,
-                                    List.copyOf(tombs),
+                                    PrefixTombstones.of(tombs),
                                     false,
                                     new FileMeta.RefCount()));
                 }

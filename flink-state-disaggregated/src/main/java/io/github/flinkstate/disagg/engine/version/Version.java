@@ -4,8 +4,9 @@ import io.github.flinkstate.disagg.engine.iterator.TombstoneIndex;
 import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.key.KeyRange;
-import io.github.flinkstate.disagg.engine.sst.PrefixTombstone;
+import io.github.flinkstate.disagg.engine.sst.PrefixTombstones;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -57,11 +58,14 @@ public final class Version {
             }
         }
         TombstoneIndex.Builder b = new TombstoneIndex.Builder();
-        for (List<FileMeta> l : levels) {
-            for (FileMeta f : l) {
-                for (PrefixTombstone t : f.tombstones()) {
-                    b.add(t.prefix(), t.seq(), f.effectiveRange());
-                }
+        for (int l = 0; l < copy.size(); l++) {
+            List<PrefixTombstones> sets = new ArrayList<>(copy.get(l).size());
+            copy.get(l).forEach(f -> sets.add(f.tombstones()));
+            List<KeyRange> scopes = Arrays.asList(ranges[l]);
+            if (l == 0) {
+                b.addOverlapping(sets, scopes);
+            } else {
+                b.addSorted(sets, scopes); // invariant 2
             }
         }
         this.tombstones = b.build();

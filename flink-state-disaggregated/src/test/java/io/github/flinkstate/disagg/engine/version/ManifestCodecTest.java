@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.key.KeyRange;
 import io.github.flinkstate.disagg.engine.sst.PrefixTombstone;
+import io.github.flinkstate.disagg.engine.sst.PrefixTombstones;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,7 +26,7 @@ class ManifestCodecTest {
                 10,
                 1,
                 9,
-                List.of(new PrefixTombstone(KeyGroupSpan.prefixOf(kgLo), 5)),
+                PrefixTombstones.of(List.of(new PrefixTombstone(KeyGroupSpan.prefixOf(kgLo), 5))),
                 true,
                 new FileMeta.RefCount());
     }
@@ -56,7 +57,7 @@ class ManifestCodecTest {
                 .containsExactly("file:/tmp/a", "file:/tmp/b");
         FileMeta a = m.levels().get(1).get(0);
         assertThat(a.createdHere()).isFalse();
-        assertThat(a.tombstones()).hasSize(1);
+        assertThat(a.tombstones().list()).hasSize(1);
         assertThat(a.restoredWithClip(KeyGroupSpan.of(2, 9)).clip())
                 .isEqualTo(KeyGroupSpan.of(2, 3));
         assertThat(a.restoredWithClip(KeyGroupSpan.of(2, 9)).isClipped()).isTrue();
