@@ -2,6 +2,7 @@ package io.github.flinkstate.disagg.engine;
 
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.cache.DiskCache;
+import io.github.flinkstate.disagg.engine.compaction.BelowOutputLevel;
 import io.github.flinkstate.disagg.engine.compaction.Compaction;
 import io.github.flinkstate.disagg.engine.compaction.CompactionFilter;
 import io.github.flinkstate.disagg.engine.compaction.CompactionJob;
@@ -523,7 +524,9 @@ public final class LsmStore implements AutoCloseable {
                             options.targetFileBytes(),
                             c.trivialMove() ? null : options.compactionFilter().newRun(),
                             options.readaheadBytes(),
-                            compactionLimiter);
+                            compactionLimiter,
+                            new BelowOutputLevel(
+                                    v, c.outputLevel(), readers, options.bloomPrefix()));
             long t0 = System.nanoTime();
             List<String> rewritten = new ArrayList<>();
             c.inputs().forEach(f -> rewritten.add(f.path()));
@@ -939,6 +942,19 @@ public final class LsmStore implements AutoCloseable {
         }
         for (FileMeta f : v.allFiles()) {
             n += f.entries();
+        }
+        return n;
+    }
+
+    /**
+     * Prefix tombstones held by the live files (each file's count; a tombstone written into several
+     * compaction outputs counts once per output). They are kept in memory and in every checkpoint's
+     * manifest until a compaction finds nothing older left for them to hide.
+     */
+    public long storedPrefixTombstones() {
+        long n = 0;
+        for (FileMeta f : versions.current().allFiles()) {
+            n += f.tombstones().size();
         }
         return n;
     }

@@ -87,6 +87,7 @@ public final class DisaggMetrics {
                 (Gauge<Long>) () -> millis(stats.lastCompactionNanos()));
         g.gauge("writeAmplification", (Gauge<Double>) stats::writeAmplification);
         g.gauge("ttlEntriesDropped", (Gauge<Long>) stats::entriesFiltered);
+        g.gauge("prefixTombstones", (Gauge<Long>) store::storedPrefixTombstones);
         long restoreMillis = millis(restoreNanos);
         g.gauge("restoreDurationMs", (Gauge<Long>) () -> restoreMillis);
         g.gauge("lastCheckpointFiles", (Gauge<Long>) lastCheckpoint::files);

@@ -29,8 +29,10 @@ import java.util.List;
  *   <li>Keys outside the inputs' effective ranges (i.e. outside the store's key groups) are never
  *       read, hence dropped.
  *   <li>An entry covered by a prefix tombstone with a higher sequence number is dropped.
- *   <li>A point delete is dropped when the compaction is bottommost; prefix tombstones likewise.
- *       Otherwise they are kept so they still shadow older data in deeper levels.
+ *   <li>A point delete is dropped when the compaction is bottommost; prefix tombstones likewise,
+ *       and also when no file below the output level may hold a key they cover ({@link
+ *       BelowOutputLevel}). Otherwise they are kept so they still shadow older data in deeper
+ *       levels.
  *   <li>A put the {@link CompactionFilter} drops (it sees only puts that survived rules 1-2) is
  *       dropped when the compaction is bottommost, else written as a point delete with the put's
  *       sequence number, so that no older version in a deeper level shows through.
@@ -61,6 +63,7 @@ public final class CompactionJob {
     private final CompactionFilter filter;
     private final int readaheadBytes;
     private final IoRateLimiter limiter;
+    private final BelowOutputLevel below;
     private final List<Carried> carried = new ArrayList<>();
 
     /** Bytes of the current output already charged to the limiter. */
@@ -78,13 +81,15 @@ public final class CompactionJob {
             SstOutputs outputs,
             long targetFileBytes,
             CompactionFilter filter) {
-        this(c, readers, outputs, targetFileBytes, filter, 0, null);
+        this(c, readers, outputs, targetFileBytes, filter, 0, null, null);
     }
 
     /**
      * @param filter null, or the filter of this run (applied to the newest put of each key)
      * @param readaheadBytes the largest read of an input file (consecutive blocks; at least one)
      * @param limiter null, or the pacing of this job's reads of the primary storage and writes
+     * @param below null (every prefix tombstone is carried), or the levels below the output level,
+     *     asked whether a tombstone still has something to hide
      */
     public CompactionJob(
             Compaction c,
@@ -93,7 +98,8 @@ public final class CompactionJob {
             long targetFileBytes,
             CompactionFilter filter,
             int readaheadBytes,
-            IoRateLimiter limiter) {
+            IoRateLimiter limiter,
+            BelowOutputLevel below) {
         this.c = c;
         this.readers = readers;
         this.outputs = outputs;
@@ -101,6 +107,7 @@ public final class CompactionJob {
         this.filter = filter;
         this.readaheadBytes = readaheadBytes;
         this.limiter = limiter;
+        this.below = below;
     }
 
     public long bytesWritten() {
@@ -137,9 +144,6 @@ public final class CompactionJob {
             List<KeyRange> ranges = new ArrayList<>();
             c.nextInputs().forEach(f -> ranges.add(f.effectiveRange()));
             children.add(new LevelIterator(ranges, i -> open(c.nextInputs().get(i))));
-        }
-        if (c.bottommost()) {
-            carried.clear();
         }
         carried.sort((a, b) -> Bytes.compare(a.effective.lower(), b.effective.lower()));
         TombstoneIndex tombstones =
@@ -231,11 +235,17 @@ public final class CompactionJob {
 
     private static final long WRITE_CHARGE_STEP = 64 << 10;
 
-    /** Keeps {@code f}'s tombstones that can cover a key of {@code f}, to write them out again. */
-    private void carryTombstones(FileMeta f) {
+    /**
+     * Keeps {@code f}'s tombstones that can cover a key of {@code f} and may still have something
+     * to hide below the output level, to write them out again.
+     */
+    private void carryTombstones(FileMeta f) throws IOException {
+        if (c.bottommost()) {
+            return; // nothing older exists below
+        }
         for (PrefixTombstone t : f.tombstones().list()) {
             KeyRange eff = KeyRange.ofPrefix(t.prefix()).intersect(f.effectiveRange());
-            if (!eff.isEmpty()) {
+            if (!eff.isEmpty() && (below == null || below.mayHold(t.prefix(), eff))) {
                 carried.add(new Carried(t.prefix(), t.seq(), eff));
             }
         }

@@ -95,7 +95,9 @@ class DisaggMetricsTest {
                             "disaggregated.compactions",
                             "disaggregated.lastCompactionDurationMs",
                             "disaggregated.writeAmplification",
-                            "disaggregated.ttlEntriesDropped");
+                            "disaggregated.ttlEntriesDropped",
+                            "disaggregated.prefixTombstones");
+            assertThat(after.longValue("disaggregated.prefixTombstones")).isZero(); // no clears
         }
     }
 
