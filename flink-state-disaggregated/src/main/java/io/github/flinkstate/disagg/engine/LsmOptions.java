@@ -37,6 +37,7 @@ public final class LsmOptions {
     private long targetFileBytes = 8L << 20;
     private int numLevels = 7;
     private int l0CompactionTrigger = 4;
+    private int l0StopWritesTrigger = 20;
     private long levelBaseBytes = 32L << 20;
     private int levelMultiplier = 10;
     private int maxOpenFiles = 512;
@@ -79,6 +80,7 @@ public final class LsmOptions {
         o.targetFileBytes = targetFileBytes;
         o.numLevels = numLevels;
         o.l0CompactionTrigger = l0CompactionTrigger;
+        o.l0StopWritesTrigger = l0StopWritesTrigger;
         o.levelBaseBytes = levelBaseBytes;
         o.levelMultiplier = levelMultiplier;
         o.maxOpenFiles = maxOpenFiles;
@@ -200,6 +202,21 @@ public final class LsmOptions {
 
     public LsmOptions l0CompactionTrigger(int v) {
         l0CompactionTrigger = (int) positive(v);
+        return this;
+    }
+
+    /**
+     * Level-0 files this store flushed itself at which a write that needs a new memtable waits for
+     * background compaction to bring them below it (files restored from a snapshot do not count, so
+     * a restore never makes the first writes wait). Without background compaction writes never
+     * wait. Default 20.
+     */
+    public int l0StopWritesTrigger() {
+        return l0StopWritesTrigger;
+    }
+
+    public LsmOptions l0StopWritesTrigger(int v) {
+        l0StopWritesTrigger = (int) positive(v);
         return this;
     }
 

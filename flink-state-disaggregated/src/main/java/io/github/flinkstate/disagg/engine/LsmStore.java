@@ -134,6 +134,10 @@ public final class LsmStore implements AutoCloseable {
 
     private volatile List<Memtable> memtables;
     private volatile IOException backgroundError;
+
+    /** The last background compaction failure; cleared by a compaction that succeeds. */
+    private volatile IOException compactionError;
+
     private volatile boolean closed;
     private volatile WarmUp warmUp;
 
@@ -302,9 +306,52 @@ public final class LsmStore implements AutoCloseable {
             }
             ensureOpen();
         }
+        waitForLevel0Compaction();
         rotate();
         scheduleFlush();
         return memtables.get(0);
+    }
+
+    /**
+     * Waits while this store holds {@code l0StopWritesTrigger} level-0 files it flushed itself, so
+     * that a writer faster than compaction cannot pile them up (each is read by every get and scan
+     * and listed in every manifest). A compaction that fails meanwhile fails the write. Called
+     * under writeMutex; compactions notify it.
+     */
+    private void waitForLevel0Compaction() throws IOException {
+        if (!options.backgroundCompaction()) {
+            return;
+        }
+        int own;
+        while ((own = ownLevel0Files()) >= options.l0StopWritesTrigger()) {
+            IOException err = compactionError;
+            if (err != null) {
+                throw new IOException(
+                        "Writes stalled: "
+                                + own
+                                + " level-0 files wait for a background compaction, which failed: "
+                                + err.getMessage(),
+                        err);
+            }
+            maybeScheduleCompaction();
+            try {
+                writeMutex.wait(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted while waiting for a compaction", e);
+            }
+            ensureOpen();
+        }
+    }
+
+    private int ownLevel0Files() {
+        int n = 0;
+        for (FileMeta f : versions.current().level(0)) {
+            if (f.createdHere()) {
+                n++;
+            }
+        }
+        return n;
     }
 
     /** Freezes the active memtable and starts a new one. Called under writeMutex. */
@@ -455,6 +502,11 @@ public final class LsmStore implements AutoCloseable {
                             LOG.warn(
                                     "Background compaction failed; the live version is unchanged",
                                     e);
+                            compactionError =
+                                    e instanceof IOException
+                                            ? (IOException) e
+                                            : new IOException(e.toString(), e);
+                            wakeWriters();
                         } finally {
                             compactionScheduled.set(false);
                         }
@@ -462,6 +514,12 @@ public final class LsmStore implements AutoCloseable {
                             maybeScheduleCompaction(); // asked for after the last look
                         }
                     });
+        }
+    }
+
+    private void wakeWriters() {
+        synchronized (writeMutex) {
+            writeMutex.notifyAll();
         }
     }
 
@@ -548,6 +606,8 @@ public final class LsmStore implements AutoCloseable {
                 stats.recordCompaction(System.nanoTime() - t0);
             }
             install(edit);
+            compactionError = null;
+            wakeWriters(); // writers waiting for level 0 to shrink
             if (c.trivialMove()) {
                 stats.trivialMoves.incrementAndGet();
             } else {

@@ -54,7 +54,7 @@ class DisposeDuringCompactionTest {
         try (DisaggBackends backends =
                 new DisaggBackends(
                         DisaggBackends.backend(
-                                        fs.uri(new File(tmp, "primary")), MemorySize.parse("64kb"))
+                                        fs.uri(new File(tmp, "primary")), MemorySize.parse("1mb"))
                                 // the compaction must read its inputs from the primary files,
                                 // where the hang is, not from local copies
                                 .with(DisaggregatedOptions.LOCAL_CACHE_SIZE, MemorySize.ZERO))) {
