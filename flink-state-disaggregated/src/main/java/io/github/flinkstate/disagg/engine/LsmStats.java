@@ -23,10 +23,27 @@ public final class LsmStats {
     private final AtomicLong lastFlushNanos = new AtomicLong();
     private final AtomicLong compactionNanos = new AtomicLong();
     private final AtomicLong lastCompactionNanos = new AtomicLong();
+    private final AtomicLong level0Stalls = new AtomicLong();
+    private final AtomicLong level0StallNanos = new AtomicLong();
 
     void recordFlush(long nanos) {
         flushNanos.addAndGet(nanos);
         lastFlushNanos.set(nanos);
+    }
+
+    void recordLevel0Stall(long nanos) {
+        level0Stalls.incrementAndGet();
+        level0StallNanos.addAndGet(nanos);
+    }
+
+    /** Writes that waited for compaction to bring the level-0 files below the stop trigger. */
+    public long level0Stalls() {
+        return level0Stalls.get();
+    }
+
+    /** Time writes spent waiting for level-0 compaction, summed. */
+    public long level0StallNanos() {
+        return level0StallNanos.get();
     }
 
     void recordCompaction(long nanos) {

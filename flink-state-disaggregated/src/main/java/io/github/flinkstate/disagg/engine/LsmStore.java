@@ -322,8 +322,20 @@ public final class LsmStore implements AutoCloseable {
         if (!options.backgroundCompaction()) {
             return;
         }
-        int own;
-        while ((own = ownLevel0Files()) >= options.l0StopWritesTrigger()) {
+        int own = ownLevel0Files();
+        if (own < options.l0StopWritesTrigger()) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        try {
+            waitWhileLevel0Full(own);
+        } finally {
+            stats.recordLevel0Stall(System.nanoTime() - t0);
+        }
+    }
+
+    private void waitWhileLevel0Full(int own) throws IOException {
+        for (; own >= options.l0StopWritesTrigger(); own = ownLevel0Files()) {
             IOException err = compactionError;
             if (err != null) {
                 throw new IOException(

@@ -67,6 +67,8 @@ class Level0StallTest {
 
             release.countDown();
             writer.get(60, TimeUnit.SECONDS);
+            assertThat(store.stats().level0Stalls()).isPositive();
+            assertThat(store.stats().level0StallNanos()).isPositive();
             assertThat(maxLevel0.get()).isLessThanOrEqualTo(STOP + 1);
             for (int i = 0; i < 6_000; i += 97) {
                 assertThat(store.get(LsmModelRunner.key(0, 0, i))).hasSize(32);

@@ -88,6 +88,8 @@ public final class DisaggMetrics {
         g.gauge("writeAmplification", (Gauge<Double>) stats::writeAmplification);
         g.gauge("ttlEntriesDropped", (Gauge<Long>) stats::entriesFiltered);
         g.gauge("prefixTombstones", (Gauge<Long>) store::storedPrefixTombstones);
+        g.gauge("level0Stalls", (Gauge<Long>) stats::level0Stalls);
+        g.gauge("level0StallTimeMs", (Gauge<Long>) () -> millis(stats.level0StallNanos()));
         long restoreMillis = millis(restoreNanos);
         g.gauge("restoreDurationMs", (Gauge<Long>) () -> restoreMillis);
         g.gauge("lastCheckpointFiles", (Gauge<Long>) lastCheckpoint::files);

@@ -96,7 +96,9 @@ class DisaggMetricsTest {
                             "disaggregated.lastCompactionDurationMs",
                             "disaggregated.writeAmplification",
                             "disaggregated.ttlEntriesDropped",
-                            "disaggregated.prefixTombstones");
+                            "disaggregated.prefixTombstones",
+                            "disaggregated.level0Stalls",
+                            "disaggregated.level0StallTimeMs");
             assertThat(after.longValue("disaggregated.prefixTombstones")).isZero(); // no clears
         }
     }
