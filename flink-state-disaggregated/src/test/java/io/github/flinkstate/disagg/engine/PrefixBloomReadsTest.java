@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.iterator.LsmIterator;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
+import io.github.flinkstate.disagg.engine.testutil.LsmModelRunner;
 import java.io.File;
 import java.io.IOException;
 import org.apache.flink.core.fs.FileSystem;
@@ -55,19 +56,9 @@ class PrefixBloomReadsTest {
                 for (; all.isValid(); all.next()) {}
             }
             long before = store.primaryReads().reads();
-            assertThat(count(store, new byte[] {0, 2, 5})).isEqualTo(50);
+            assertThat(LsmModelRunner.countPrefix(store, new byte[] {0, 2, 5})).isEqualTo(50);
             return store.primaryReads().reads() - before;
         }
-    }
-
-    private static int count(LsmStore store, byte[] prefix) throws IOException {
-        int n = 0;
-        try (LsmIterator it = store.scanPrefix(prefix)) {
-            for (; it.isValid(); it.next()) {
-                n++;
-            }
-        }
-        return n;
     }
 
     private static byte[] key(int kg, int ns, int n) {

@@ -2,8 +2,8 @@ package io.github.flinkstate.disagg.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.flinkstate.disagg.engine.iterator.LsmIterator;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
+import io.github.flinkstate.disagg.engine.testutil.LsmModelRunner;
 import java.io.File;
 import java.io.IOException;
 import org.apache.flink.core.fs.FileSystem;
@@ -58,28 +58,21 @@ class PrefixTombstoneDropTest {
             assertThat(store.filesPerLevel()[1]).isPositive();
             // the one over existing data, and the few the bottom file's bloom filter admits falsely
             assertThat(store.storedPrefixTombstones()).isBetween(1L, 10L);
-            assertThat(count(store, new byte[] {0, 2, 5})).isZero();
-            assertThat(count(store, new byte[] {0, 2, 4})).isEqualTo(20);
+            assertThat(LsmModelRunner.countPrefix(store, new byte[] {0, 2, 5})).isZero();
+            assertThat(LsmModelRunner.countPrefix(store, new byte[] {0, 2, 4})).isEqualTo(20);
             for (int i = 0; i < 200; i++) {
-                assertThat(count(store, new byte[] {0, (byte) (i % 4), (byte) (100 + i / 4)}))
+                assertThat(
+                                LsmModelRunner.countPrefix(
+                                        store,
+                                        new byte[] {0, (byte) (i % 4), (byte) (100 + i / 4)}))
                         .isEqualTo(1);
             }
             store.checkInvariants();
 
             store.compactAll(); // at the bottom the last tombstone goes too, and its data with it
             assertThat(store.storedPrefixTombstones()).isZero();
-            assertThat(count(store, new byte[] {0, 2, 5})).isZero();
+            assertThat(LsmModelRunner.countPrefix(store, new byte[] {0, 2, 5})).isZero();
         }
-    }
-
-    private static int count(LsmStore store, byte[] prefix) throws IOException {
-        int n = 0;
-        try (LsmIterator it = store.scanPrefix(prefix)) {
-            for (; it.isValid(); it.next()) {
-                n++;
-            }
-        }
-        return n;
     }
 
     private static byte[] key(int kg, int ns, int n) {

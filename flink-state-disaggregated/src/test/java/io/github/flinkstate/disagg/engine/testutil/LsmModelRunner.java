@@ -295,6 +295,17 @@ public final class LsmModelRunner {
         return Arrays.copyOf(k, r < 2 ? 2 : r < 8 ? 3 : 4);
     }
 
+    /** The number of live entries of {@code store} under {@code prefix}. */
+    public static int countPrefix(LsmStore store, byte[] prefix) throws IOException {
+        int n = 0;
+        try (LsmIterator it = store.scanPrefix(prefix)) {
+            for (; it.isValid(); it.next()) {
+                n++;
+            }
+        }
+        return n;
+    }
+
     public static byte[] key(int kg, int ns, int n) {
         byte[] digits = Integer.toString(n).getBytes();
         byte[] k = new byte[3 + digits.length];
