@@ -2,6 +2,7 @@ package io.github.flinkstate.changelog.read;
 
 import io.github.flinkstate.changelog.DfsChangelogSettings;
 import java.io.File;
+import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -30,6 +31,9 @@ public final class DfsChangelogStorageView
 
     private static final Logger LOG = LoggerFactory.getLogger(DfsChangelogStorageView.class);
 
+    /** How long closing waits for downloads in flight (interrupted first) to end. */
+    private static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
+
     private final ThreadPoolExecutor downloadExecutor;
     @Nullable private final DownloadCache cache;
 
@@ -52,7 +56,8 @@ public final class DfsChangelogStorageView
                         ? new DownloadCache(
                                 new File(localTempDirectory, "dstl-cache-" + UUID.randomUUID()),
                                 downloadExecutor,
-                                settings.downloadCacheIdleTimeout())
+                                settings.downloadCacheIdleTimeout(),
+                                CLOSE_WAIT)
                         : null;
     }
 

@@ -20,6 +20,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import javax.annotation.concurrent.GuardedBy;
 import javax.annotation.concurrent.ThreadSafe;
 import org.apache.flink.core.fs.FSDataInputStream;
@@ -40,7 +41,9 @@ import org.slf4j.LoggerFactory;
  * <p>Thread safety: thread-safe.
  *
  * <p>Lifecycle: entries not used for {@code idleTimeout} are deleted when the cache is next used;
- * {@link #close()} deletes everything. A failed download is forgotten so the next read retries.
+ * {@link #close()} waits a bounded time for downloads in flight, then deletes everything; a
+ * download that starts or ends after it deletes its own copy. A failed download is forgotten so the
+ * next read retries.
  *
  * <p>Invariants: (1) an entry with {@code users > 0} is never deleted; (2) at most one download per
  * file path is running.
@@ -57,13 +60,25 @@ final class DownloadCache implements Closeable {
     @GuardedBy("this")
     private final Map<String, Entry> entries = new HashMap<>();
 
+    private final long closeWaitNanos;
+
     @GuardedBy("this")
     private boolean closed;
 
-    DownloadCache(File directory, Executor downloadExecutor, Duration idleTimeout) {
+    /** Downloads between their start and their end; {@link #close()} waits for them. */
+    @GuardedBy("this")
+    private int downloading;
+
+    /**
+     * @param closeWait how long {@link #close()} waits for downloads in flight to end before it
+     *     deletes the directory; a download that ends later deletes its own copy
+     */
+    DownloadCache(
+            File directory, Executor downloadExecutor, Duration idleTimeout, Duration closeWait) {
         this.directory = directory;
         this.downloadExecutor = downloadExecutor;
         this.idleTimeoutNanos = idleTimeout.toNanos();
+        this.closeWaitNanos = closeWait.toNanos();
     }
 
     /** Whether the handle is worth caching: a file on a distributed file system. */
@@ -205,6 +220,24 @@ final class DownloadCache implements Closeable {
         synchronized (this) {
             closed = true;
             entries.clear();
+            long deadline = System.nanoTime() + closeWaitNanos;
+            long left = closeWaitNanos;
+            while (downloading > 0 && left > 0) {
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(this, left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+                left = deadline - System.nanoTime();
+            }
+            if (downloading > 0) {
+                LOG.warn(
+                        "Closing the DSTL download cache {} while {} download(s) still run;"
+                                + " each deletes its copy when it ends",
+                        directory,
+                        downloading);
+            }
         }
         try {
             FileUtils.deleteDirectory(directory);
@@ -254,8 +287,38 @@ final class DownloadCache implements Closeable {
         }
     }
 
+    /**
+     * Downloads and verifies one file. Registered in {@link #downloading} for its whole run, so
+     * that {@link #close()} can wait for it; one that starts after or ends after {@code close()}
+     * leaves nothing behind (not even the directory, which {@code close()} may already have
+     * deleted).
+     */
     private File download(FileStateHandle handle) {
+        synchronized (this) {
+            if (closed) {
+                throw new CompletionException(new IOException("The DSTL download cache is closed"));
+            }
+            downloading++;
+        }
         File target = new File(directory, "dstl-" + UUID.randomUUID());
+        boolean closedMeanwhile;
+        try {
+            return downloadTo(target, handle);
+        } finally {
+            synchronized (this) {
+                downloading--;
+                closedMeanwhile = closed;
+                notifyAll();
+            }
+            if (closedMeanwhile) {
+                deleteQuietly(target);
+                // only succeeds when empty: close() or another late download may be deleting too
+                directory.delete();
+            }
+        }
+    }
+
+    private File downloadTo(File target, FileStateHandle handle) {
         String name = handle.getFilePath().toString();
         try {
             Files.createDirectories(directory.toPath());
@@ -276,6 +339,11 @@ final class DownloadCache implements Closeable {
             try (InputStream in =
                     new BufferedInputStream(Files.newInputStream(target.toPath()), 64 * 1024)) {
                 SegmentDecoder.verifyFile(in, name, target.length());
+            }
+            synchronized (this) {
+                if (closed) {
+                    throw new IOException("The DSTL download cache was closed");
+                }
             }
             LOG.debug("Downloaded DSTL file {} to {}", name, target);
             return target;
