@@ -11,10 +11,12 @@ import io.github.flinkstate.changelog.upload.PreemptiveUploads;
 import io.github.flinkstate.changelog.upload.UploadMetrics;
 import java.io.File;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.annotation.concurrent.ThreadSafe;
 import org.apache.flink.api.common.JobID;
@@ -186,6 +188,20 @@ public final class DfsBatchedChangelogStorage
 
     public UploadMetrics getMetrics() {
         return metrics;
+    }
+
+    /**
+     * After {@link #close()}: waits until no upload attempt and no scheduled deletion runs any more
+     * (an interrupted attempt may still finish its write and delete its file). For tests, which
+     * must not remove directories while that happens; {@code close()} itself never waits.
+     *
+     * @return whether both stopped within {@code timeout}
+     */
+    public boolean awaitBackgroundWork(Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        return uploadExecutor.awaitTermination(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                && discardExecutor.awaitTermination(
+                        Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
     }
 
     /** Never blocks on the file system (Flink calls it on the TaskManager's RPC main thread). */

@@ -58,7 +58,7 @@ class ReaderFaultInjectionTest {
             view.close();
         }
         if (storage != null) {
-            storage.close();
+            TestStorages.closeAndAwait(storage);
         }
     }
 

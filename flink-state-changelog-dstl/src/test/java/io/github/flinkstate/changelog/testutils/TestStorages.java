@@ -30,6 +30,18 @@ public final class TestStorages {
         return config;
     }
 
+    /**
+     * Closes the storage and waits until its uploads and deletions stopped, so that the test's
+     * temporary directory is not deleted while an interrupted upload attempt still writes or
+     * deletes its file there.
+     */
+    public static void closeAndAwait(DfsBatchedChangelogStorage storage) throws Exception {
+        storage.close();
+        if (!storage.awaitBackgroundWork(Duration.ofSeconds(60))) {
+            throw new AssertionError("uploads or deletions still running 60 s after close");
+        }
+    }
+
     public static DfsBatchedChangelogStorage storage(Configuration config, File tmp)
             throws IOException {
         return storage(config, tmp, LocalRecoveryConfig.BACKUP_AND_RECOVERY_DISABLED, new JobID());

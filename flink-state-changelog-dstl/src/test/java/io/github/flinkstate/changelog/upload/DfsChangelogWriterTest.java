@@ -67,7 +67,7 @@ class DfsChangelogWriterTest {
         }
         if (storage != null) {
             storage.getRegistry().checkInvariants();
-            storage.close();
+            TestStorages.closeAndAwait(storage);
         }
     }
 

@@ -72,7 +72,7 @@ class MultiWriterProtocolModelTest {
     @AfterEach
     void close() throws Exception {
         if (storage != null) {
-            storage.close();
+            TestStorages.closeAndAwait(storage);
         }
         FS.reset();
     }

@@ -64,7 +64,7 @@ class UploadFaultInjectionTest {
         FS.reset();
         if (storage != null) {
             storage.getRegistry().checkInvariants();
-            storage.close();
+            TestStorages.closeAndAwait(storage);
         }
     }
 
@@ -247,6 +247,8 @@ class UploadFaultInjectionTest {
         config.set(DfsChangelogOptions.MAX_IN_FLIGHT, MemorySize.parse("8b"));
         config.set(DfsChangelogOptions.PREEMPTIVE_PERSIST_THRESHOLD, MemorySize.parse("4b"));
         config.set(DfsChangelogOptions.UPLOAD_TIMEOUT, Duration.ofHours(1));
+        // one attempt only: no hedge may join the hang the test waits on
+        config.set(DfsChangelogOptions.UPLOAD_HEDGE_ADAPTIVE, false);
         DfsChangelogWriter writer = open(config);
         DfsChangelogWriter other = storage.createWriter("other", RANGE, null);
         CompletableFuture<SnapshotResult<ChangelogStateHandleStreamImpl>> persist;
@@ -314,6 +316,8 @@ class UploadFaultInjectionTest {
     void storageClose_doesNotWaitForAHungUpload() throws Exception {
         Configuration config = config();
         config.set(DfsChangelogOptions.UPLOAD_TIMEOUT, Duration.ofHours(1));
+        // one attempt only: no hedge may join the hang the test waits on
+        config.set(DfsChangelogOptions.UPLOAD_HEDGE_ADAPTIVE, false);
         DfsChangelogWriter writer = open(config);
         try (Hang hung = FS.hang(FsOp.CREATE, DSTL_FILES)) {
             writer.append(1, bytes("a"));
@@ -330,6 +334,7 @@ class UploadFaultInjectionTest {
                     .hasStackTraceContaining("closed");
             assertThat(inFlight(closed)).isZero();
             Waits.until("the attempt was interrupted", WAIT, () -> hung.blockedCalls() == 0);
+            assertThat(closed.awaitBackgroundWork(WAIT)).isTrue();
         }
     }
 
@@ -338,6 +343,8 @@ class UploadFaultInjectionTest {
         Configuration config = config();
         config.set(DfsChangelogOptions.PREEMPTIVE_PERSIST_THRESHOLD, MemorySize.parse("8b"));
         config.set(DfsChangelogOptions.UPLOAD_TIMEOUT, Duration.ofHours(1));
+        // one attempt only: no hedge may join the hang the test waits on
+        config.set(DfsChangelogOptions.UPLOAD_HEDGE_ADAPTIVE, false);
         DfsChangelogWriter writer = open(config);
         writer.append(1, bytes("a"));
         ChangelogStateHandleStreamImpl cp1 =
@@ -372,6 +379,8 @@ class UploadFaultInjectionTest {
     void resetWithPendingPersist_thenTruncate_deletesTheNeverHandedOutFile() throws Exception {
         Configuration config = config();
         config.set(DfsChangelogOptions.UPLOAD_TIMEOUT, Duration.ofHours(1));
+        // one attempt only: no hedge may join the hang the test waits on
+        config.set(DfsChangelogOptions.UPLOAD_HEDGE_ADAPTIVE, false);
         DfsChangelogWriter writer = open(config);
         CompletableFuture<SnapshotResult<ChangelogStateHandleStreamImpl>> cp1;
         SequenceNumber to;

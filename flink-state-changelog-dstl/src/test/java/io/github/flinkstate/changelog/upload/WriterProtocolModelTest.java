@@ -66,7 +66,7 @@ class WriterProtocolModelTest {
     @AfterEach
     void close() throws Exception {
         if (storage != null) {
-            storage.close();
+            TestStorages.closeAndAwait(storage);
         }
         FS.reset();
     }
