@@ -86,7 +86,7 @@ class ChangelogDfsBatchedITCase {
         try (ExactlyOnceJob job =
                 ExactlyOnceJob.builder(RECORDS)
                         .keys(KeyFunction.modulo(16))
-                        .throttle(Throttle.every(5).whileThrottled())
+                        .throttle(Throttle.every(2).whileThrottled())
                         .name("dstl-failing-uploads-" + delegate)
                         .build()) {
             job.run().throttled(true);

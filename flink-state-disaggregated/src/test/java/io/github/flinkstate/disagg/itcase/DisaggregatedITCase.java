@@ -118,7 +118,7 @@ class DisaggregatedITCase {
         try (ExactlyOnceJob job =
                         ExactlyOnceJob.builder(CHAIN_RECORDS)
                                 .keys(KeyFunction.modulo(KEYS))
-                                .throttle(Throttle.every(20).whileThrottled())
+                                .throttle(Throttle.every(5).whileThrottled())
                                 .name("disagg-chain-" + handoff)
                                 .build();
                 MiniCluster cluster = cluster(3)) {

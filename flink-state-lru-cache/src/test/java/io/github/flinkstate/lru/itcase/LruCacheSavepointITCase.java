@@ -60,7 +60,7 @@ class LruCacheSavepointITCase {
         try (ExactlyOnceJob job =
                         ExactlyOnceJob.builder(RECORDS)
                                 .keys(KeyFunction.modulo(KEYS))
-                                .throttle(Throttle.every(20).whileThrottled().untilCheckpoints(1))
+                                .throttle(Throttle.every(5).whileThrottled().untilCheckpoints(1))
                                 .name("savepoint")
                                 .build();
                 MiniCluster cluster = cluster(3)) {
