@@ -68,9 +68,15 @@ class UploadFaultInjectionTest {
         }
     }
 
+    /**
+     * Hedging only after {@code upload.timeout}: adaptive hedging (the default) would start extra
+     * attempts after 50-250 ms, into the hangs the tests wait on and into their exact attempt and
+     * file counts. The tests of adaptive hedging turn it back on.
+     */
     private Configuration config() {
         Configuration config = TestStorages.config(FS.path(new File(tmp, "dfs")));
         config.set(DfsChangelogOptions.RETRY_DELAY, Duration.ofMillis(1));
+        config.set(DfsChangelogOptions.UPLOAD_HEDGE_ADAPTIVE, false);
         return config;
     }
 
@@ -117,6 +123,7 @@ class UploadFaultInjectionTest {
     @Test
     void uploadStuckInTheTail_isHedgedLongBeforeTheTimeout() throws Exception {
         Configuration config = config();
+        config.set(DfsChangelogOptions.UPLOAD_HEDGE_ADAPTIVE, true);
         // only adaptive hedging can rescue the stuck upload within the test's wait
         config.set(DfsChangelogOptions.UPLOAD_TIMEOUT, Duration.ofHours(1));
         // long enough that no normal write of the warm-up is hedged on a loaded machine
@@ -153,6 +160,7 @@ class UploadFaultInjectionTest {
     @Test
     void uploadStuckDuringWarmUp_isHedgedLongBeforeTheTimeout() throws Exception {
         Configuration config = config();
+        config.set(DfsChangelogOptions.UPLOAD_HEDGE_ADAPTIVE, true);
         // only the warm-up delay, learnt from one earlier upload, can rescue the stuck upload
         config.set(DfsChangelogOptions.UPLOAD_TIMEOUT, Duration.ofHours(1));
         config.set(DfsChangelogOptions.UPLOAD_HEDGE_MIN_DELAY, Duration.ofSeconds(1));
@@ -183,6 +191,7 @@ class UploadFaultInjectionTest {
     @Test
     void firstUploadStuck_isHedgedAfterTheInitialDelay() throws Exception {
         Configuration config = config();
+        config.set(DfsChangelogOptions.UPLOAD_HEDGE_ADAPTIVE, true);
         config.set(DfsChangelogOptions.UPLOAD_TIMEOUT, Duration.ofHours(1));
         config.set(DfsChangelogOptions.UPLOAD_HEDGE_INITIAL_DELAY, Duration.ofMillis(100));
         DfsChangelogWriter writer = open(config);
@@ -247,8 +256,6 @@ class UploadFaultInjectionTest {
         config.set(DfsChangelogOptions.MAX_IN_FLIGHT, MemorySize.parse("8b"));
         config.set(DfsChangelogOptions.PREEMPTIVE_PERSIST_THRESHOLD, MemorySize.parse("4b"));
         config.set(DfsChangelogOptions.UPLOAD_TIMEOUT, Duration.ofHours(1));
-        // one attempt only: no hedge may join the hang the test waits on
-        config.set(DfsChangelogOptions.UPLOAD_HEDGE_ADAPTIVE, false);
         DfsChangelogWriter writer = open(config);
         DfsChangelogWriter other = storage.createWriter("other", RANGE, null);
         CompletableFuture<SnapshotResult<ChangelogStateHandleStreamImpl>> persist;
@@ -316,8 +323,6 @@ class UploadFaultInjectionTest {
     void storageClose_doesNotWaitForAHungUpload() throws Exception {
         Configuration config = config();
         config.set(DfsChangelogOptions.UPLOAD_TIMEOUT, Duration.ofHours(1));
-        // one attempt only: no hedge may join the hang the test waits on
-        config.set(DfsChangelogOptions.UPLOAD_HEDGE_ADAPTIVE, false);
         DfsChangelogWriter writer = open(config);
         try (Hang hung = FS.hang(FsOp.CREATE, DSTL_FILES)) {
             writer.append(1, bytes("a"));
@@ -343,8 +348,6 @@ class UploadFaultInjectionTest {
         Configuration config = config();
         config.set(DfsChangelogOptions.PREEMPTIVE_PERSIST_THRESHOLD, MemorySize.parse("8b"));
         config.set(DfsChangelogOptions.UPLOAD_TIMEOUT, Duration.ofHours(1));
-        // one attempt only: no hedge may join the hang the test waits on
-        config.set(DfsChangelogOptions.UPLOAD_HEDGE_ADAPTIVE, false);
         DfsChangelogWriter writer = open(config);
         writer.append(1, bytes("a"));
         ChangelogStateHandleStreamImpl cp1 =
@@ -379,8 +382,6 @@ class UploadFaultInjectionTest {
     void resetWithPendingPersist_thenTruncate_deletesTheNeverHandedOutFile() throws Exception {
         Configuration config = config();
         config.set(DfsChangelogOptions.UPLOAD_TIMEOUT, Duration.ofHours(1));
-        // one attempt only: no hedge may join the hang the test waits on
-        config.set(DfsChangelogOptions.UPLOAD_HEDGE_ADAPTIVE, false);
         DfsChangelogWriter writer = open(config);
         CompletableFuture<SnapshotResult<ChangelogStateHandleStreamImpl>> cp1;
         SequenceNumber to;
