@@ -121,7 +121,7 @@ class LazyRestoreReadsTest {
             long metaOpens = fs.counters().callsUnder(FsOp.OPEN, checkpoints + "/");
             long sstBytes = fs.counters().bytesUnder(FsOp.READ, primary + "/");
             long sstOpens = fs.counters().callsUnder(FsOp.OPEN, primary + "/");
-            long writes = fs.counters().calls(FsOp.CREATE);
+            long writes = fs.counters().callsUnder(FsOp.CREATE, InjectingFileSystem.key(tmp));
             assertThat(metaOpens)
                     .as("%s %s: one meta stream per handle", transition, r)
                     .isEqualTo(handles.size());
