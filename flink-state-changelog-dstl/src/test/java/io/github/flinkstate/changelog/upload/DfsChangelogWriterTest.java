@@ -46,6 +46,9 @@ class DfsChangelogWriterTest {
     private final List<DfsChangelogWriter> writers = new ArrayList<>();
 
     private DfsBatchedChangelogStorage open(Configuration config) throws Exception {
+        // the tests count files: no adaptive hedge (after 50-250 ms of a slow local write) may add
+        // an attempt's file; hedging after upload.timeout (1 s) stays
+        config.set(DfsChangelogOptions.UPLOAD_HEDGE_ADAPTIVE, false);
         storage = TestStorages.storage(config, new File(tmp, "local"));
         return storage;
     }
