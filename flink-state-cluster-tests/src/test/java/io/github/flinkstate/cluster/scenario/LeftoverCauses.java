@@ -19,12 +19,12 @@ import java.util.Map;
  *       materializations of the delegate (written by Flink's {@code ChangelogKeyedStateBackend},
  *       not by our DSTL) that no completed checkpoint referenced when the job ended.
  *   <li>{@link #CANCELLED_IN_FLIGHT}: written for a checkpoint that was in flight when its job was
- *       cancelled (between the trigger of the checkpoint the job retained and the end of the
- *       cancellation; the disaggregated backend's files of the aborted checkpoint include
- *       compaction outputs written soon after that trigger). The JobManager registers a subtask's
- *       shared files on acknowledgement, and on a cancellation with retained checkpoints it
- *       discards shared state only below the lowest retained checkpoint id, so files registered by
- *       a later, aborted checkpoint stay (Flink 2.3, {@code
+ *       cancelled (between the trigger of the checkpoint the job retained and {@link
+ *       #CANCEL_GRACE_MILLIS} after the end of the cancellation; the disaggregated backend's files
+ *       of the aborted checkpoint include compaction outputs written soon after that trigger). The
+ *       JobManager registers a subtask's shared files on acknowledgement, and on a cancellation
+ *       with retained checkpoints it discards shared state only below the lowest retained
+ *       checkpoint id, so files registered by a later, aborted checkpoint stay (Flink 2.3, {@code
  *       DefaultCompletedCheckpointStore#shutdown}; RocksDB's {@code shared/} files too). No backend
  *       may delete them itself: it cannot know whether that checkpoint completed.
  * </ol>
@@ -46,6 +46,13 @@ final class LeftoverCauses {
 
     /** A file of a killed TaskManager must have been written at most this long before the kill. */
     static final long KILL_WINDOW_MILLIS = 10_000;
+
+    /**
+     * A file of a checkpoint in flight at a cancellation may be written until this long after the
+     * job reached its terminal state: an upload gets its modification time when it is closed, and
+     * uploads still running when the tasks were cancelled close after that (seen: 3-9 ms).
+     */
+    static final long CANCEL_GRACE_MILLIS = 2_000;
 
     private LeftoverCauses() {}
 
@@ -73,7 +80,8 @@ final class LeftoverCauses {
             if (kills.stream()
                     .anyMatch(k -> written > k[0] - KILL_WINDOW_MILLIS && written <= k[1])) {
                 cause = KILLED;
-            } else if (cancels.stream().anyMatch(c -> written >= c[0] && written <= c[1])) {
+            } else if (cancels.stream()
+                    .anyMatch(c -> written >= c[0] && written <= c[1] + CANCEL_GRACE_MILLIS)) {
                 cause = CANCELLED_IN_FLIGHT;
             } else if (changelog && f.getKey().contains("/taskowned/")) {
                 cause = MATERIALIZATION;
