@@ -298,13 +298,7 @@ public final class LsmStore implements AutoCloseable {
                 throw new IOException(
                         "Writes stalled: background flush failed: " + err.getMessage(), err);
             }
-            try {
-                writeMutex.wait(50);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IOException("interrupted while waiting for a flush", e);
-            }
-            ensureOpen();
+            awaitBackgroundWork("a flush");
         }
         waitForLevel0Compaction();
         rotate();
@@ -346,14 +340,23 @@ public final class LsmStore implements AutoCloseable {
                         err);
             }
             maybeScheduleCompaction();
-            try {
-                writeMutex.wait(50);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IOException("interrupted while waiting for a compaction", e);
-            }
-            ensureOpen();
+            awaitBackgroundWork("a compaction");
         }
+    }
+
+    /**
+     * One bounded wait of a stalled writer for background work (flush and compaction notify
+     * writeMutex); fails if interrupted or if the store was closed meanwhile. Called under
+     * writeMutex.
+     */
+    private void awaitBackgroundWork(String what) throws IOException {
+        try {
+            writeMutex.wait(50);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while waiting for " + what, e);
+        }
+        ensureOpen();
     }
 
     private int ownLevel0Files() {
