@@ -6,9 +6,11 @@ import io.github.flinkstate.disagg.backend.DisaggregatedKeyedStateBackend;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import org.apache.flink.runtime.state.CheckpointableKeyedStateBackend;
 import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.ttl.CompactingSnapshotTtlStateTestBase;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Flink's TTL suite over the disaggregated backend with a full compaction before every snapshot,
@@ -17,13 +19,15 @@ import org.apache.flink.runtime.state.ttl.CompactingSnapshotTtlStateTestBase;
  */
 public class DisaggregatedCompactingTtlStateTest extends CompactingSnapshotTtlStateTestBase {
 
+    @TempDir Path tmp;
+
     @Override
     protected StateBackend createBackend() {
         try {
             return new DisaggregatedStateBackend()
                     .with(
                             DisaggregatedOptions.PRIMARY_DIRECTORY,
-                            Files.createTempDirectory("disagg-ttl-compacting").toUri().toString());
+                            Files.createTempDirectory(tmp, "primary").toUri().toString());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

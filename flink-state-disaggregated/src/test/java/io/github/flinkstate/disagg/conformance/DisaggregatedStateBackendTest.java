@@ -4,6 +4,7 @@ import io.github.flinkstate.disagg.DisaggregatedOptions;
 import io.github.flinkstate.disagg.DisaggregatedStateBackend;
 import java.io.File;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.runtime.state.CheckpointStorage;
@@ -14,6 +15,7 @@ import org.apache.flink.testutils.junit.extensions.parameterized.Parameter;
 import org.apache.flink.testutils.junit.extensions.parameterized.ParameterizedTestExtension;
 import org.apache.flink.testutils.junit.extensions.parameterized.Parameters;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Flink's keyed state backend conformance suite over the disaggregated backend, with the primary
@@ -30,11 +32,13 @@ public class DisaggregatedStateBackendTest extends StateBackendTestBase<Disaggre
 
     @Parameter public String memtable;
 
+    @TempDir Path tmp;
+
     private File dir;
 
     private File dir() throws Exception {
         if (dir == null) {
-            dir = Files.createTempDirectory("disagg-conformance").toFile();
+            dir = Files.createTempDirectory(tmp, "backend").toFile();
         }
         return dir;
     }

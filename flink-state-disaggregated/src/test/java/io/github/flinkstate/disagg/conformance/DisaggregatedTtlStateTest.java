@@ -5,16 +5,20 @@ import io.github.flinkstate.disagg.DisaggregatedStateBackend;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.ttl.ReferencingSnapshotTtlStateTestBase;
 import org.apache.flink.runtime.state.ttl.StateBackendTestContext;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Flink's TTL suite over the disaggregated backend (expired values dropped on access; the two
  * snapshot-cleanup tests are disabled, see the base class).
  */
 public class DisaggregatedTtlStateTest extends ReferencingSnapshotTtlStateTestBase {
+
+    @TempDir Path tmp;
 
     @Override
     protected StateBackendTestContext createStateBackendTestContext(TtlTimeProvider timeProvider) {
@@ -25,7 +29,7 @@ public class DisaggregatedTtlStateTest extends ReferencingSnapshotTtlStateTestBa
                     return new DisaggregatedStateBackend()
                             .with(
                                     DisaggregatedOptions.PRIMARY_DIRECTORY,
-                                    Files.createTempDirectory("disagg-ttl").toUri().toString());
+                                    Files.createTempDirectory(tmp, "primary").toUri().toString());
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);
                 }

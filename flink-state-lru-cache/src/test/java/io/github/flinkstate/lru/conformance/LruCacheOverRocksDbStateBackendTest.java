@@ -2,6 +2,7 @@ package io.github.flinkstate.lru.conformance;
 
 import io.github.flinkstate.lru.StateBackendWrapperWithLRUCache;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Collection;
 import org.apache.flink.runtime.state.CheckpointStorage;
@@ -13,6 +14,7 @@ import org.apache.flink.testutils.junit.extensions.parameterized.Parameter;
 import org.apache.flink.testutils.junit.extensions.parameterized.ParameterizedTestExtension;
 import org.apache.flink.testutils.junit.extensions.parameterized.Parameters;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Flink's own keyed-backend conformance suite for the LRU cache over RocksDB: with a 1-entry and a
@@ -29,10 +31,12 @@ public class LruCacheOverRocksDbStateBackendTest
 
     @Parameter public int cacheSize;
 
+    @TempDir Path tmp;
+
     @Override
     protected ConfigurableStateBackend getStateBackend() throws Exception {
         EmbeddedRocksDBStateBackend rocks = new EmbeddedRocksDBStateBackend(true);
-        rocks.setDbStoragePath(Files.createTempDirectory("lru-rocks").toString());
+        rocks.setDbStoragePath(Files.createTempDirectory(tmp, "rocks").toString());
         return new StateBackendWrapperWithLRUCache(rocks, cacheSize);
     }
 

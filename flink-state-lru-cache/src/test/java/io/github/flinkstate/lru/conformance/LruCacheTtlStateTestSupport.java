@@ -4,6 +4,7 @@ import io.github.flinkstate.lru.StateBackendWrapperWithLRUCache;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
 import org.apache.flink.runtime.state.ttl.StateBackendTestContext;
@@ -20,13 +21,14 @@ final class LruCacheTtlStateTestSupport {
 
     private LruCacheTtlStateTestSupport() {}
 
-    static StateBackendTestContext rocksDbContext(TtlTimeProvider timeProvider, int cacheSize) {
+    static StateBackendTestContext rocksDbContext(
+            TtlTimeProvider timeProvider, int cacheSize, Path tmp) {
         return new StateBackendTestContext(timeProvider) {
             @Override
             protected StateBackend createStateBackend() {
                 EmbeddedRocksDBStateBackend rocks = new EmbeddedRocksDBStateBackend(true);
                 try {
-                    rocks.setDbStoragePath(Files.createTempDirectory("lru-ttl-rocks").toString());
+                    rocks.setDbStoragePath(Files.createTempDirectory(tmp, "rocks").toString());
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);
                 }

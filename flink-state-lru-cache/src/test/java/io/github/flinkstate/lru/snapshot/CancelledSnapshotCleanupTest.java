@@ -4,12 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.flinkstate.lru.StateBackendWrapperWithLRUCache;
 import io.github.flinkstate.lru.support.KeyedBackendHarness;
+import io.github.flinkstate.testing.checkpoint.ForwardingOutputStream;
+import io.github.flinkstate.testing.checkpoint.ForwardingStreamFactory;
 import io.github.flinkstate.testing.wait.Waits;
 import java.io.File;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RunnableFuture;
@@ -25,7 +26,6 @@ import org.apache.flink.runtime.state.CheckpointStreamFactory;
 import org.apache.flink.runtime.state.CheckpointedStateScope;
 import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.SnapshotResult;
-import org.apache.flink.runtime.state.StreamStateHandle;
 import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -108,52 +108,27 @@ class CancelledSnapshotCleanupTest {
      * Blocks the first write to the first shared-scope stream until {@link #release}, ignoring
      * interrupts meanwhile (as an HDFS client in the middle of a write can).
      */
-    private static final class BlockingStreamFactory implements CheckpointStreamFactory {
-        private final CheckpointStreamFactory delegate;
+    private static final class BlockingStreamFactory extends ForwardingStreamFactory {
         private final CountDownLatch blocked = new CountDownLatch(1);
         private final CountDownLatch release = new CountDownLatch(1);
         private final AtomicBoolean armed = new AtomicBoolean(true);
 
         BlockingStreamFactory(CheckpointStreamFactory delegate) {
-            this.delegate = delegate;
+            super(delegate);
         }
 
         @Override
-        public CheckpointStateOutputStream createCheckpointStateOutputStream(
-                CheckpointedStateScope scope) throws IOException {
-            CheckpointStateOutputStream out = delegate.createCheckpointStateOutputStream(scope);
+        protected CheckpointStateOutputStream wrap(
+                CheckpointStateOutputStream out, CheckpointedStateScope scope) {
             boolean block = scope == CheckpointedStateScope.SHARED && armed.getAndSet(false);
             return block ? new BlockingStream(out) : out;
         }
 
-        @Override
-        public boolean canFastDuplicate(StreamStateHandle handle, CheckpointedStateScope scope)
-                throws IOException {
-            return delegate.canFastDuplicate(handle, scope);
-        }
-
-        @Override
-        public List<StreamStateHandle> duplicate(
-                List<StreamStateHandle> handles, CheckpointedStateScope scope) throws IOException {
-            return delegate.duplicate(handles, scope);
-        }
-
-        @Override
-        public void reusePreviousStateHandle(Collection<? extends StreamStateHandle> previous) {
-            delegate.reusePreviousStateHandle(previous);
-        }
-
-        @Override
-        public boolean couldReuseStateHandle(StreamStateHandle handle) {
-            return delegate.couldReuseStateHandle(handle);
-        }
-
-        private final class BlockingStream extends CheckpointStateOutputStream {
-            private final CheckpointStateOutputStream out;
+        private final class BlockingStream extends ForwardingOutputStream {
             private boolean waited;
 
             BlockingStream(CheckpointStateOutputStream out) {
-                this.out = out;
+                super(out);
             }
 
             private void maybeBlock() {
@@ -182,31 +157,6 @@ class CancelledSnapshotCleanupTest {
             public void write(byte[] b, int off, int len) throws IOException {
                 maybeBlock();
                 out.write(b, off, len);
-            }
-
-            @Override
-            public long getPos() throws IOException {
-                return out.getPos();
-            }
-
-            @Override
-            public void flush() throws IOException {
-                out.flush();
-            }
-
-            @Override
-            public void sync() throws IOException {
-                out.sync();
-            }
-
-            @Override
-            public StreamStateHandle closeAndGetHandle() throws IOException {
-                return out.closeAndGetHandle();
-            }
-
-            @Override
-            public void close() throws IOException {
-                out.close();
             }
         }
     }

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.flinkstate.disagg.backend.DisaggregatedKeyedStateBackend;
 import io.github.flinkstate.disagg.backend.testutil.DisaggBackends;
 import io.github.flinkstate.disagg.backend.testutil.KeyedFixture;
+import io.github.flinkstate.testing.checkpoint.ForwardingOutputStream;
+import io.github.flinkstate.testing.checkpoint.ForwardingStreamFactory;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -14,7 +16,6 @@ import java.util.concurrent.RunnableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
-import javax.annotation.Nullable;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.core.fs.Path;
@@ -140,42 +141,27 @@ class LateSnapshotCleanupTest {
      * Checkpoint streams whose {@code closeAndGetHandle} waits for {@link #release}, then completes
      * the upload: it ignores (and clears) interrupts and concurrent {@code close} calls.
      */
-    private static final class SlowCloseStreams implements CheckpointStreamFactory {
+    private static final class SlowCloseStreams extends ForwardingStreamFactory {
         final CountDownLatch closing = new CountDownLatch(1);
         final CountDownLatch release = new CountDownLatch(1);
-        private final CheckpointStreamFactory delegate;
 
         SlowCloseStreams(CheckpointStreamFactory delegate) {
-            this.delegate = delegate;
+            super(delegate);
         }
 
         @Override
-        public CheckpointStateOutputStream createCheckpointStateOutputStream(
-                CheckpointedStateScope scope) throws IOException {
-            return new SlowCloseStream(delegate.createCheckpointStateOutputStream(scope));
+        protected CheckpointStateOutputStream wrap(
+                CheckpointStateOutputStream out, CheckpointedStateScope scope) {
+            return new SlowCloseStream(out);
         }
 
-        @Override
-        public boolean canFastDuplicate(
-                StreamStateHandle stateHandle, CheckpointedStateScope scope) {
-            return false;
-        }
-
-        @Override
-        public List<StreamStateHandle> duplicate(
-                List<StreamStateHandle> stateHandles, CheckpointedStateScope scope) {
-            throw new UnsupportedOperationException();
-        }
-
-        private final class SlowCloseStream extends CheckpointStateOutputStream {
-            private final CheckpointStateOutputStream out;
+        private final class SlowCloseStream extends ForwardingOutputStream {
             private volatile boolean closingForHandle;
 
             SlowCloseStream(CheckpointStateOutputStream out) {
-                this.out = out;
+                super(out);
             }
 
-            @Nullable
             @Override
             public StreamStateHandle closeAndGetHandle() throws IOException {
                 closingForHandle = true;
@@ -189,31 +175,6 @@ class LateSnapshotCleanupTest {
                     }
                 }
                 return out.closeAndGetHandle();
-            }
-
-            @Override
-            public long getPos() throws IOException {
-                return out.getPos();
-            }
-
-            @Override
-            public void write(int b) throws IOException {
-                out.write(b);
-            }
-
-            @Override
-            public void write(byte[] b, int off, int len) throws IOException {
-                out.write(b, off, len);
-            }
-
-            @Override
-            public void flush() throws IOException {
-                out.flush();
-            }
-
-            @Override
-            public void sync() throws IOException {
-                out.sync();
             }
 
             @Override
