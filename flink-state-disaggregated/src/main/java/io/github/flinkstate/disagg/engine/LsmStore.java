@@ -31,10 +31,12 @@ import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -133,6 +135,14 @@ public final class LsmStore implements AutoCloseable {
     private final Map<String, Long> births = new ConcurrentHashMap<>();
 
     private volatile List<Memtable> memtables;
+
+    /**
+     * Snapshots waiting for a frozen memtable's flush: each gets the version that flush installs.
+     * Guarded by {@code versions}.
+     */
+    private final Map<Memtable, List<CompletableFuture<Version>>> flushWaiters =
+            new IdentityHashMap<>();
+
     private volatile IOException backgroundError;
 
     /** The last background compaction failure; cleared by a compaction that succeeds. */
@@ -470,6 +480,15 @@ public final class LsmStore implements AutoCloseable {
                     List<Memtable> next = new ArrayList<>(memtables);
                     next.remove(oldest);
                     memtables = List.copyOf(next);
+                    List<CompletableFuture<Version>> waiting = flushWaiters.remove(oldest);
+                    if (waiting != null) {
+                        for (CompletableFuture<Version> w : waiting) {
+                            Version pinned = versions.acquire();
+                            if (!w.complete(pinned)) {
+                                versions.release(pinned); // its snapshot was closed meanwhile
+                            }
+                        }
+                    }
                 }
                 charge(-oldest.approximateBytes());
                 if (file != null) {
@@ -779,25 +798,136 @@ public final class LsmStore implements AutoCloseable {
     // ------------------------------------------------------------------ snapshots
 
     /**
-     * Flushes and captures a consistent file set and its manifest. The snapshot contains at least
-     * every write that completed before this call. Release it when no longer needed.
+     * Flushes and captures a consistent file set and its manifest, on the caller's thread: {@code
+     * beginSnapshot().await()}. The snapshot contains exactly the writes that completed before this
+     * call. Release it when no longer needed.
      */
     public LsmSnapshot snapshot() throws IOException {
-        flush();
+        PendingSnapshot pending = beginSnapshot();
+        try {
+            return pending.await();
+        } catch (IOException | RuntimeException e) {
+            pending.close();
+            throw e;
+        }
+    }
+
+    /**
+     * The cheap half of a snapshot, for a checkpoint's synchronous part: freezes the active
+     * memtable and marks the point in the write order the snapshot stands for; writes nothing.
+     * {@link PendingSnapshot#await} (the asynchronous part) waits until the memtables frozen here
+     * are in files, flushing them itself if the background flush has not, and then names exactly
+     * the files that hold the writes made before this call: the version installed by the flush of
+     * the newest of those memtables, which no later write can be in (memtables are flushed oldest
+     * first). Writes go on meanwhile. Close the pending snapshot when done (it pins files).
+     */
+    public PendingSnapshot beginSnapshot() throws IOException {
+        CompletableFuture<Version> atBarrier = new CompletableFuture<>();
+        long seq;
+        boolean flushNeeded;
+        synchronized (writeMutex) {
+            ensureOpen();
+            if (!memtables.get(0).isEmpty()) {
+                rotate();
+            }
+            seq = lastSeq.get();
+            synchronized (versions) {
+                flushNeeded = memtables.size() > 1;
+                if (flushNeeded) {
+                    // the newest frozen memtable: its flush installs the barrier's version
+                    flushWaiters
+                            .computeIfAbsent(memtables.get(1), m -> new ArrayList<>())
+                            .add(atBarrier);
+                } else {
+                    atBarrier.complete(versions.acquire());
+                }
+            }
+        }
+        if (flushNeeded) {
+            scheduleFlush();
+        }
+        if (picker.hasAgedFile(versions.current())) {
+            // a store without writes flushes nothing; its checkpoints start periodic compactions
+            maybeScheduleCompaction();
+        }
+        return new PendingSnapshot(seq, atBarrier);
+    }
+
+    /**
+     * A snapshot begun by {@link #beginSnapshot}: its point in the write order is fixed, its files
+     * may still be memtables being flushed.
+     *
+     * <p>Thread safety: {@link #await} on one thread; {@link #close} from any thread, also while
+     * {@link #await} runs (it then fails or its result is released).
+     */
+    public final class PendingSnapshot implements AutoCloseable {
+        private final long seq;
+        private final CompletableFuture<Version> atBarrier;
+        private final AtomicBoolean closed = new AtomicBoolean();
+
+        private PendingSnapshot(long seq, CompletableFuture<Version> atBarrier) {
+            this.seq = seq;
+            this.atBarrier = atBarrier;
+        }
+
+        /**
+         * Waits until the writes before {@link #beginSnapshot} are in files, flushing on this
+         * thread what the background flush has not, and returns the snapshot of them. Its release
+         * is this pending snapshot's {@link #close}.
+         *
+         * @throws IOException if the flush fails, the store or this snapshot was closed
+         */
+        public LsmSnapshot await() throws IOException {
+            if (!atBarrier.isDone()) {
+                ensureOpen();
+                flushFrozen(); // every memtable frozen before it began is flushed when it returns
+            }
+            if (closed.get() || atBarrier.isCancelled()) {
+                throw new IOException("snapshot of sequence " + seq + " was closed");
+            }
+            Version v = atBarrier.getNow(null);
+            if (v == null) {
+                ensureOpen();
+                throw new IllegalStateException(
+                        "the memtables of snapshot " + seq + " were flushed but not recorded");
+            }
+            Map<String, Long> files = new HashMap<>();
+            v.allFiles().forEach(f -> files.put(f.path(), f.fileSize()));
+            return new LsmSnapshot(ManifestCodec.encode(span, seq, v), files, seq, this::close);
+        }
+
+        /** The last sequence number the snapshot holds. */
+        public long seq() {
+            return seq;
+        }
+
+        /** Stops pinning the snapshot's files; idempotent. */
+        @Override
+        public void close() {
+            if (closed.compareAndSet(false, true) && !atBarrier.cancel(false)) {
+                versions.release(atBarrier.join());
+            }
+        }
+    }
+
+    /**
+     * Pins the files of the current version without flushing: they are not deleted until the
+     * returned snapshot is released. Its manifest covers only what is in files now (not the
+     * memtables), so it is no point-in-time image of the store; for callers that must keep files
+     * they found live until they handed them over.
+     */
+    public LsmSnapshot pinFiles() throws IOException {
+        ensureOpen();
         Version v;
         long seq;
         synchronized (versions) {
             v = versions.acquire();
             seq = lastSeq.get();
         }
-        byte[] manifest = ManifestCodec.encode(span, seq, v);
         Map<String, Long> files = new HashMap<>();
         v.allFiles().forEach(f -> files.put(f.path(), f.fileSize()));
-        if (picker.hasAgedFile(v)) {
-            // a store without writes flushes nothing; its checkpoints start periodic compactions
-            maybeScheduleCompaction();
-        }
-        return new LsmSnapshot(manifest, files, seq, () -> versions.release(v));
+        return new LsmSnapshot(
+                ManifestCodec.encode(span, seq, v), files, seq, () -> versions.release(v));
     }
 
     /**

@@ -3,6 +3,8 @@ package io.github.flinkstate.disagg.backend.restore;
 import io.github.flinkstate.disagg.engine.LsmStore;
 import java.io.IOException;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -33,6 +35,10 @@ public final class InheritedFileCopier implements AutoCloseable {
     private static final long CLOSE_WAIT_SECONDS = 40;
 
     private final CountDownLatch done = new CountDownLatch(1);
+
+    /** Original path to the path of its copy, for every file swapped in so far. */
+    private final Map<String, String> copies = new ConcurrentHashMap<>();
+
     private final AtomicInteger left;
     private final Thread thread;
     private volatile boolean closed;
@@ -79,7 +85,9 @@ public final class InheritedFileCopier implements AutoCloseable {
         try {
             for (int from = 0; from < files.size() && !closed; from += batch) {
                 List<String> slice = files.subList(from, Math.min(files.size(), from + batch));
-                copied += store.rehomeAll(slice).size();
+                Map<String, String> swapped = store.rehomeAll(slice);
+                copies.putAll(swapped);
+                copied += swapped.size();
                 left.addAndGet(-slice.size());
             }
             if (!closed) {
@@ -115,6 +123,14 @@ public final class InheritedFileCopier implements AutoCloseable {
     /** Whether the copy has ended. */
     public boolean isDone() {
         return done.getCount() == 0;
+    }
+
+    /**
+     * Original path to copy path of every inherited file this copier swapped in so far. A copy may
+     * since have been compacted away; callers check it is still live.
+     */
+    public Map<String, String> copies() {
+        return Map.copyOf(copies);
     }
 
     /** Inherited files not copied yet (0 once done, or when nothing was to be copied). */

@@ -51,14 +51,18 @@ import org.slf4j.LoggerFactory;
  * IncrementalRemoteKeyedStateHandle}:
  *
  * <ul>
- *   <li>synchronous part (task thread): flush the memtable and pin the engine's file set ({@link
- *       LsmStore#snapshot()}), copy the state meta infos and the timers;
- *   <li>asynchronous part: write the meta stream (meta infos, state ids, engine manifest, timers)
- *       and name the engine files as shared state, where they are. Nothing else is written, except
- *       where Flink's sharing strategy forbids referencing a file: in a {@code FULL_CHECKPOINT}
- *       ({@code FORWARD}) every restored or previously referenced file is first moved into the
- *       store's own directory ({@link LsmStore#rehome}); in a savepoint ({@code NO_SHARING}) every
- *       file is copied into the savepoint.
+ *   <li>synchronous part (task thread): freeze the memtable and fix the snapshot's point in the
+ *       write order ({@link LsmStore#beginSnapshot()}, no I/O), copy the state meta infos and the
+ *       timers;
+ *   <li>asynchronous part: wait for the flush of the memtables frozen at the barrier (flushing them
+ *       on this thread if the background flush has not), which pins exactly the files holding the
+ *       state at the barrier; write the meta stream (meta infos, state ids, engine manifest,
+ *       timers) and name the engine files as shared state, where they are. Nothing else is written,
+ *       except where Flink's sharing strategy forbids referencing a file: in a {@code
+ *       FULL_CHECKPOINT} ({@code FORWARD}) every restored or previously referenced file is named
+ *       through an identical copy (the store's own, {@link LsmStore#rehomeAll}, or one written into
+ *       the checkpoint), the manifest staying the barrier's; in a savepoint ({@code NO_SHARING})
+ *       every file is copied into the savepoint.
  * </ul>
  *
  * <p>Each handle entry's local path is the file's name in the manifest, so a restore can map the
@@ -140,7 +144,7 @@ public final class DisaggSnapshotOperation<K> {
             timerSnapshots.add(s);
             metaInfos.add(s.getMetaInfoSnapshot());
         }
-        LsmSnapshot engineSnapshot = store.snapshot();
+        LsmStore.PendingSnapshot engineSnapshot = store.beginSnapshot();
         CloseableRegistry streams = new CloseableRegistry();
         GuardedSnapshotFuture[] self = new GuardedSnapshotFuture[1];
         java.io.Closeable cancelOnClose = () -> self[0].cancel(true);
@@ -160,7 +164,7 @@ public final class DisaggSnapshotOperation<K> {
                                         streams),
                         result -> onDiscardedOnTaskManager(checkpointId, result),
                         () -> {
-                            engineSnapshot.release();
+                            engineSnapshot.close();
                             cancelStreamRegistry.unregisterCloseable(cancelOnClose);
                             IOUtils.closeQuietly(streams);
                         },
@@ -177,75 +181,26 @@ public final class DisaggSnapshotOperation<K> {
             List<StateMetaInfoSnapshot> metaInfos,
             Map<String, Integer> stateIds,
             List<HeapPriorityQueueStateSnapshot<?>> timerSnapshots,
-            LsmSnapshot engineSnapshot,
+            LsmStore.PendingSnapshot pending,
             CloseableRegistry streams)
             throws Exception {
+        // the memtables frozen at the barrier are flushed here (or already were, in the
+        // background), not on the task thread; released with the pending snapshot
+        LsmSnapshot engineSnapshot = pending.await();
         byte[] manifest = engineSnapshot.manifest();
         Map<String, Long> files = engineSnapshot.fileSizes();
         if (sharing == SnapshotType.SharingFilesStrategy.FORWARD) {
-            // a full checkpoint must not share files with earlier checkpoints: move every file
-            // that an earlier checkpoint (or the restored one) named into a fresh copy first
-            LsmSnapshot original = engineSnapshot;
-            Map<String, String> moved = new HashMap<>();
-            if (!inheritedCopy.isDone()) {
-                // the background copy is copying the same files: let it finish them (the loop
-                // below then finds them no longer live, retakes the snapshot and copies nothing)
-                long waitStart = System.nanoTime();
-                inheritedCopy.awaitDone();
-                LOG.info(
-                        "Full checkpoint {} waited {} ms for the background copy of inherited"
-                                + " files",
-                        checkpointId,
-                        (System.nanoTime() - waitStart) / 1_000_000);
-            }
-            // a compaction may replace a file between the snapshot and its rehome: retake the
-            // snapshot until it names no earlier referenced file
-            for (int round = 0; ; round++) {
-                List<String> inherited = new ArrayList<>();
-                for (String path : files.keySet()) {
-                    if (everReferenced.contains(path)) {
-                        inherited.add(path);
-                    }
-                }
-                if (inherited.isEmpty()) {
-                    break;
-                }
-                moved.putAll(store.rehomeAll(inherited));
-                if (round > 10) {
-                    throw new IOException(
-                            "Full checkpoint " + checkpointId + ": earlier files keep reappearing");
-                }
-                if (engineSnapshot != null) {
-                    engineSnapshot.release();
-                }
-                engineSnapshot = store.snapshot();
-                manifest = engineSnapshot.manifest();
-                files = engineSnapshot.fileSizes();
-            }
-            if (!moved.isEmpty()) {
-                LOG.info(
-                        "Full checkpoint {}: copied {} earlier referenced file(s) into the store",
-                        checkpointId,
-                        moved.size());
-            }
-            LsmSnapshot pinned = engineSnapshot;
-            try {
-                return finish(
-                        checkpointId,
-                        streamFactory,
-                        metaInfos,
-                        stateIds,
-                        timerSnapshots,
-                        manifest,
-                        files,
-                        false,
-                        streams);
-            } finally {
-                if (pinned != original) {
-                    pinned.release();
-                }
-            }
+            return fullCheckpoint(
+                    checkpointId,
+                    streamFactory,
+                    metaInfos,
+                    stateIds,
+                    timerSnapshots,
+                    manifest,
+                    files,
+                    streams);
         }
+        boolean copyAll = sharing == SnapshotType.SharingFilesStrategy.NO_SHARING;
         return finish(
                 checkpointId,
                 streamFactory,
@@ -254,8 +209,74 @@ public final class DisaggSnapshotOperation<K> {
                 timerSnapshots,
                 manifest,
                 files,
-                sharing == SnapshotType.SharingFilesStrategy.NO_SHARING,
+                copyAll ? files.keySet() : Set.of(),
+                Map.of(),
                 streams);
+    }
+
+    /**
+     * A full checkpoint ({@code FORWARD}: Flink's first checkpoint after a NO_CLAIM resume) may not
+     * name a file that an earlier checkpoint or the restored one named. The manifest stays the one
+     * of the synchronous part (the state at the barrier); each such file is instead named through
+     * an identical copy: the store's own copy when it has one that is still live ({@link
+     * LsmStore#rehomeAll}, also made by the background copy), else a copy written into the
+     * checkpoint. Writes made after the barrier never enter this checkpoint: no new engine snapshot
+     * is taken here.
+     */
+    private SnapshotResult<KeyedStateHandle> fullCheckpoint(
+            long checkpointId,
+            CheckpointStreamFactory streamFactory,
+            List<StateMetaInfoSnapshot> metaInfos,
+            Map<String, Integer> stateIds,
+            List<HeapPriorityQueueStateSnapshot<?>> timerSnapshots,
+            byte[] manifest,
+            Map<String, Long> files,
+            CloseableRegistry streams)
+            throws Exception {
+        if (!inheritedCopy.isDone()) {
+            // the background copy is copying the same files: let it finish them
+            long waitStart = System.nanoTime();
+            inheritedCopy.awaitDone();
+            LOG.info(
+                    "Full checkpoint {} waited {} ms for the background copy of inherited files",
+                    checkpointId,
+                    (System.nanoTime() - waitStart) / 1_000_000);
+        }
+        Set<String> earlier = new HashSet<>();
+        for (String path : files.keySet()) {
+            if (everReferenced.contains(path)) {
+                earlier.add(path);
+            }
+        }
+        Map<String, String> copies = new HashMap<>(inheritedCopy.copies());
+        copies.keySet().retainAll(earlier);
+        List<String> notCopied = new ArrayList<>(earlier);
+        notCopied.removeAll(copies.keySet());
+        copies.putAll(store.rehomeAll(notCopied));
+        // pin the copies until they are handed over; one compacted away meanwhile is replaced by
+        // a copy written into the checkpoint
+        try (LsmSnapshot live = store.pinFiles()) {
+            copies.values().retainAll(live.fileSizes().keySet());
+            Set<String> copyIntoCheckpoint = new HashSet<>(earlier);
+            copyIntoCheckpoint.removeAll(copies.keySet());
+            LOG.info(
+                    "Full checkpoint {}: {} earlier referenced file(s) named through the store's"
+                            + " copies, {} copied into the checkpoint",
+                    checkpointId,
+                    copies.size(),
+                    copyIntoCheckpoint.size());
+            return finish(
+                    checkpointId,
+                    streamFactory,
+                    metaInfos,
+                    stateIds,
+                    timerSnapshots,
+                    manifest,
+                    files,
+                    copyIntoCheckpoint,
+                    copies,
+                    streams);
+        }
     }
 
     private SnapshotResult<KeyedStateHandle> finish(
@@ -266,9 +287,12 @@ public final class DisaggSnapshotOperation<K> {
             List<HeapPriorityQueueStateSnapshot<?>> timerSnapshots,
             byte[] manifest,
             Map<String, Long> files,
-            boolean copyAll,
+            Set<String> copyIntoCheckpoint,
+            Map<String, String> namedThrough,
             CloseableRegistry streams)
             throws Exception {
+        // a savepoint: every file copied, nothing of the store's handed over
+        boolean copyAll = !files.isEmpty() && copyIntoCheckpoint.containsAll(files.keySet());
         List<HandleAndLocalPath> shared = new ArrayList<>();
         Set<String> handedOver = new HashSet<>();
         long newBytes = 0;
@@ -278,10 +302,18 @@ public final class DisaggSnapshotOperation<K> {
                 String path = f.getKey();
                 String name = new Path(path).getName();
                 StreamStateHandle handle;
-                if (copyAll) {
+                if (copyIntoCheckpoint.contains(path)) {
                     handle = copy(path, streamFactory, streams);
                     copies.add(handle);
                     newBytes += f.getValue();
+                } else if (namedThrough.containsKey(path)) {
+                    // the manifest names the original; a restore finds the copy by that name
+                    String copyPath = namedThrough.get(path);
+                    handle = new FileStateHandle(new Path(copyPath), f.getValue());
+                    handedOver.add(copyPath);
+                    if (!everReferenced.contains(copyPath)) {
+                        newBytes += f.getValue();
+                    }
                 } else if (restoredHandles.containsKey(path)) {
                     handle = restoredHandles.get(path);
                 } else {
