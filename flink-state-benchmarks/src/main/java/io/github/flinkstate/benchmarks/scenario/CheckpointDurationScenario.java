@@ -6,12 +6,14 @@ import io.github.flinkstate.benchmarks.scenario.checkpoint.CheckpointDurationRes
 import io.github.flinkstate.benchmarks.scenario.checkpoint.CheckpointDurationRun;
 import io.github.flinkstate.benchmarks.scenario.checkpoint.CheckpointDurationTable;
 import io.github.flinkstate.benchmarks.scenario.checkpoint.NoClaimRestoreResult;
+import io.github.flinkstate.benchmarks.scenario.checkpoint.RemoteDfsProfile;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 import org.apache.flink.util.FileUtils;
 
 /**
@@ -45,6 +47,17 @@ public final class CheckpointDurationScenario {
                                 "false",
                                 "true: measure the first checkpoints after a NO_CLAIM resume instead")
                         .flag("backend-conf", "", "extra settings for every backend: k1=v1;k2=v2")
+                        .flag(
+                                "dfs-latency-ms",
+                                "0",
+                                "above 0: checkpoints (and primary directories under them) go to the"
+                                        + " test kit's inject:// file system, each create, close,"
+                                        + " open, read and metadata call delayed this long")
+                        .flag(
+                                "dfs-bandwidth-mbps",
+                                "0",
+                                "above 0: inject:// as above, reads and writes sharing this many"
+                                        + " MB/s")
                         .flag("out", "", "Markdown file for the table (empty: stdout only)")
                         .parseOrExit(argv);
         java.util.Map<String, String> settings =
@@ -56,6 +69,9 @@ public final class CheckpointDurationScenario {
             sizes.add(Long.parseLong(s.trim()) << 20);
         }
         boolean noClaim = Boolean.parseBoolean(args.get("no-claim-restore"));
+        Function<File, String> checkpointUri =
+                RemoteDfsProfile.install(
+                        args.getInt("dfs-latency-ms"), args.getLong("dfs-bandwidth-mbps"));
         List<CheckpointDurationResult> results = new ArrayList<>();
         List<NoClaimRestoreResult> resumes = new ArrayList<>();
         for (int round = 1; round <= args.getInt("rounds"); round++) {
@@ -71,7 +87,8 @@ public final class CheckpointDurationScenario {
                                         args.getInt("updates-per-second"),
                                         Duration.ofMillis(args.getLong("pause-ms")),
                                         args.getInt("warmup"),
-                                        args.getInt("checkpoints"));
+                                        args.getInt("checkpoints"),
+                                        checkpointUri);
                         if (noClaim) {
                             NoClaimRestoreResult r = run.runNoClaimRestore(size, dir);
                             resumes.add(r);
@@ -90,7 +107,8 @@ public final class CheckpointDurationScenario {
                         CheckpointDurationResult r = run.run(size, dir);
                         results.add(r);
                         System.out.printf(
-                                "round %d %s %d MiB: load %d ms, first %d ms, p50 %d ms, max %d ms, durations %s%n",
+                                "round %d %s %d MiB: load %d ms, first %d ms, p50 %d ms, max %d ms,"
+                                        + " sync p50 %d ms, sync max %d ms, durations %s%n",
                                 round,
                                 r.backend(),
                                 size >> 20,
@@ -98,6 +116,8 @@ public final class CheckpointDurationScenario {
                                 r.firstMillis(),
                                 r.p50Millis(),
                                 r.maxMillis(),
+                                r.p50SyncMillis(),
+                                r.maxSyncMillis(),
                                 r.durationsMillis());
                     } finally {
                         FileUtils.deleteDirectoryQuietly(dir);

@@ -17,6 +17,8 @@ import java.util.List;
  * @param checkpointedBytes Flink's checkpointed size of each measured checkpoint, in order: bytes
  *     no earlier checkpoint referenced (uploaded by RocksDB and ForSt; for the disaggregated
  *     backend written to the primary storage since the last checkpoint, mostly by compactions)
+ * @param syncMillis each measured checkpoint's longest synchronous phase of any subtask, in order:
+ *     the time the task thread was blocked by the checkpoint (Flink's "Sync Duration")
  */
 public record CheckpointDurationResult(
         String backend,
@@ -27,7 +29,8 @@ public record CheckpointDurationResult(
         long firstMillis,
         long firstCheckpointedBytes,
         List<Long> durationsMillis,
-        List<Long> checkpointedBytes) {
+        List<Long> checkpointedBytes,
+        List<Long> syncMillis) {
 
     public long p50Millis() {
         return median(durationsMillis);
@@ -35,6 +38,14 @@ public record CheckpointDurationResult(
 
     public long maxMillis() {
         return durationsMillis.stream().mapToLong(Long::longValue).max().orElse(0);
+    }
+
+    public long p50SyncMillis() {
+        return median(syncMillis);
+    }
+
+    public long maxSyncMillis() {
+        return syncMillis.stream().mapToLong(Long::longValue).max().orElse(0);
     }
 
     public long p50CheckpointedBytes() {

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -17,6 +18,7 @@ import org.apache.flink.core.execution.RecoveryClaimMode;
 import org.apache.flink.runtime.checkpoint.AbstractCheckpointStats;
 import org.apache.flink.runtime.checkpoint.CheckpointStatsSnapshot;
 import org.apache.flink.runtime.checkpoint.CompletedCheckpointStats;
+import org.apache.flink.runtime.checkpoint.TaskStateStats;
 import org.apache.flink.runtime.jobgraph.JobGraph;
 import org.apache.flink.runtime.jobgraph.SavepointRestoreSettings;
 import org.apache.flink.runtime.minicluster.MiniCluster;
@@ -55,6 +57,7 @@ public final class CheckpointDurationRun {
     private final Duration pause;
     private final int warmup;
     private final int checkpoints;
+    private final Function<File, String> checkpointUri;
 
     public CheckpointDurationRun(
             BackendSpec backend,
@@ -63,7 +66,8 @@ public final class CheckpointDurationRun {
             int updatesPerSecond,
             Duration pause,
             int warmup,
-            int checkpoints) {
+            int checkpoints,
+            Function<File, String> checkpointUri) {
         this.backend = backend;
         this.parallelism = parallelism;
         this.valueBytes = valueBytes;
@@ -71,6 +75,7 @@ public final class CheckpointDurationRun {
         this.pause = pause;
         this.warmup = warmup;
         this.checkpoints = checkpoints;
+        this.checkpointUri = checkpointUri;
     }
 
     /** Loads about {@code targetBytes} of state and measures; the checkpoints go to {@code dir}. */
@@ -91,12 +96,14 @@ public final class CheckpointDurationRun {
                 }
                 List<Long> durations = new ArrayList<>();
                 List<Long> uploaded = new ArrayList<>();
+                List<Long> sync = new ArrayList<>();
                 CompletedCheckpointStats last = first;
                 for (int i = 0; i < checkpoints; i++) {
                     Thread.sleep(pause.toMillis());
                     last = checkpoint(cluster, id);
                     durations.add(last.getEndToEndDuration());
                     uploaded.add(last.getCheckpointedSize());
+                    sync.add(longestSyncPhase(last));
                 }
                 return new CheckpointDurationResult(
                         backend.name(),
@@ -107,7 +114,8 @@ public final class CheckpointDurationRun {
                         first.getEndToEndDuration(),
                         first.getCheckpointedSize(),
                         durations,
-                        uploaded);
+                        uploaded,
+                        sync);
             } finally {
                 cancel(cluster, id);
             }
@@ -119,7 +127,7 @@ public final class CheckpointDurationRun {
         backend.applyTo(config);
         config.setString("execution.checkpointing.interval", "1 h");
         config.setString("execution.checkpointing.min-pause", "0 ms");
-        config.setString("execution.checkpointing.dir", dir.toURI().toString());
+        config.setString("execution.checkpointing.dir", checkpointUri.apply(dir));
         config.setString("execution.checkpointing.checkpoints-after-tasks-finish", "false");
         config.setString("web.checkpoints.history", Integer.toString(warmup + checkpoints + 10));
         config.setString(
@@ -267,6 +275,18 @@ public final class CheckpointDurationRun {
                 .sinkTo(new DiscardingSink<>())
                 .name("discard");
         return env.getStreamGraph().getJobGraph();
+    }
+
+    /** The longest synchronous phase of any subtask of {@code stats}, in milliseconds. */
+    private static long longestSyncPhase(CompletedCheckpointStats stats) {
+        long longest = 0;
+        for (TaskStateStats task : stats.getAllTaskStateStats()) {
+            longest =
+                    Math.max(
+                            longest,
+                            task.getSummaryStats().getSyncCheckpointDurationStats().getMaximum());
+        }
+        return longest;
     }
 
     /** Triggers one checkpoint and waits for its statistics; fails if it does not complete. */

@@ -26,23 +26,27 @@ public final class CheckpointDurationTable {
                         Locale.ROOT,
                         "Settings: %s B values, %s updates/s, %s ms of updates before each"
                                 + " checkpoint, %s warm-up and %s measured checkpoints per run,"
-                                + " parallelism %s, %s round(s).%n%n",
+                                + " parallelism %s, %s round(s), DFS latency %s ms, bandwidth %s"
+                                + " MB/s (0: local file system).%n%n",
                         args.get("value-bytes"),
                         args.get("updates-per-second"),
                         args.get("pause-ms"),
                         args.get("warmup"),
                         args.get("checkpoints"),
                         args.get("parallelism"),
-                        args.get("rounds")));
+                        args.get("rounds"),
+                        args.get("dfs-latency-ms"),
+                        args.get("dfs-bandwidth-mbps")));
         b.append(
                 "| backend | state (MiB) | load (s) | first checkpoint (ms / MiB) | p50 (ms) | max (ms)"
-                        + " | new bytes per checkpoint, p50 (MiB) | durations (ms) |\n");
-        b.append("|---|---|---|---|---|---|---|---|\n");
+                        + " | sync phase p50 / max (ms) | new bytes per checkpoint, p50 (MiB)"
+                        + " | durations (ms) |\n");
+        b.append("|---|---|---|---|---|---|---|---|---|\n");
         for (CheckpointDurationResult r : results) {
             b.append(
                     String.format(
                             Locale.ROOT,
-                            "| %s | %d | %.1f | %d / %.0f | %d | %d | %.1f | %s |%n",
+                            "| %s | %d | %.1f | %d / %.0f | %d | %d | %d / %d | %.1f | %s |%n",
                             r.backend(),
                             r.stateBytes() >> 20,
                             r.loadMillis() / 1000.0,
@@ -50,6 +54,8 @@ public final class CheckpointDurationTable {
                             r.firstCheckpointedBytes() / 1048576.0,
                             r.p50Millis(),
                             r.maxMillis(),
+                            r.p50SyncMillis(),
+                            r.maxSyncMillis(),
                             r.p50CheckpointedBytes() / 1048576.0,
                             r.durationsMillis()));
         }

@@ -25,7 +25,7 @@ public record NoClaimRestoreResult(
 
     public long laterP50Millis() {
         return new CheckpointDurationResult(
-                        backend, targetBytes, 0, 0, 0, 0, 0, laterMillis, List.of())
+                        backend, targetBytes, 0, 0, 0, 0, 0, laterMillis, List.of(), List.of())
                 .p50Millis();
     }
 }
