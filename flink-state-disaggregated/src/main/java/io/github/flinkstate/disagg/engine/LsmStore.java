@@ -36,6 +36,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -43,6 +44,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -806,25 +808,26 @@ public final class LsmStore implements AutoCloseable {
         PendingSnapshot pending = beginSnapshot();
         try {
             return pending.await();
-        } catch (IOException | RuntimeException e) {
+        } catch (Throwable t) {
             pending.close();
-            throw e;
+            throw t;
         }
     }
 
     /**
      * The cheap half of a snapshot, for a checkpoint's synchronous part: freezes the active
      * memtable and marks the point in the write order the snapshot stands for; writes nothing.
-     * {@link PendingSnapshot#await} (the asynchronous part) waits until the memtables frozen here
-     * are in files, flushing them itself if the background flush has not, and then names exactly
-     * the files that hold the writes made before this call: the version installed by the flush of
-     * the newest of those memtables, which no later write can be in (memtables are flushed oldest
-     * first). Writes go on meanwhile. Close the pending snapshot when done (it pins files).
+     * {@link PendingSnapshot#await} (the asynchronous part) waits until the background flush has
+     * put the memtables frozen here into files, and then names exactly the files that hold the
+     * writes made before this call: the version installed by the flush of the newest of those
+     * memtables, which no later write can be in (memtables are flushed oldest first). Writes go on
+     * meanwhile. Close the pending snapshot when done (it pins files).
      */
     public PendingSnapshot beginSnapshot() throws IOException {
         CompletableFuture<Version> atBarrier = new CompletableFuture<>();
         long seq;
         boolean flushNeeded;
+        long failuresBefore = stats.flushFailures.get();
         synchronized (writeMutex) {
             ensureOpen();
             if (!memtables.get(0).isEmpty()) {
@@ -850,7 +853,7 @@ public final class LsmStore implements AutoCloseable {
             // a store without writes flushes nothing; its checkpoints start periodic compactions
             maybeScheduleCompaction();
         }
-        return new PendingSnapshot(seq, atBarrier);
+        return new PendingSnapshot(seq, atBarrier, failuresBefore);
     }
 
     /**
@@ -863,33 +866,63 @@ public final class LsmStore implements AutoCloseable {
     public final class PendingSnapshot implements AutoCloseable {
         private final long seq;
         private final CompletableFuture<Version> atBarrier;
+        private final long failuresBefore;
         private final AtomicBoolean closed = new AtomicBoolean();
 
-        private PendingSnapshot(long seq, CompletableFuture<Version> atBarrier) {
+        private PendingSnapshot(
+                long seq, CompletableFuture<Version> atBarrier, long failuresBefore) {
             this.seq = seq;
             this.atBarrier = atBarrier;
+            this.failuresBefore = failuresBefore;
         }
 
         /**
-         * Waits until the writes before {@link #beginSnapshot} are in files, flushing on this
-         * thread what the background flush has not, and returns the snapshot of them. Its release
-         * is this pending snapshot's {@link #close}.
+         * Waits until the writes before {@link #beginSnapshot} are in files and returns the
+         * snapshot of them. Its release is this pending snapshot's {@link #close}.
          *
-         * @throws IOException if the flush fails, the store or this snapshot was closed
+         * <p>Only the background flush thread flushes: an interrupt of this thread (a cancelled
+         * checkpoint) ends the wait and never interrupts a flush, and a writer that keeps the flush
+         * busy cannot keep this wait from ending once the barrier's memtable is in a file.
+         *
+         * @throws IOException if a flush failed since the begin, the store or this snapshot was
+         *     closed, or this thread was interrupted
          */
         public LsmSnapshot await() throws IOException {
-            if (!atBarrier.isDone()) {
+            Version v = null;
+            while (v == null) {
+                if (closed.get() || atBarrier.isCancelled()) {
+                    throw new IOException("snapshot of sequence " + seq + " was closed");
+                }
                 ensureOpen();
-                flushFrozen(); // every memtable frozen before it began is flushed when it returns
+                if (stats.flushFailures.get() > failuresBefore && !atBarrier.isDone()) {
+                    IOException cause = backgroundError;
+                    scheduleFlush(); // retried in the background for the next snapshot
+                    throw new IOException(
+                            "snapshot of sequence "
+                                    + seq
+                                    + ": flushing its memtables failed"
+                                    + (cause == null ? "" : ": " + cause.getMessage()),
+                            cause);
+                }
+                try {
+                    v = atBarrier.get(50, TimeUnit.MILLISECONDS);
+                } catch (TimeoutException e) {
+                    // look at failures and close again
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    InterruptedIOException io =
+                            new InterruptedIOException(
+                                    "interrupted waiting for the flush of snapshot " + seq);
+                    io.initCause(e);
+                    throw io;
+                } catch (CancellationException e) {
+                    throw new IOException("snapshot of sequence " + seq + " was closed", e);
+                } catch (ExecutionException e) {
+                    throw new IOException(e.getCause());
+                }
             }
-            if (closed.get() || atBarrier.isCancelled()) {
+            if (closed.get()) {
                 throw new IOException("snapshot of sequence " + seq + " was closed");
-            }
-            Version v = atBarrier.getNow(null);
-            if (v == null) {
-                ensureOpen();
-                throw new IllegalStateException(
-                        "the memtables of snapshot " + seq + " were flushed but not recorded");
             }
             Map<String, Long> files = new HashMap<>();
             v.allFiles().forEach(f -> files.put(f.path(), f.fileSize()));

@@ -10,12 +10,17 @@ import io.github.flinkstate.disagg.engine.testutil.LsmModelRunner;
 import io.github.flinkstate.testing.fs.FsOp;
 import io.github.flinkstate.testing.fs.Hang;
 import io.github.flinkstate.testing.fs.InjectingFileSystem;
+import io.github.flinkstate.testing.fs.Latency;
 import java.io.File;
 import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
 import org.junit.jupiter.api.Test;
@@ -87,6 +92,66 @@ class LsmStoreAsyncSnapshotTest {
                     assertHolds(restored, atBarrier);
                 }
             }
+        }
+    }
+
+    @Test
+    void theAwaitEnds_whileAWriterKeepsTheFlushBusy() throws Exception {
+        // every file creation takes 20 ms: a steady writer always has frozen memtables waiting
+        // (up to 16, and no level-0 stall), so the flush thread is never idle
+        fs.latency(FsOp.CREATE, Latency.fixed(Duration.ofMillis(20)));
+        LsmOptions busy = options(true).maxImmutableMemtables(16).l0StopWritesTrigger(100_000);
+        try (LsmStore store = LsmStore.open(busy)) {
+            NavigableMap<byte[], byte[]> atBarrier = LsmModelRunner.newModel();
+            write(store, atBarrier, 2000, 1);
+            LsmStore.PendingSnapshot pending = store.beginSnapshot();
+            AtomicBoolean stop = new AtomicBoolean();
+            AtomicReference<Throwable> writerError = new AtomicReference<>();
+            Thread writer =
+                    new Thread(
+                            () -> {
+                                try {
+                                    for (int round = 2; !stop.get(); round++) {
+                                        write(store, LsmModelRunner.newModel(), 2000, round);
+                                    }
+                                } catch (Throwable t) {
+                                    writerError.set(t);
+                                }
+                            },
+                            "steady-writer");
+            writer.start();
+            try (LsmSnapshot snap = pending.await()) {
+                stop.set(true);
+                writer.join();
+                assertThat(writerError.get()).isNull();
+                try (LsmStore restored = LsmStore.open(options(false), List.of(snap.manifest()))) {
+                    assertHolds(restored, atBarrier);
+                }
+            } finally {
+                stop.set(true);
+                writer.join();
+            }
+        }
+    }
+
+    @Test
+    void anInterruptedAwait_failsWithoutFailingAFlush() throws Exception {
+        try (LsmStore store = LsmStore.open(options(false))) {
+            NavigableMap<byte[], byte[]> model = LsmModelRunner.newModel();
+            write(store, model, 100, 1);
+            LsmStore.PendingSnapshot pending;
+            try (Hang creates = fs.hang(FsOp.CREATE, ".*")) {
+                pending = store.beginSnapshot();
+                Thread.currentThread().interrupt(); // a cancelled checkpoint
+                assertThatThrownBy(pending::await).isInstanceOf(InterruptedIOException.class);
+                assertThat(Thread.interrupted()).isTrue();
+                pending.close();
+            }
+            try (LsmSnapshot snap = store.snapshot();
+                    LsmStore restored = LsmStore.open(options(false), List.of(snap.manifest()))) {
+                assertHolds(restored, model);
+            }
+            assertThat(store.stats().flushFailures()).isZero();
         }
     }
 

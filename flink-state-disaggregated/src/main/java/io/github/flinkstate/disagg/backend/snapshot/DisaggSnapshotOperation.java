@@ -54,15 +54,14 @@ import org.slf4j.LoggerFactory;
  *   <li>synchronous part (task thread): freeze the memtable and fix the snapshot's point in the
  *       write order ({@link LsmStore#beginSnapshot()}, no I/O), copy the state meta infos and the
  *       timers;
- *   <li>asynchronous part: wait for the flush of the memtables frozen at the barrier (flushing them
- *       on this thread if the background flush has not), which pins exactly the files holding the
- *       state at the barrier; write the meta stream (meta infos, state ids, engine manifest,
- *       timers) and name the engine files as shared state, where they are. Nothing else is written,
- *       except where Flink's sharing strategy forbids referencing a file: in a {@code
- *       FULL_CHECKPOINT} ({@code FORWARD}) every restored or previously referenced file is named
- *       through an identical copy (the store's own, {@link LsmStore#rehomeAll}, or one written into
- *       the checkpoint), the manifest staying the barrier's; in a savepoint ({@code NO_SHARING})
- *       every file is copied into the savepoint.
+ *   <li>asynchronous part: wait for the background flush of the memtables frozen at the barrier,
+ *       which pins exactly the files holding the state at the barrier; write the meta stream (meta
+ *       infos, state ids, engine manifest, timers) and name the engine files as shared state, where
+ *       they are. Nothing else is written, except where Flink's sharing strategy forbids
+ *       referencing a file: in a {@code FULL_CHECKPOINT} ({@code FORWARD}) every restored or
+ *       previously referenced file is named through an identical copy (the store's own, {@link
+ *       LsmStore#rehomeAll}, or one written into the checkpoint), the manifest staying the
+ *       barrier's; in a savepoint ({@code NO_SHARING}) every file is copied into the savepoint.
  * </ul>
  *
  * <p>Each handle entry's local path is the file's name in the manifest, so a restore can map the
@@ -184,8 +183,8 @@ public final class DisaggSnapshotOperation<K> {
             LsmStore.PendingSnapshot pending,
             CloseableRegistry streams)
             throws Exception {
-        // the memtables frozen at the barrier are flushed here (or already were, in the
-        // background), not on the task thread; released with the pending snapshot
+        // waits for the background flush of the memtables frozen at the barrier (not on the task
+        // thread); released with the pending snapshot
         LsmSnapshot engineSnapshot = pending.await();
         byte[] manifest = engineSnapshot.manifest();
         Map<String, Long> files = engineSnapshot.fileSizes();
