@@ -21,7 +21,9 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.core.fs.Path;
@@ -97,6 +99,9 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                                 settings.localCacheBytes(),
                                 settings.localCacheReserveBytes());
             }
+            // files of the restored checkpoint that were inlined in its metadata and written back
+            // into the primary directory: this store's own, unlike the other restored files
+            Set<String> writtenBack = ConcurrentHashMap.newKeySet();
             LsmOptions options =
                     new LsmOptions(
                                     settings.primaryDir().getFileSystem(),
@@ -111,7 +116,10 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                             .compression(settings.compression())
                             .readaheadBytes(settings.readaheadBytes())
                             .compactionBytesPerSecond(settings.compactionBytesPerSecond())
-                            .deletionPolicy(f -> f.createdHere() && ownership.obsolete(f.path()))
+                            .deletionPolicy(
+                                    f ->
+                                            (f.createdHere() || writtenBack.contains(f.path()))
+                                                    && ownership.obsolete(f.path()))
                             .compactionFilter(ttlFilters)
                             .bloomPrefix(KeyLayout::bloomPrefixLength)
                             .periodicCompactionMillis(settings.periodicCompactionMillis());
@@ -142,6 +150,7 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                                 .restore(handles, options, queueFactory, queues, kvStates);
                 store = r.store();
                 restoredFiles = r.restoredFiles();
+                writtenBack.addAll(r.writtenBack());
                 if (settings.localCacheWarmUp()) {
                     store.startWarmUp(); // no-op without a local disk cache
                 }

@@ -12,8 +12,10 @@ import java.io.OutputStream;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.TypeSerializerSchemaCompatibility;
@@ -56,7 +58,10 @@ public final class DisaggRestoreOperation<K> {
     private static final Logger LOG = LoggerFactory.getLogger(DisaggRestoreOperation.class);
 
     /** What a restore produces. */
-    public record Result(LsmStore store, Map<String, StreamStateHandle> restoredFiles) {}
+    public record Result(
+            LsmStore store,
+            Map<String, StreamStateHandle> restoredFiles,
+            Set<String> writtenBack) {}
 
     private final StateSerializerProvider<K> keyProvider;
     private final TypeSerializer<K> keySerializer;
@@ -115,6 +120,7 @@ public final class DisaggRestoreOperation<K> {
             count++;
         }
         Map<String, StreamStateHandle> restoredFiles = new HashMap<>();
+        Set<String> writtenBack = new HashSet<>();
         Map<String, String> resolved = new HashMap<>();
         LsmStore store =
                 LsmStore.open(
@@ -122,21 +128,29 @@ public final class DisaggRestoreOperation<K> {
                         manifests,
                         recorded ->
                                 resolved.computeIfAbsent(
-                                        recorded, r -> resolve(r, byName, options, restoredFiles)));
+                                        recorded,
+                                        r ->
+                                                resolve(
+                                                        r,
+                                                        byName,
+                                                        options,
+                                                        restoredFiles,
+                                                        writtenBack)));
         LOG.info(
                 "Restored {} from {} handle(s), {} file(s), in {} ms without reading data",
                 keyGroupRange,
                 count,
                 restoredFiles.size(),
                 (System.nanoTime() - start) / 1_000_000);
-        return new Result(store, restoredFiles);
+        return new Result(store, restoredFiles, writtenBack);
     }
 
     private String resolve(
             String recorded,
             Map<String, StreamStateHandle> byName,
             LsmOptions options,
-            Map<String, StreamStateHandle> restoredFiles) {
+            Map<String, StreamStateHandle> restoredFiles,
+            Set<String> writtenBack) {
         String name = new Path(recorded).getName();
         StreamStateHandle h = byName.get(name);
         if (h == null) {
@@ -146,12 +160,14 @@ public final class DisaggRestoreOperation<K> {
                             + " is listed in the engine manifest but missing from the state"
                             + " handle; the checkpoint is incomplete");
         }
-        String path;
-        if (h instanceof FileStateHandle) {
-            path = ((FileStateHandle) h).getFilePath().toString();
-        } else {
-            path = materialize(h, name, options);
+        if (!(h instanceof FileStateHandle)) {
+            // bytes inlined in the checkpoint metadata: the copy is this store's own file, deleted
+            // by the store when obsolete and named as a new file by the next checkpoint
+            String path = materialize(h, name, options);
+            writtenBack.add(path);
+            return path;
         }
+        String path = ((FileStateHandle) h).getFilePath().toString();
         restoredFiles.put(path, h);
         return path;
     }
