@@ -303,6 +303,19 @@ public final class LsmStore implements AutoCloseable {
                         || !writeBudget.exceeded())) {
             return active;
         }
+        waitForFlushBacklog();
+        waitForLevel0Compaction();
+        rotate();
+        scheduleFlush();
+        return memtables.get(0);
+    }
+
+    /**
+     * Waits while {@code maxImmutableMemtables} frozen memtables wait for the flush, so that
+     * neither a writer nor a snapshot can pile up memtables faster than they are flushed; a flush
+     * that fails meanwhile fails the caller. Called under writeMutex.
+     */
+    private void waitForFlushBacklog() throws IOException {
         while (memtables.size() - 1 >= options.maxImmutableMemtables()) {
             IOException err = backgroundError;
             scheduleFlush();
@@ -312,10 +325,6 @@ public final class LsmStore implements AutoCloseable {
             }
             awaitBackgroundWork("a flush");
         }
-        waitForLevel0Compaction();
-        rotate();
-        scheduleFlush();
-        return memtables.get(0);
     }
 
     /**
@@ -831,6 +840,10 @@ public final class LsmStore implements AutoCloseable {
         synchronized (writeMutex) {
             ensureOpen();
             if (!memtables.get(0).isEmpty()) {
+                // only when the flush is that far behind does the task thread wait here, as its
+                // next write would (a hanging file system must not make each checkpoint leave
+                // one more memtable in memory)
+                waitForFlushBacklog();
                 rotate();
             }
             seq = lastSeq.get();
