@@ -937,9 +937,7 @@ public final class LsmStore implements AutoCloseable {
             if (closed.get()) {
                 throw new IOException("snapshot of sequence " + seq + " was closed");
             }
-            Map<String, Long> files = new HashMap<>();
-            v.allFiles().forEach(f -> files.put(f.path(), f.fileSize()));
-            return new LsmSnapshot(ManifestCodec.encode(span, seq, v), files, seq, this::close);
+            return imageOf(v, seq, this::close);
         }
 
         /** The last sequence number the snapshot holds. */
@@ -970,10 +968,14 @@ public final class LsmStore implements AutoCloseable {
             v = versions.acquire();
             seq = lastSeq.get();
         }
+        return imageOf(v, seq, () -> versions.release(v));
+    }
+
+    /** The manifest and file sizes of an acquired version, released by {@code release}. */
+    private LsmSnapshot imageOf(Version v, long seq, Runnable release) {
         Map<String, Long> files = new HashMap<>();
         v.allFiles().forEach(f -> files.put(f.path(), f.fileSize()));
-        return new LsmSnapshot(
-                ManifestCodec.encode(span, seq, v), files, seq, () -> versions.release(v));
+        return new LsmSnapshot(ManifestCodec.encode(span, seq, v), files, seq, release);
     }
 
     /**
