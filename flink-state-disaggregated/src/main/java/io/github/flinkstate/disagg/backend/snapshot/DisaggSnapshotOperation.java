@@ -188,8 +188,19 @@ public final class DisaggSnapshotOperation<K> {
         LsmSnapshot engineSnapshot = pending.await();
         byte[] manifest = engineSnapshot.manifest();
         Map<String, Long> files = engineSnapshot.fileSizes();
+        Set<String> copyIntoCheckpoint = Set.of();
+        Map<String, String> namedThrough = Map.of();
+        LsmSnapshot pinnedCopies = null;
         if (sharing == SnapshotType.SharingFilesStrategy.FORWARD) {
-            return fullCheckpoint(
+            FullCheckpointFiles plan = fullCheckpointFiles(checkpointId, files);
+            copyIntoCheckpoint = plan.copyIntoCheckpoint();
+            namedThrough = plan.namedThrough();
+            pinnedCopies = plan.pinnedCopies();
+        } else if (sharing == SnapshotType.SharingFilesStrategy.NO_SHARING) {
+            copyIntoCheckpoint = files.keySet();
+        }
+        try {
+            return finish(
                     checkpointId,
                     streamFactory,
                     metaInfos,
@@ -197,21 +208,25 @@ public final class DisaggSnapshotOperation<K> {
                     timerSnapshots,
                     manifest,
                     files,
+                    copyIntoCheckpoint,
+                    namedThrough,
                     streams);
+        } finally {
+            if (pinnedCopies != null) {
+                pinnedCopies.release();
+            }
         }
-        boolean copyAll = sharing == SnapshotType.SharingFilesStrategy.NO_SHARING;
-        return finish(
-                checkpointId,
-                streamFactory,
-                metaInfos,
-                stateIds,
-                timerSnapshots,
-                manifest,
-                files,
-                copyAll ? files.keySet() : Set.of(),
-                Map.of(),
-                streams);
     }
+
+    /**
+     * How a full checkpoint names its files: the files to copy into the checkpoint, the files named
+     * through one of the store's copies (original to copy), and the pin that keeps those copies
+     * until the checkpoint handed them over (release it after {@code finish}).
+     */
+    private record FullCheckpointFiles(
+            Set<String> copyIntoCheckpoint,
+            Map<String, String> namedThrough,
+            LsmSnapshot pinnedCopies) {}
 
     /**
      * A full checkpoint ({@code FORWARD}: Flink's first checkpoint after a NO_CLAIM resume) may not
@@ -222,15 +237,7 @@ public final class DisaggSnapshotOperation<K> {
      * checkpoint. Writes made after the barrier never enter this checkpoint: no new engine snapshot
      * is taken here.
      */
-    private SnapshotResult<KeyedStateHandle> fullCheckpoint(
-            long checkpointId,
-            CheckpointStreamFactory streamFactory,
-            List<StateMetaInfoSnapshot> metaInfos,
-            Map<String, Integer> stateIds,
-            List<HeapPriorityQueueStateSnapshot<?>> timerSnapshots,
-            byte[] manifest,
-            Map<String, Long> files,
-            CloseableRegistry streams)
+    private FullCheckpointFiles fullCheckpointFiles(long checkpointId, Map<String, Long> files)
             throws Exception {
         if (!inheritedCopy.isDone()) {
             // the background copy is copying the same files: let it finish them
@@ -254,28 +261,17 @@ public final class DisaggSnapshotOperation<K> {
         copies.putAll(store.rehomeAll(notCopied));
         // pin the copies until they are handed over; one compacted away meanwhile is replaced by
         // a copy written into the checkpoint
-        try (LsmSnapshot live = store.pinFiles()) {
-            copies.values().retainAll(live.fileSizes().keySet());
-            Set<String> copyIntoCheckpoint = new HashSet<>(earlier);
-            copyIntoCheckpoint.removeAll(copies.keySet());
-            LOG.info(
-                    "Full checkpoint {}: {} earlier referenced file(s) named through the store's"
-                            + " copies, {} copied into the checkpoint",
-                    checkpointId,
-                    copies.size(),
-                    copyIntoCheckpoint.size());
-            return finish(
-                    checkpointId,
-                    streamFactory,
-                    metaInfos,
-                    stateIds,
-                    timerSnapshots,
-                    manifest,
-                    files,
-                    copyIntoCheckpoint,
-                    copies,
-                    streams);
-        }
+        LsmSnapshot live = store.pinFiles();
+        copies.values().retainAll(live.fileSizes().keySet());
+        Set<String> copyIntoCheckpoint = new HashSet<>(earlier);
+        copyIntoCheckpoint.removeAll(copies.keySet());
+        LOG.info(
+                "Full checkpoint {}: {} earlier referenced file(s) named through the store's"
+                        + " copies, {} copied into the checkpoint",
+                checkpointId,
+                copies.size(),
+                copyIntoCheckpoint.size());
+        return new FullCheckpointFiles(copyIntoCheckpoint, copies, live);
     }
 
     private SnapshotResult<KeyedStateHandle> finish(
