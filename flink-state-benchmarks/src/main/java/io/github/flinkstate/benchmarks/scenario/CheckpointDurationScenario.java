@@ -20,7 +20,10 @@ import org.apache.flink.util.FileUtils;
  * Checkpoint duration of a steadily updated job at several state sizes, for each backend in the
  * same run (issue 10: "checkpoint duration growing at most 1.2x from 100 MB to 2 GB"). Each (round,
  * size, backend) is one {@link CheckpointDurationRun} on a fresh MiniCluster; backends alternate
- * within a round so that drift of the machine hits them alike. Prints a Markdown table and writes
+ * within a round so that drift of the machine hits them alike. Before the measured runs, each
+ * backend loads a small state once, unmeasured ({@code --jvm-warmup-mb}): the first run in a JVM
+ * pays class loading and JIT compilation of Flink's job code for every backend after it, and that
+ * made the load of whichever backend came first 1.5-3x slower. Prints a Markdown table and writes
  * it to {@code --out} if given.
  *
  * <p>Usage: {@code mvn -pl flink-state-benchmarks exec:exec@checkpoint-duration
@@ -46,6 +49,11 @@ public final class CheckpointDurationScenario {
                                 "no-claim-restore",
                                 "false",
                                 "true: measure the first checkpoints after a NO_CLAIM resume instead")
+                        .flag(
+                                "jvm-warmup-mb",
+                                "16",
+                                "before the measured runs, one unmeasured run of every backend"
+                                        + " loading this many MiB (0: none)")
                         .flag("backend-conf", "", "extra settings for every backend: k1=v1;k2=v2")
                         .flag(
                                 "dfs-latency-ms",
@@ -72,6 +80,28 @@ public final class CheckpointDurationScenario {
         Function<File, String> checkpointUri =
                 RemoteDfsProfile.install(
                         args.getInt("dfs-latency-ms"), args.getLong("dfs-bandwidth-mbps"));
+        long warmupBytes = args.getLong("jvm-warmup-mb") << 20;
+        for (BackendSpec backend : warmupBytes > 0 ? backends : List.<BackendSpec>of()) {
+            File dir = Files.createTempDirectory("flinkstate-cp-warmup").toFile();
+            try {
+                CheckpointDurationResult r =
+                        new CheckpointDurationRun(
+                                        backend,
+                                        args.getInt("parallelism"),
+                                        args.getInt("value-bytes"),
+                                        args.getInt("updates-per-second"),
+                                        Duration.ofMillis(200),
+                                        0,
+                                        1,
+                                        checkpointUri)
+                                .run(warmupBytes, dir);
+                System.out.printf(
+                        "JVM warm-up %s %d MiB (not measured): load %d ms%n",
+                        r.backend(), warmupBytes >> 20, r.loadMillis());
+            } finally {
+                FileUtils.deleteDirectoryQuietly(dir);
+            }
+        }
         List<CheckpointDurationResult> results = new ArrayList<>();
         List<NoClaimRestoreResult> resumes = new ArrayList<>();
         for (int round = 1; round <= args.getInt("rounds"); round++) {

@@ -37,6 +37,12 @@ import org.apache.flink.core.fs.Path;
  */
 public final class SstWriter implements AutoCloseable {
 
+    /**
+     * Bytes collected before they are handed to the primary file system's stream in one call
+     * (blocks are a few KiB, and each was two calls).
+     */
+    public static final int WRITE_BUFFER_BYTES = 64 << 10;
+
     private final FileSystem fs;
     private final Path path;
     private final int blockSize;
@@ -46,6 +52,8 @@ public final class SstWriter implements AutoCloseable {
     private final ToIntFunction<byte[]> bloomPrefix;
     private final BlockCompression compression;
     private final FSDataOutputStream out;
+    private final byte[] pending = new byte[WRITE_BUFFER_BYTES];
+    private int pendingBytes;
     private final WriteThrough localCopy;
     private final ByteWriter block = new ByteWriter(8192);
     private final ByteWriter stored = new ByteWriter(8192);
@@ -324,6 +332,7 @@ public final class SstWriter implements AutoCloseable {
         write(f, 0, f.length);
         write(trailer.array(), 0, trailer.length());
         offset += f.length + trailer.length();
+        flushPending();
         out.flush();
         out.sync();
         out.close();
@@ -493,11 +502,29 @@ public final class SstWriter implements AutoCloseable {
         return h;
     }
 
-    /** Writes to the primary file and, if there is one, to the local copy. */
+    /**
+     * Writes to the primary file (through {@link #pending}: whole buffers, or one call for a chunk
+     * larger than the buffer) and, if there is one, to the local copy.
+     */
     private void write(byte[] b, int off, int len) throws IOException {
-        out.write(b, off, len);
+        if (len > pending.length - pendingBytes) {
+            flushPending();
+        }
+        if (len >= pending.length) {
+            out.write(b, off, len);
+        } else {
+            System.arraycopy(b, off, pending, pendingBytes, len);
+            pendingBytes += len;
+        }
         if (localCopy != null) {
             localCopy.write(b, off, len);
+        }
+    }
+
+    private void flushPending() throws IOException {
+        if (pendingBytes > 0) {
+            out.write(pending, 0, pendingBytes);
+            pendingBytes = 0;
         }
     }
 }
