@@ -51,7 +51,7 @@ public final class CheckpointDurationScenario {
                                 "true: measure the first checkpoints after a NO_CLAIM resume instead")
                         .flag(
                                 "jvm-warmup-mb",
-                                "16",
+                                "64",
                                 "before the measured runs, one unmeasured run of every backend"
                                         + " loading this many MiB (0: none)")
                         .flag("backend-conf", "", "extra settings for every backend: k1=v1;k2=v2")

@@ -9,18 +9,19 @@ import java.util.concurrent.locks.LockSupport;
  * bytesPerSecond} on a shared timeline and sleeps until its reservation ends, so concurrent streams
  * share the bandwidth.
  *
- * <p>A transfer may start up to {@link #IDLE_ALLOWANCE_NANOS} before it is asked for when the link
- * was idle that long (a token bucket holding 1 ms of bytes). A real client buffers writes and keeps
- * the link busy; without the allowance every sleep's overshoot (tens of microseconds of {@code
- * parkNanos}) would leave the link idle, and a stream of 2 KB writes at 100 MB/s would get a
- * quarter of the bandwidth. Over any interval the link still carries at most its rate times the
- * interval plus 1 ms.
+ * <p>A transfer is ready when the caller's previous injected wait (a transfer or a latency) ended,
+ * not when the caller woke up from it: a sleep overshoots by tens of microseconds, and a real
+ * client, which buffers writes and has its request on the wire when the latency ends, does not idle
+ * the link meanwhile. Without this, a stream of 2 KB writes at 100 MB/s got a quarter of the
+ * bandwidth. A caller that woke more than {@link Sleeps#OVERSHOOT_NANOS} after its wait ended (it
+ * did other work) is ready when it asks. So a transfer never starts before the latency in front of
+ * it has passed, and over any interval the link carries at most its rate times the interval plus
+ * {@link Sleeps#OVERSHOOT_NANOS}.
  *
- * <p>Thread safety: thread-safe; the timeline is guarded by {@code this}.
+ * <p>Thread safety: thread-safe; the timeline is guarded by {@code this}, the end of each thread's
+ * last wait is thread-local.
  */
 final class BandwidthLimiter {
-
-    static final long IDLE_ALLOWANCE_NANOS = 1_000_000L;
 
     private final double nanosPerByte;
     private long nextFreeNanos = Long.MIN_VALUE;
@@ -33,16 +34,16 @@ final class BandwidthLimiter {
     }
 
     void acquire(long bytes) throws IOException {
-        long end = reserve(bytes, System.nanoTime());
-        Sleeps.sleepNanos(end - System.nanoTime());
+        long end = reserve(bytes, Sleeps.readyAt(System.nanoTime()));
+        Sleeps.sleepUntil(end);
     }
 
     /**
-     * Reserves a transfer of {@code bytes} asked for at {@code now}: it starts when the link is
-     * free, but no earlier than the idle allowance before {@code now}; returns its end.
+     * Reserves a transfer of {@code bytes} that is ready at {@code ready}: it starts then or when
+     * the link is free, whichever is later; returns its end.
      */
-    synchronized long reserve(long bytes, long now) {
-        long start = Math.max(now - IDLE_ALLOWANCE_NANOS, nextFreeNanos);
+    synchronized long reserve(long bytes, long ready) {
+        long start = Math.max(ready, nextFreeNanos);
         long end = start + (long) (bytes * nanosPerByte);
         nextFreeNanos = end;
         return end;
@@ -52,23 +53,53 @@ final class BandwidthLimiter {
      * Sleep helper shared by latency and bandwidth injection. Parks until the deadline rather than
      * calling {@code Thread.sleep(millis, nanos)}, which rounds any sub-millisecond rest up to a
      * whole millisecond: a 4 KiB transfer at 100 MB/s (41 us) would otherwise cost 1 ms, and a 2 ms
-     * latency plus that transfer 3 ms instead of 2.04 ms.
+     * latency plus that transfer 3 ms instead of 2.04 ms. Remembers, per thread, when its last wait
+     * ended ({@link #readyAt}).
      */
     static final class Sleeps {
+
+        /** How late after its wait ended a thread may wake and still be taken as ready then. */
+        static final long OVERSHOOT_NANOS = 200_000L;
+
+        private static final long NONE = Long.MIN_VALUE;
+        private static final ThreadLocal<long[]> LAST_DEADLINE =
+                ThreadLocal.withInitial(() -> new long[] {NONE});
+
         private Sleeps() {}
 
         static void sleepNanos(long nanos) throws IOException {
-            if (nanos <= 0) {
-                return;
-            }
-            long deadline = System.nanoTime() + nanos;
-            for (long left = nanos; left > 0; left = deadline - System.nanoTime()) {
+            sleepUntil(System.nanoTime() + Math.max(0, nanos));
+        }
+
+        /** Sleeps until {@code deadline} (not at all if it passed) and remembers it. */
+        static void sleepUntil(long deadline) throws IOException {
+            LAST_DEADLINE.get()[0] = deadline;
+            for (long left = deadline - System.nanoTime();
+                    left > 0;
+                    left = deadline - System.nanoTime()) {
                 LockSupport.parkNanos(left);
                 if (Thread.interrupted()) {
                     Thread.currentThread().interrupt();
                     throw new InterruptedIOException("interrupted during an injected delay");
                 }
             }
+        }
+
+        /** When the calling thread's next transfer, asked for at {@code now}, is ready. */
+        static long readyAt(long now) {
+            return readyAt(LAST_DEADLINE.get()[0], now);
+        }
+
+        /**
+         * {@code lastDeadline} if {@code now} is at most {@link #OVERSHOOT_NANOS} after it (the
+         * caller only overslept), else {@code now}.
+         */
+        static long readyAt(long lastDeadline, long now) {
+            return lastDeadline != NONE
+                            && now >= lastDeadline
+                            && now - lastDeadline <= OVERSHOOT_NANOS
+                    ? lastDeadline
+                    : now;
         }
     }
 }

@@ -196,29 +196,38 @@ class InjectingFileSystemTest {
     @Test
     void bandwidth_reservesTransfersOnOneTimeline() {
         BandwidthLimiter limiter = new BandwidthLimiter(1000); // 1000 bytes per second
-        long allowance = BandwidthLimiter.IDLE_ALLOWANCE_NANOS;
-        assertThat(limiter.reserve(500, 0)).isEqualTo(500_000_000L - allowance);
-        // queued behind the first
-        assertThat(limiter.reserve(1000, 0)).isEqualTo(1_500_000_000L - allowance);
-        // idle link: starts at once, less the idle allowance
-        assertThat(limiter.reserve(100, 5_000_000_000L)).isEqualTo(5_100_000_000L - allowance);
+        assertThat(limiter.reserve(500, 0)).isEqualTo(500_000_000L);
+        assertThat(limiter.reserve(1000, 0)).isEqualTo(1_500_000_000L); // queued behind the first
+        assertThat(limiter.reserve(100, 5_000_000_000L)).isEqualTo(5_100_000_000L); // idle link
     }
 
     @Test
     void bandwidth_aTransferArrivingSlightlyLate_losesNoLinkTime() {
         // A writer's sleep overshoots its reservation by tens of microseconds (parkNanos); a DFS
         // client's buffer keeps the link busy meanwhile, so the next transfer starts where the
-        // previous one ended. 10,000 writes of 2,000 bytes at 100 MB/s, each 60 us late: 0.2 s
-        // (the first one starting within the idle allowance).
+        // previous one ended. 10,000 writes of 2,000 bytes at 100 MB/s, each woken 60 us late:
+        // 0.2 s of link time, not 0.8 s.
         BandwidthLimiter limiter = new BandwidthLimiter(100_000_000);
-        long now = 0;
+        long end = 0;
         for (int i = 0; i < 10_000; i++) {
-            now = limiter.reserve(2_000, now) + 60_000;
+            long wokeAt = end + 60_000;
+            end = limiter.reserve(2_000, BandwidthLimiter.Sleeps.readyAt(end, wokeAt));
         }
-        assertThat(now - 60_000).isEqualTo(200_000_000L - BandwidthLimiter.IDLE_ALLOWANCE_NANOS);
-        // a link idle for longer than the allowance grants no more than it: 1 ms at 100 MB/s
-        long end = limiter.reserve(500_000, now + 1_000_000_000L);
-        assertThat(end).isEqualTo(now + 1_000_000_000L - 1_000_000L + 5_000_000L);
+        assertThat(end).isEqualTo(200_000_000L);
+    }
+
+    @Test
+    void bandwidth_aTransferAfterALatency_startsWhenTheLatencyEnds() {
+        BandwidthLimiter limiter = new BandwidthLimiter(100_000_000); // 100 bytes per us
+        long latencyEnd = 5_000_000; // e.g. the 5 ms of an open, woken 60 us late
+        long ready = BandwidthLimiter.Sleeps.readyAt(latencyEnd, latencyEnd + 60_000);
+        assertThat(ready).isEqualTo(latencyEnd);
+        // 100 KB take 1 ms after the latency, none of it inside the latency
+        assertThat(limiter.reserve(100_000, ready)).isEqualTo(latencyEnd + 1_000_000);
+        // a thread that did other work after its last wait is ready when it asks
+        long later = latencyEnd + 5_000_000;
+        assertThat(BandwidthLimiter.Sleeps.readyAt(latencyEnd, later)).isEqualTo(later);
+        assertThat(limiter.reserve(100_000, later)).isEqualTo(later + 1_000_000);
     }
 
     @Test

@@ -5,6 +5,8 @@ import static io.github.flinkstate.disagg.engine.sst.SstTestFiles.value;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
+import io.github.flinkstate.disagg.engine.key.EntryType;
+import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.testing.fs.FsOp;
 import io.github.flinkstate.testing.fs.InjectingFileSystem;
 import java.io.File;
@@ -51,5 +53,34 @@ class SstWriteCallsTest {
             r.close();
             assertThat(n).isEqualTo(entries);
         }
+    }
+
+    @Test
+    void blocksLargerThanTheBuffer_goStraightThroughInOrder() throws Exception {
+        InjectingFileSystem fs = new InjectingFileSystem(FileSystem.getLocalFileSystem());
+        Path p = new Path(new Path(tmp.toURI()), "large.sst");
+        SstWriter w = new SstWriter(fs, p, 1024, 10, KeyGroupSpan.of(0, 3));
+        int entries = 40; // values of 10 B to 200 KiB: blocks below, at and above 64 KiB
+        for (int i = 0; i < entries; i++) {
+            w.add(key(i), i + 1, EntryType.PUT, bigValue(i));
+        }
+        w.finish(null);
+        long size = fs.getFileStatus(p).getLen();
+        assertThat(fs.counters().bytes(FsOp.WRITE)).isEqualTo(size);
+
+        SstReader r = SstReader.open(fs, p, new BlockCache(64 << 20), size);
+        for (int i = 0; i < entries; i++) {
+            assertThat(r.get(key(i)).value()).isEqualTo(bigValue(i));
+        }
+        r.close();
+    }
+
+    /** {@code i * 5 KiB + 10} bytes that identify {@code i} and their position. */
+    private static byte[] bigValue(int i) {
+        byte[] v = new byte[i * 5 * 1024 + 10];
+        for (int j = 0; j < v.length; j++) {
+            v[j] = (byte) (i * 31 + j);
+        }
+        return v;
     }
 }
