@@ -46,12 +46,15 @@ import org.slf4j.LoggerFactory;
  * #truncateAndClose} (the tail no checkpoint contains), by a {@link #reset} of the only checkpoint
  * that used it (it is then re-uploaded when needed again), or when its upload result is stale. A
  * change set that some persist result contained, or that a pending persist captured, but that no
- * confirm covered is, on truncation or close (or on the arrival of its upload if it was truncated
+ * confirm covered is, on truncation (or on the arrival of its upload if it was truncated
  * meanwhile), {@link TaskFileRegistry#releaseWhenSubsumed released once its last checkpoint can no
  * longer be retained}: it may belong to the retained checkpoint (a skipped confirm) or to an
  * aborted one the JobManager never saw (also when a reset of a later checkpoint comes: the earlier
- * one may have been aborted without a reset of its own). Change bytes are kept until confirm or
- * truncation so that a reset can re-upload them.
+ * one may have been aborted without a reset of its own). When the writer closes (the task failed,
+ * was cancelled or finished) such a change set is handed over instead: a job restored from its
+ * checkpoint references it from its own checkpoints until it materializes, which no confirmation
+ * seen here can tell (a leak when that checkpoint was in fact aborted unseen, never a premature
+ * delete). Change bytes are kept until confirm or truncation so that a reset can re-upload them.
  *
  * <p>The task mailbox is not used: results are applied under the lock on upload threads.
  *
@@ -256,7 +259,7 @@ public final class DfsChangelogWriter
             long upTo = number(to);
             Iterator<ChangeSetState> it = changeSets.headMap(upTo, false).values().iterator();
             while (it.hasNext()) {
-                drop(it.next());
+                drop(it.next(), false);
                 it.remove();
             }
             lowestSqn = Math.max(lowestSqn, upTo);
@@ -358,7 +361,7 @@ public final class DfsChangelogWriter
             Iterator<ChangeSetState> it =
                     changeSets.tailMap(number(from), true).values().iterator();
             while (it.hasNext()) {
-                drop(it.next());
+                drop(it.next(), true);
                 it.remove();
             }
         }
@@ -378,13 +381,16 @@ public final class DfsChangelogWriter
             activeBytes = 0;
             toFail = new ArrayList<>(pending);
             pending.clear();
-            // nobody will use these change sets again: files no result handed out are deleted,
-            // files a checkpoint may hold are released once that checkpoint is subsumed
+            // nobody will use these change sets again: files no result handed out are deleted;
+            // files a checkpoint may hold are handed over, never deleted here: the task is
+            // closing (failed, cancelled or finished), and a job restored from that checkpoint
+            // puts its handles into its own checkpoints until it materializes, so no later
+            // confirmation on this TaskManager says the file is no longer needed
             int kept = 0;
             for (ChangeSetState state : changeSets.values()) {
                 if (state.status == ChangeSetState.Status.UPLOADED && !state.confirmed) {
                     if (state.lastCheckpoint != Long.MIN_VALUE) {
-                        registry.releaseWhenSubsumed(state.result.file(), state.lastCheckpoint);
+                        registry.handOver(state.result.file());
                         kept++;
                     } else {
                         registry.release(state.result.file());
@@ -394,7 +400,10 @@ public final class DfsChangelogWriter
             }
             changeSets.clear();
             notUploadedBytes = 0;
-            LOG.debug("{} closed; {} change sets may belong to a retained checkpoint", logId, kept);
+            LOG.debug(
+                    "{} closed; {} change sets of unconfirmed checkpoints handed over",
+                    logId,
+                    kept);
         }
         for (PendingPersist persist : toFail) {
             persist.future.completeExceptionally(
@@ -579,17 +588,20 @@ public final class DfsChangelogWriter
      * Removes a truncated change set's claim on its file. A change set that was handed out in a
      * persist result, or that a pending persist will hand out, may belong to a checkpoint that is
      * still retained (Flink's truncation can overlap the latest completed checkpoint when its
-     * {@code confirm} was skipped), so its file is handed over to the JobManager instead of being
-     * released.
+     * {@code confirm} was skipped): while the writer lives its file is released once that
+     * checkpoint is subsumed; when the writer closes ({@code closing}) it is handed over (see
+     * {@link #close()}).
      */
     @GuardedBy("this")
-    private void drop(ChangeSetState state) {
+    private void drop(ChangeSetState state, boolean closing) {
         if (state.status == ChangeSetState.Status.UPLOADED && !state.confirmed) {
             long lastCheckpoint = Math.max(state.lastCheckpoint, capturingCheckpoint(state));
-            if (lastCheckpoint != Long.MIN_VALUE) {
-                registry.releaseWhenSubsumed(state.result.file(), lastCheckpoint);
-            } else {
+            if (lastCheckpoint == Long.MIN_VALUE) {
                 registry.release(state.result.file());
+            } else if (closing) {
+                registry.handOver(state.result.file());
+            } else {
+                registry.releaseWhenSubsumed(state.result.file(), lastCheckpoint);
             }
         } else if (state.status == ChangeSetState.Status.NOT_UPLOADED) {
             notUploadedBytes -= state.rawBytes;

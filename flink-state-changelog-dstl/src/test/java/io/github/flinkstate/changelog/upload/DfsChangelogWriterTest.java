@@ -575,6 +575,31 @@ class DfsChangelogWriterTest {
         assertThat(Changes.read(storage.createReader(), cp1)).containsExactly("1:a");
     }
 
+    @Test
+    void failoverOnTheSameTaskManager_keepsTheFilesOfTheCheckpointItRestoresFrom()
+            throws Exception {
+        open(); // num-retained 1
+        DfsChangelogWriter before = writer();
+        before.append(1, bytes("a"));
+        ChangelogStateHandleStreamImpl cp1 = persist(before, 0, 1);
+        // checkpoint 1 completes on the JobManager, but the task fails before its confirm
+        // arrives; Flink closes the writer, keeping what checkpoint 1 uploaded
+        before.truncateAndClose(before.nextSequenceNumber());
+
+        // the task restarts on this TaskManager from checkpoint 1: Flink's changelog backend puts
+        // checkpoint 1's (restored, not materialized) handle into each of its checkpoints until it
+        // materializes, so checkpoint 2 references checkpoint 1's file too
+        DfsChangelogWriter after = writer();
+        after.append(2, bytes("b"));
+        SequenceNumber upTo = after.nextSequenceNumber();
+        persist(after, 0, 2);
+        after.confirm(SequenceNumber.of(0), upTo, 2);
+
+        TestStorages.closeAndAwait(storage); // lets any deletion run to its end
+        storage = null;
+        assertThat(files(cp1)).allMatch(DfsChangelogWriterTest::exists);
+    }
+
     // ---- the seed-4 leak of MultiWriterProtocolModelTest; each failed before its fix --------
 
     @Test
