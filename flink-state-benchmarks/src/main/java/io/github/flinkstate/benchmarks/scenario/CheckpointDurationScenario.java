@@ -85,15 +85,7 @@ public final class CheckpointDurationScenario {
             File dir = Files.createTempDirectory("flinkstate-cp-warmup").toFile();
             try {
                 CheckpointDurationResult r =
-                        new CheckpointDurationRun(
-                                        backend,
-                                        args.getInt("parallelism"),
-                                        args.getInt("value-bytes"),
-                                        args.getInt("updates-per-second"),
-                                        Duration.ofMillis(200),
-                                        0,
-                                        1,
-                                        checkpointUri)
+                        run(backend, args, Duration.ofMillis(200), 0, 1, checkpointUri)
                                 .run(warmupBytes, dir);
                 System.out.printf(
                         "JVM warm-up %s %d MiB (not measured): load %d ms%n",
@@ -110,11 +102,9 @@ public final class CheckpointDurationScenario {
                     File dir = Files.createTempDirectory("flinkstate-cp-duration").toFile();
                     try {
                         CheckpointDurationRun run =
-                                new CheckpointDurationRun(
+                                run(
                                         backend,
-                                        args.getInt("parallelism"),
-                                        args.getInt("value-bytes"),
-                                        args.getInt("updates-per-second"),
+                                        args,
                                         Duration.ofMillis(args.getLong("pause-ms")),
                                         args.getInt("warmup"),
                                         args.getInt("checkpoints"),
@@ -164,5 +154,24 @@ public final class CheckpointDurationScenario {
             Files.writeString(Path.of(args.get("out")), table);
         }
         System.exit(0);
+    }
+
+    /** A run of {@code backend} with the job settings of {@code args}. */
+    private static CheckpointDurationRun run(
+            BackendSpec backend,
+            Args args,
+            Duration pause,
+            int warmup,
+            int checkpoints,
+            Function<File, String> checkpointUri) {
+        return new CheckpointDurationRun(
+                backend,
+                args.getInt("parallelism"),
+                args.getInt("value-bytes"),
+                args.getInt("updates-per-second"),
+                pause,
+                warmup,
+                checkpoints,
+                checkpointUri);
     }
 }

@@ -86,6 +86,9 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
         DiskCache localCache = null;
         OpaqueMemoryResource<SlotMemory> memory = null;
         InheritedFileCopier inheritedCopy = InheritedFileCopier.none();
+        // files of the restored checkpoint that were inlined in its metadata and written back
+        // into the primary directory: this store's own, unlike the other restored files
+        Set<String> writtenBack = ConcurrentHashMap.newKeySet();
         try {
             memory = acquireSlotMemory(env);
             if (settings.localCacheBytes() > 0) {
@@ -99,9 +102,6 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                                 settings.localCacheBytes(),
                                 settings.localCacheReserveBytes());
             }
-            // files of the restored checkpoint that were inlined in its metadata and written back
-            // into the primary directory: this store's own, unlike the other restored files
-            Set<String> writtenBack = ConcurrentHashMap.newKeySet();
             LsmOptions options =
                     new LsmOptions(
                                     settings.primaryDir().getFileSystem(),
@@ -207,6 +207,7 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
             // the copy works on the store: stop it first
             inheritedCopy.close();
             IOUtils.closeQuietly(store);
+            DisaggRestoreOperation.deleteQuietly(writtenBack);
             IOUtils.closeQuietly(localCache);
             IOUtils.closeQuietly(memory);
             throw new BackendBuildingException(

@@ -6,6 +6,7 @@ import io.github.flinkstate.disagg.backend.snapshot.MetaStreamFormat;
 import io.github.flinkstate.disagg.backend.timer.TimerSnapshotFormat;
 import io.github.flinkstate.disagg.engine.LsmOptions;
 import io.github.flinkstate.disagg.engine.LsmStore;
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -39,6 +40,7 @@ import org.apache.flink.runtime.state.heap.HeapPriorityQueueSet;
 import org.apache.flink.runtime.state.heap.HeapPriorityQueueSetFactory;
 import org.apache.flink.runtime.state.heap.HeapPriorityQueueSnapshotRestoreWrapper;
 import org.apache.flink.runtime.state.metainfo.StateMetaInfoSnapshot;
+import org.apache.flink.util.ExceptionUtils;
 import org.apache.flink.util.IOUtils;
 import org.apache.flink.util.StateMigrationException;
 import org.slf4j.Logger;
@@ -121,21 +123,22 @@ public final class DisaggRestoreOperation<K> {
         }
         Map<String, StreamStateHandle> restoredFiles = new HashMap<>();
         Set<String> writtenBack = new HashSet<>();
-        Map<String, String> resolved = new HashMap<>();
-        LsmStore store =
-                LsmStore.open(
-                        options,
-                        manifests,
-                        recorded ->
-                                resolved.computeIfAbsent(
-                                        recorded,
-                                        r ->
-                                                resolve(
-                                                        r,
-                                                        byName,
-                                                        options,
-                                                        restoredFiles,
-                                                        writtenBack)));
+        // called once per file entry the new range keeps; a file named by several handles (1 -> 2
+        // -> 1) resolves to the same path each time, except inlined bytes: each entry gets a copy
+        // of
+        // its own, deleted with that entry (the store deletes its files by path)
+        LsmStore store;
+        try {
+            store =
+                    LsmStore.open(
+                            options,
+                            manifests,
+                            recorded ->
+                                    resolve(recorded, byName, options, restoredFiles, writtenBack));
+        } catch (Exception | Error e) {
+            deleteQuietly(writtenBack); // nobody else knows of them
+            throw e;
+        }
         LOG.info(
                 "Restored {} from {} handle(s), {} file(s), in {} ms without reading data",
                 keyGroupRange,
@@ -172,6 +175,18 @@ public final class DisaggRestoreOperation<K> {
         return path;
     }
 
+    /** Deletes files this restore wrote back, for a restore that failed (best effort, logged). */
+    public static void deleteQuietly(Collection<String> writtenBack) {
+        for (String p : writtenBack) {
+            Path path = new Path(p);
+            try {
+                path.getFileSystem().delete(path, false);
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("Could not delete {} written back by a failed restore", p, e);
+            }
+        }
+    }
+
     private String materialize(StreamStateHandle h, String name, LsmOptions options) {
         Path target = new Path(options.primaryDir(), "restored-" + UUID.randomUUID() + "-" + name);
         try {
@@ -198,56 +213,76 @@ public final class DisaggRestoreOperation<K> {
         FSDataInputStream in = metaHandle.openInputStream();
         cancelStreamRegistry.registerCloseable(in);
         try {
-            DataInputViewStreamWrapper view = new DataInputViewStreamWrapper(in);
-            MetaStreamFormat.readHeader(view, String.valueOf(metaHandle));
-            KeyedBackendSerializationProxy<K> proxy =
-                    new KeyedBackendSerializationProxy<>(classLoader);
-            proxy.read(view);
-            checkKeySerializer(proxy);
-            Map<String, Integer> ids = MetaStreamFormat.readStateIds(view);
-            for (StateMetaInfoSnapshot s : proxy.getStateMetaInfoSnapshots()) {
-                switch (s.getBackendStateType()) {
-                    case KEY_VALUE:
-                        if (!kvStates.containsKey(s.getName())) {
-                            int id = ids.getOrDefault(s.getName(), KeyLayout.stateId(s.getName()));
-                            kvStates.put(
-                                    s.getName(),
-                                    new RegisteredKvState(
-                                            id, new RegisteredKeyValueStateBackendMetaInfo<>(s)));
-                        }
-                        break;
-                    case PRIORITY_QUEUE:
-                        if (!queues.containsKey(s.getName())) {
-                            RegisteredPriorityQueueStateBackendMetaInfo meta =
-                                    new RegisteredPriorityQueueStateBackendMetaInfo<>(s);
-                            HeapPriorityQueueSet set =
-                                    queueFactory.create(s.getName(), meta.getElementSerializer());
-                            queues.put(
-                                    s.getName(),
-                                    new HeapPriorityQueueSnapshotRestoreWrapper(
-                                            set,
-                                            meta,
-                                            KeyExtractorFunction.forKeyedObjects(),
-                                            keyGroupRange,
-                                            numberOfKeyGroups));
-                        }
-                        break;
-                    default:
-                        throw new IOException(
-                                "Unexpected state type "
-                                        + s.getBackendStateType()
-                                        + " of state "
-                                        + s.getName());
-                }
-            }
-            byte[] manifest = MetaStreamFormat.readManifest(view);
-            TimerSnapshotFormat.read(view, queues, keyGroupRange);
-            return manifest;
+            return parseMeta(in, metaHandle, queueFactory, queues, kvStates);
+        } catch (IOException e) {
+            boolean early = ExceptionUtils.findThrowable(e, EOFException.class).isPresent();
+            throw new IOException(
+                    "The meta stream "
+                            + metaHandle
+                            + " of a disaggregated checkpoint "
+                            + (early ? "ends early (truncated or not fully written)" : "is corrupt")
+                            + ": "
+                            + e.getMessage(),
+                    e);
         } finally {
             if (cancelStreamRegistry.unregisterCloseable(in)) {
                 IOUtils.closeQuietly(in);
             }
         }
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private byte[] parseMeta(
+            FSDataInputStream in,
+            StreamStateHandle metaHandle,
+            HeapPriorityQueueSetFactory queueFactory,
+            Map<String, HeapPriorityQueueSnapshotRestoreWrapper<?>> queues,
+            Map<String, RegisteredKvState> kvStates)
+            throws Exception {
+        DataInputViewStreamWrapper view = new DataInputViewStreamWrapper(in);
+        MetaStreamFormat.readHeader(view, String.valueOf(metaHandle));
+        KeyedBackendSerializationProxy<K> proxy = new KeyedBackendSerializationProxy<>(classLoader);
+        proxy.read(view);
+        checkKeySerializer(proxy);
+        Map<String, Integer> ids = MetaStreamFormat.readStateIds(view);
+        for (StateMetaInfoSnapshot s : proxy.getStateMetaInfoSnapshots()) {
+            switch (s.getBackendStateType()) {
+                case KEY_VALUE:
+                    if (!kvStates.containsKey(s.getName())) {
+                        int id = ids.getOrDefault(s.getName(), KeyLayout.stateId(s.getName()));
+                        kvStates.put(
+                                s.getName(),
+                                new RegisteredKvState(
+                                        id, new RegisteredKeyValueStateBackendMetaInfo<>(s)));
+                    }
+                    break;
+                case PRIORITY_QUEUE:
+                    if (!queues.containsKey(s.getName())) {
+                        RegisteredPriorityQueueStateBackendMetaInfo meta =
+                                new RegisteredPriorityQueueStateBackendMetaInfo<>(s);
+                        HeapPriorityQueueSet set =
+                                queueFactory.create(s.getName(), meta.getElementSerializer());
+                        queues.put(
+                                s.getName(),
+                                new HeapPriorityQueueSnapshotRestoreWrapper(
+                                        set,
+                                        meta,
+                                        KeyExtractorFunction.forKeyedObjects(),
+                                        keyGroupRange,
+                                        numberOfKeyGroups));
+                    }
+                    break;
+                default:
+                    throw new IOException(
+                            "Unexpected state type "
+                                    + s.getBackendStateType()
+                                    + " of state "
+                                    + s.getName());
+            }
+        }
+        byte[] manifest = MetaStreamFormat.readManifest(view);
+        TimerSnapshotFormat.read(view, queues, keyGroupRange);
+        return manifest;
     }
 
     private void checkKeySerializer(KeyedBackendSerializationProxy<K> proxy)

@@ -22,6 +22,9 @@ public final class MetaStreamFormat {
 
     public static final int VERSION = 1;
 
+    /** Largest manifest a meta stream may hold (a corrupt length fails instead of allocating). */
+    static final int MAX_MANIFEST_BYTES = 1 << 30;
+
     private MetaStreamFormat() {}
 
     public static void writeHeader(DataOutputView out) throws IOException {
@@ -57,7 +60,7 @@ public final class MetaStreamFormat {
     }
 
     public static Map<String, Integer> readStateIds(DataInputView in) throws IOException {
-        int n = in.readInt();
+        int n = count(in.readInt(), "state id count");
         Map<String, Integer> ids = new LinkedHashMap<>();
         for (int i = 0; i < n; i++) {
             ids.put(in.readUTF(), in.readInt());
@@ -71,7 +74,12 @@ public final class MetaStreamFormat {
     }
 
     public static byte[] readManifest(DataInputView in) throws IOException {
-        byte[] m = new byte[in.readInt()];
+        int n = in.readInt();
+        if (n < 0 || n > MAX_MANIFEST_BYTES) {
+            throw new IOException(
+                    "corrupt manifest length " + n + " (0 to " + MAX_MANIFEST_BYTES + " bytes)");
+        }
+        byte[] m = new byte[n];
         in.readFully(m);
         return m;
     }
@@ -85,11 +93,18 @@ public final class MetaStreamFormat {
     }
 
     public static List<String> readFileNames(DataInputView in) throws IOException {
-        int n = in.readInt();
+        int n = count(in.readInt(), "file name count");
         List<String> names = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             names.add(in.readUTF());
         }
         return names;
+    }
+
+    private static int count(int n, String what) throws IOException {
+        if (n < 0) {
+            throw new IOException("corrupt " + what + " " + n);
+        }
+        return n;
     }
 }

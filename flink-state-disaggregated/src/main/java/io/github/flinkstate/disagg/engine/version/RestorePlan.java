@@ -33,7 +33,10 @@ public record RestorePlan(List<List<FileMeta>> levels, long lastSeq) {
         return of(manifests, span, numLevels, UnaryOperator.identity());
     }
 
-    /** As above; {@code pathResolver} maps each recorded file path to where the file is now. */
+    /**
+     * As above; {@code pathResolver} maps each recorded file path to where the file is now. It is
+     * called once per file entry kept for {@code span} (not for entries clipped away).
+     */
     public static RestorePlan of(
             List<byte[]> manifests,
             KeyGroupSpan span,
@@ -68,9 +71,10 @@ public record RestorePlan(List<List<FileMeta>> levels, long lastSeq) {
             KeyGroupSpan clipTo = d.span().intersect(span);
             for (int l = 0; l < d.levels().size(); l++) {
                 for (FileMeta f : d.levels().get(l)) {
-                    FileMeta r = f.restoredWithClip(clipTo).withPath(pathResolver.apply(f.path()));
+                    FileMeta r = f.restoredWithClip(clipTo);
+                    // resolved only when kept: resolving may write the file back (inlined bytes)
                     if (!r.clip().isEmpty() && !r.effectiveRange().isEmpty()) {
-                        levels.get(l).add(r);
+                        levels.get(l).add(r.withPath(pathResolver.apply(f.path())));
                     }
                 }
             }
