@@ -35,8 +35,10 @@ import org.slf4j.LoggerFactory;
  * until {@code num-retained} checkpoints newer than {@code L} were confirmed on this TaskManager:
  * by then the JobManager no longer retains {@code L} even if it completed, so deleting is safe (the
  * JobManager deleting it too is harmless), and it is released. Confirmations are counted across all
- * writers of the job here (checkpoint ids are job-wide), so the references of closed writers are
- * resolved by the confirmations of their successors.
+ * writers of the job here (checkpoint ids are job-wide). A writer that closes hands over the files
+ * it put in doubt ({@link #handOver}): a job restored from the retained checkpoint carries its log
+ * handles into later checkpoints, so its successors' confirmations do not tell that those files are
+ * unused.
  *
  * <p>Invariants (checked by {@link #checkInvariants()}):
  *

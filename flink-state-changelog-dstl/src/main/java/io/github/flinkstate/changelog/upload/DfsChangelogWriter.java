@@ -3,9 +3,11 @@ package io.github.flinkstate.changelog.upload;
 import io.github.flinkstate.changelog.registry.TaskFileRegistry;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.NavigableMap;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import javax.annotation.concurrent.GuardedBy;
@@ -39,22 +41,24 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Ownership (see docs/changelog-dstl.md, "Deletion rules"): a file is deleted by the TaskManager
  * ({@link TaskFileRegistry}) only when all its change sets were released and none was handed over.
- * A change set is handed over (the JobManager owns its file) only by {@link #confirm} of a
- * checkpoint whose range contains it: only then is it sure that the JobManager received a result
- * containing it. It is released by {@link #truncate} and {@link #close} if no persist result ever
- * contained it (nor will: a reset fails the aborted checkpoint's pending persist), by {@link
- * #truncateAndClose} (the tail no checkpoint contains), by a {@link #reset} of the only checkpoint
- * that used it (it is then re-uploaded when needed again), or when its upload result is stale. A
- * change set that some persist result contained, or that a pending persist captured, but that no
- * confirm covered is, on truncation (or on the arrival of its upload if it was truncated
- * meanwhile), {@link TaskFileRegistry#releaseWhenSubsumed released once its last checkpoint can no
- * longer be retained}: it may belong to the retained checkpoint (a skipped confirm) or to an
- * aborted one the JobManager never saw (also when a reset of a later checkpoint comes: the earlier
- * one may have been aborted without a reset of its own). When the writer closes (the task failed,
- * was cancelled or finished) such a change set is handed over instead: a job restored from its
- * checkpoint references it from its own checkpoints until it materializes, which no confirmation
- * seen here can tell (a leak when that checkpoint was in fact aborted unseen, never a premature
- * delete). Change bytes are kept until confirm or truncation so that a reset can re-upload them.
+ * While the writer lives, a change set is handed over (the JobManager owns its file) only by {@link
+ * #confirm} of a checkpoint whose range contains it: only then is it sure that the JobManager
+ * received a result containing it. It is released by {@link #truncate} and {@link #close} if no
+ * persist result ever contained it (nor will: a reset fails the aborted checkpoint's pending
+ * persist), by {@link #truncateAndClose} (the tail no checkpoint contains), by a {@link #reset} of
+ * the only checkpoint that used it (it is then re-uploaded when needed again), or when its upload
+ * result is stale. A change set that some persist result contained, or that a pending persist
+ * captured, but that no confirm covered is, on truncation (or on the arrival of its upload if it
+ * was truncated meanwhile), {@link TaskFileRegistry#releaseWhenSubsumed released once its last
+ * checkpoint can no longer be retained}: it may belong to the retained checkpoint (a skipped
+ * confirm) or to an aborted one the JobManager never saw (also when a reset of a later checkpoint
+ * comes: the earlier one may have been aborted without a reset of its own). When the writer closes
+ * (the task failed, was cancelled or finished) such a change set is handed over instead, and so is
+ * every file this writer put in doubt that is still tracked: a job restored from the retained
+ * checkpoint references its log from its own checkpoints until it materializes, which no
+ * confirmation seen here can tell (a leak when that checkpoint was in fact aborted unseen, never a
+ * premature delete). Change bytes are kept until confirm or truncation so that a reset can
+ * re-upload them.
  *
  * <p>The task mailbox is not used: results are applied under the lock on upload threads.
  *
@@ -111,6 +115,13 @@ public final class DfsChangelogWriter
 
     @GuardedBy("this")
     private final List<PendingPersist> pending = new ArrayList<>();
+
+    /**
+     * Files this writer put in doubt ({@link TaskFileRegistry#releaseWhenSubsumed}) that the
+     * registry still tracks: handed over when the writer closes (see {@link #close()}).
+     */
+    @GuardedBy("this")
+    private final Set<StreamStateHandle> putInDoubt = new HashSet<>();
 
     @GuardedBy("this")
     private long lastUploadId;
@@ -290,6 +301,9 @@ public final class DfsChangelogWriter
         }
         // after the hand-overs above: may release references in doubt of older checkpoints
         registry.checkpointConfirmed(checkpointId);
+        synchronized (this) {
+            putInDoubt.removeIf(file -> !registry.isTracked(file));
+        }
         // only the latest confirmed checkpoint is kept for local recovery
         localRegistry.discardUpToCheckpoint(checkpointId);
     }
@@ -387,6 +401,11 @@ public final class DfsChangelogWriter
             // puts its handles into its own checkpoints until it materializes, so no later
             // confirmation on this TaskManager says the file is no longer needed
             int kept = 0;
+            for (StreamStateHandle file : putInDoubt) { // truncated earlier, as below
+                registry.handOver(file);
+                kept++;
+            }
+            putInDoubt.clear();
             for (ChangeSetState state : changeSets.values()) {
                 if (state.status == ChangeSetState.Status.UPLOADED && !state.confirmed) {
                     if (state.lastCheckpoint != Long.MIN_VALUE) {
@@ -505,6 +524,7 @@ public final class DfsChangelogWriter
                         // be aborted unseen (e.g. 10's persist still pending when 11 started
                         // and was reset): release it once that checkpoint is subsumed
                         registry.releaseWhenSubsumed(file, capturedBy);
+                        putInDoubt.add(file);
                     }
                 }
             }
@@ -595,13 +615,21 @@ public final class DfsChangelogWriter
     @GuardedBy("this")
     private void drop(ChangeSetState state, boolean closing) {
         if (state.status == ChangeSetState.Status.UPLOADED && !state.confirmed) {
+            StreamStateHandle file = state.result.file();
             long lastCheckpoint = Math.max(state.lastCheckpoint, capturingCheckpoint(state));
-            if (lastCheckpoint == Long.MIN_VALUE) {
-                registry.release(state.result.file());
-            } else if (closing) {
-                registry.handOver(state.result.file());
+            if (closing) {
+                // a pending persist that captured it is failed by close(): only results already
+                // handed out count
+                if (state.lastCheckpoint != Long.MIN_VALUE) {
+                    registry.handOver(file);
+                } else {
+                    registry.release(file);
+                }
+            } else if (lastCheckpoint == Long.MIN_VALUE) {
+                registry.release(file);
             } else {
-                registry.releaseWhenSubsumed(state.result.file(), lastCheckpoint);
+                registry.releaseWhenSubsumed(file, lastCheckpoint);
+                putInDoubt.add(file);
             }
         } else if (state.status == ChangeSetState.Status.NOT_UPLOADED) {
             notUploadedBytes -= state.rawBytes;

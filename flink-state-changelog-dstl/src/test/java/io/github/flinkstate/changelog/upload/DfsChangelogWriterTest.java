@@ -600,6 +600,34 @@ class DfsChangelogWriterTest {
         assertThat(files(cp1)).allMatch(DfsChangelogWriterTest::exists);
     }
 
+    @Test
+    void failoverAfterATruncation_keepsTheFilesTheRestoredCheckpointCarries() throws Exception {
+        open(); // num-retained 1
+        DfsChangelogWriter before = writer();
+        before.append(1, bytes("a"));
+        ChangelogStateHandleStreamImpl cp1 = persist(before, 0, 1);
+        SequenceNumber afterA = before.nextSequenceNumber();
+        before.append(2, bytes("b"));
+        ChangelogStateHandleStreamImpl cp2 = persist(before, 0, 2); // a and b, two files
+        assertThat(files(cp2)).hasSize(2).containsAll(files(cp1));
+        // neither confirm arrives (each notification came after the next checkpoint started);
+        // checkpoint 1 is subsumed and a materialization covered "a": truncation drops it while
+        // checkpoint 2, which still names its file, is the retained one
+        before.truncate(afterA);
+        before.truncateAndClose(before.nextSequenceNumber()); // then the task fails
+
+        // restored from checkpoint 2: its log handle is in every checkpoint until materialized
+        DfsChangelogWriter after = writer();
+        after.append(3, bytes("c"));
+        SequenceNumber upTo = after.nextSequenceNumber();
+        persist(after, 0, 4);
+        after.confirm(SequenceNumber.of(0), upTo, 4);
+
+        TestStorages.closeAndAwait(storage);
+        storage = null;
+        assertThat(files(cp2)).allMatch(DfsChangelogWriterTest::exists);
+    }
+
     // ---- the seed-4 leak of MultiWriterProtocolModelTest; each failed before its fix --------
 
     @Test

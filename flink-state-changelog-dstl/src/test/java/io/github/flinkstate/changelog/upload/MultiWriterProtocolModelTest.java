@@ -171,6 +171,9 @@ class MultiWriterProtocolModelTest {
         /** Restored parts whose handles this part's checkpoint also references. */
         final List<Part> carried;
 
+        /** Whether the writer got a reset for this part (its checkpoint aborted). */
+        boolean reset;
+
         ChangelogStateHandleStreamImpl handle;
 
         Part(
@@ -354,8 +357,10 @@ class MultiWriterProtocolModelTest {
                 for (Subtask subtask : subtasks) {
                     if (random.nextBoolean() || subtask == subtasks.get(0)) {
                         subtask.writer.truncateAndClose(subtask.lastUploadedTo);
-                        for (Part part : subtask.parts) {
-                            if (part.future.isDone() && !part.future.isCompletedExceptionally()) {
+                        for (Part part : subtask.parts) { // handed out, not reset
+                            if (!part.reset
+                                    && part.future.isDone()
+                                    && !part.future.isCompletedExceptionally()) {
                                 handedOverAtClose.addAll(
                                         files(part.future.get().getJobManagerOwnedSnapshot()));
                             }
@@ -403,6 +408,7 @@ class MultiWriterProtocolModelTest {
         storage = null;
         // those the JobManager registered it deleted above; the others nobody deletes (see the
         // class comment)
+        handedOverAtClose.removeAll(registered.keySet());
         TestStorages.waitUntil(
                 () -> handedOverAtClose.containsAll(collectFiles(dfs)),
                 "no DSTL file left but those handed over at close (seed "
@@ -419,6 +425,7 @@ class MultiWriterProtocolModelTest {
         for (Part part : aborted.parts) {
             Subtask subtask = part.subtask;
             if (part.generation == subtask.generation && subtask.lastCheckpointId == aborted.id) {
+                part.reset = true;
                 subtask.writer.reset(part.from, part.to, aborted.id);
             }
         }

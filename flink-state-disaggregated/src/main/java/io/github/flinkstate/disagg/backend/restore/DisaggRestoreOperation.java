@@ -197,6 +197,11 @@ public final class DisaggRestoreOperation<K> {
             }
             return target.toString();
         } catch (IOException e) {
+            try {
+                target.getFileSystem().delete(target, false); // a partial copy
+            } catch (IOException suppressed) {
+                e.addSuppressed(suppressed);
+            }
             throw new java.io.UncheckedIOException(
                     "Could not write restored file " + name + " to " + target, e);
         }
@@ -215,12 +220,16 @@ public final class DisaggRestoreOperation<K> {
         try {
             return parseMeta(in, metaHandle, queueFactory, queues, kvStates);
         } catch (IOException e) {
+            if (cancelStreamRegistry.isClosed()) {
+                throw e; // the restore was cancelled
+            }
             boolean early = ExceptionUtils.findThrowable(e, EOFException.class).isPresent();
             throw new IOException(
                     "The meta stream "
                             + metaHandle
-                            + " of a disaggregated checkpoint "
-                            + (early ? "ends early (truncated or not fully written)" : "is corrupt")
+                            + (early
+                                    ? " ends early (truncated or not fully written)"
+                                    : " could not be read")
                             + ": "
                             + e.getMessage(),
                     e);
