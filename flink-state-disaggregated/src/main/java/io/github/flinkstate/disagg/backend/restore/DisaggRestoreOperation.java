@@ -289,7 +289,7 @@ public final class DisaggRestoreOperation<K> {
                                     + s.getName());
             }
         }
-        byte[] manifest = MetaStreamFormat.readManifest(view);
+        byte[] manifest = MetaStreamFormat.readManifest(view, metaHandle.getStateSize());
         TimerSnapshotFormat.read(view, queues, keyGroupRange);
         return manifest;
     }

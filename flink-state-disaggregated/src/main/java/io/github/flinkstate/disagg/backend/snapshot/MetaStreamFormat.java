@@ -74,10 +74,26 @@ public final class MetaStreamFormat {
     }
 
     public static byte[] readManifest(DataInputView in) throws IOException {
+        return readManifest(in, MAX_MANIFEST_BYTES);
+    }
+
+    /**
+     * Reads the manifest of a meta stream of {@code streamBytes} bytes (0 or less: unknown): a
+     * length beyond the stream fails before anything is allocated.
+     */
+    public static byte[] readManifest(DataInputView in, long streamBytes) throws IOException {
         int n = in.readInt();
         if (n < 0 || n > MAX_MANIFEST_BYTES) {
             throw new IOException(
                     "corrupt manifest length " + n + " (0 to " + MAX_MANIFEST_BYTES + " bytes)");
+        }
+        if (streamBytes > 0 && n > streamBytes) {
+            throw new IOException(
+                    "corrupt manifest length "
+                            + n
+                            + ", or the stream ends early: it has "
+                            + streamBytes
+                            + " bytes in all");
         }
         byte[] m = new byte[n];
         in.readFully(m);

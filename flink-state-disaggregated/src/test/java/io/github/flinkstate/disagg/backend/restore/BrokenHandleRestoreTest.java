@@ -120,7 +120,7 @@ class BrokenHandleRestoreTest {
             IncrementalRemoteKeyedStateHandle h = savepoint(source);
             byte[] meta = bytes(h.getMetaDataStateHandle());
             int at = manifestLengthOffset(h, meta);
-            for (int bad : new int[] {-5, Integer.MAX_VALUE}) {
+            for (int bad : new int[] {-5, 200_000_000, Integer.MAX_VALUE}) {
                 byte[] corrupt = meta.clone();
                 ByteBuffer.wrap(corrupt).putInt(at, bad);
                 StreamStateHandle badMeta = new ByteStreamStateHandle("meta-bad-length", corrupt);
