@@ -207,7 +207,6 @@ public final class DisaggRestoreOperation<K> {
         }
     }
 
-    @SuppressWarnings({"unchecked", "rawtypes"})
     private byte[] readMeta(
             IncrementalRemoteKeyedStateHandle handle,
             HeapPriorityQueueSetFactory queueFactory,

@@ -73,10 +73,6 @@ public final class MetaStreamFormat {
         out.write(manifest);
     }
 
-    public static byte[] readManifest(DataInputView in) throws IOException {
-        return readManifest(in, MAX_MANIFEST_BYTES);
-    }
-
     /**
      * Reads the manifest of a meta stream of {@code streamBytes} bytes (0 or less: unknown): a
      * length beyond the stream fails before anything is allocated.

@@ -75,16 +75,8 @@ class ReadaheadTest {
                 fs, p, cache, fs.getFileStatus(p).getLen(), counters, streams, 64 << 10);
     }
 
-    /** Iterates the whole file, checking every entry; returns the entries seen. */
     private static int readAll(SstIterator it) throws IOException {
-        int n = 0;
-        for (it.seekToFirst(); it.valid(); it.next()) {
-            assertThat(it.key()).isEqualTo(key(n));
-            assertThat(it.value()).isEqualTo(value(n));
-            n++;
-        }
-        it.close();
-        return n;
+        return SstTestFiles.readAll(it);
     }
 
     @Test

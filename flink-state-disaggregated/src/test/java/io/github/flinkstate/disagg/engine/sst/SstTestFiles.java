@@ -41,4 +41,18 @@ final class SstTestFiles {
         w.finish(null);
         return path;
     }
+
+    /**
+     * Iterates {@code it} from the start, checking that entry n is key(n) / value(n); closes it.
+     */
+    static int readAll(SstIterator it) throws IOException {
+        int n = 0;
+        for (it.seekToFirst(); it.valid(); it.next()) {
+            org.assertj.core.api.Assertions.assertThat(it.key()).isEqualTo(key(n));
+            org.assertj.core.api.Assertions.assertThat(it.value()).isEqualTo(value(n));
+            n++;
+        }
+        it.close();
+        return n;
+    }
 }
