@@ -207,8 +207,11 @@ public final class DfsBatchedChangelogStorage
     /** Never blocks on the file system (Flink calls it on the TaskManager's RPC main thread). */
     @Override
     public void close() throws Exception {
-        scheduler.close(); // fails queued uploads, gives up running ones
-        uploadExecutor.shutdownNow();
+        scheduler.close(); // fails queued uploads, gives up running ones (interrupting them)
+        // not shutdownNow(): a second interrupt could hit an abandoned or failed attempt while it
+        // deletes its file (a slow HDFS or S3 call), leaving the file behind; what is still queued
+        // finds the scheduler closed and ends at once
+        uploadExecutor.shutdown();
         timer.shutdownNow();
         discardExecutor.shutdown(); // scheduled deletions still run; not awaited
         registry.close();

@@ -2,9 +2,11 @@ package io.github.flinkstate.changelog.registry;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -36,9 +38,11 @@ import org.slf4j.LoggerFactory;
  * by then the JobManager no longer retains {@code L} even if it completed, so deleting is safe (the
  * JobManager deleting it too is harmless), and it is released. Confirmations are counted across all
  * writers of the job here (checkpoint ids are job-wide). A writer that closes hands over the files
- * it put in doubt ({@link #handOver}): a job restored from the retained checkpoint carries its log
- * handles into later checkpoints, so its successors' confirmations do not tell that those files are
- * unused.
+ * on which it still has a reference in doubt ({@link #handOverInDoubt}): a job restored from the
+ * retained checkpoint carries its log handles into later checkpoints, so its successors'
+ * confirmations do not tell that those files are unused. A reference in doubt belongs to the writer
+ * that made it: a file several writers share is handed over only by a writer whose own doubt is
+ * unresolved, never because another writer's reference keeps it tracked.
  *
  * <p>Invariants (checked by {@link #checkInvariants()}):
  *
@@ -96,13 +100,13 @@ public final class TaskFileRegistry {
      * retained any more (see the class comment); at once if that is already the case. Ignored for a
      * handed-over file.
      */
-    public void releaseWhenSubsumed(StreamStateHandle file, long lastCheckpointId) {
+    public void releaseWhenSubsumed(StreamStateHandle file, long lastCheckpointId, Object owner) {
         synchronized (this) {
             if (!refCounts.containsKey(file)) {
                 return;
             }
             if (!isSubsumed(lastCheckpointId)) {
-                inDoubt.add(new Doubtful(file, lastCheckpointId));
+                inDoubt.add(new Doubtful(file, lastCheckpointId, owner));
                 LOG.debug(
                         "DSTL file {} in doubt until checkpoint {} is subsumed",
                         file,
@@ -111,6 +115,40 @@ public final class TaskFileRegistry {
             }
         }
         release(file);
+    }
+
+    /**
+     * A closing writer gives up one change set's reference that a persist result of checkpoint
+     * {@code lastCheckpointId} contained: released if that checkpoint can no longer be retained,
+     * else the file is {@link #handOver handed over} (the task may restore from it). Returns
+     * whether it was handed over.
+     */
+    public boolean handOverUnlessSubsumed(StreamStateHandle file, long lastCheckpointId) {
+        synchronized (this) {
+            if (!isSubsumed(lastCheckpointId)) {
+                handOver(file);
+                return true;
+            }
+        }
+        release(file);
+        return false;
+    }
+
+    /**
+     * A closing writer hands over every file on which it still has a reference in doubt (see the
+     * class comment); returns how many.
+     */
+    public int handOverInDoubt(Object owner) {
+        synchronized (this) {
+            Set<StreamStateHandle> files = new HashSet<>();
+            for (Doubtful entry : inDoubt) {
+                if (entry.owner == owner) {
+                    files.add(entry.file);
+                }
+            }
+            files.forEach(this::handOver);
+            return files.size();
+        }
     }
 
     /** Checkpoint {@code checkpointId} completed (a writer got its confirmation). */
@@ -159,7 +197,8 @@ public final class TaskFileRegistry {
         return latestConfirmed.size() >= retained && latestConfirmed.first() > checkpointId;
     }
 
-    private record Doubtful(StreamStateHandle file, long lastCheckpointId) {}
+    /** One change set's reference in doubt, made by {@code owner} (a writer). */
+    private record Doubtful(StreamStateHandle file, long lastCheckpointId, Object owner) {}
 
     /** Starts tracking a newly uploaded file used by {@code changeSets} change sets. */
     public synchronized void track(StreamStateHandle file, int changeSets) {

@@ -241,6 +241,11 @@ public final class BatchingUploadScheduler implements AutoCloseable {
         try {
             uploadExecutor.execute(
                     () -> {
+                        synchronized (this) {
+                            if (closed) {
+                                return; // queued when the storage closed
+                            }
+                        }
                         try {
                             changeSet.encode(settings.compression());
                         } catch (Throwable t) {

@@ -3,11 +3,9 @@ package io.github.flinkstate.changelog.upload;
 import io.github.flinkstate.changelog.registry.TaskFileRegistry;
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.NavigableMap;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import javax.annotation.concurrent.GuardedBy;
@@ -53,12 +51,13 @@ import org.slf4j.LoggerFactory;
  * checkpoint can no longer be retained}: it may belong to the retained checkpoint (a skipped
  * confirm) or to an aborted one the JobManager never saw (also when a reset of a later checkpoint
  * comes: the earlier one may have been aborted without a reset of its own). When the writer closes
- * (the task failed, was cancelled or finished) such a change set is handed over instead, and so is
- * every file this writer put in doubt that is still tracked: a job restored from the retained
- * checkpoint references its log from its own checkpoints until it materializes, which no
- * confirmation seen here can tell (a leak when that checkpoint was in fact aborted unseen, never a
- * premature delete). Change bytes are kept until confirm or truncation so that a reset can
- * re-upload them.
+ * (the task failed, was cancelled or finished) such a change set is handed over instead, unless its
+ * last checkpoint is already subsumed, and so is every file on which this writer still has a
+ * reference in doubt: a job restored from the retained checkpoint references its log from its own
+ * checkpoints until it materializes, which no confirmation seen here can tell (a leak when that
+ * checkpoint was in fact aborted unseen, never a premature delete). A file whose doubt was resolved
+ * (its checkpoint subsumed) is not handed over because another writer's change set in it keeps it
+ * tracked. Change bytes are kept until confirm or truncation so that a reset can re-upload them.
  *
  * <p>The task mailbox is not used: results are applied under the lock on upload threads.
  *
@@ -115,13 +114,6 @@ public final class DfsChangelogWriter
 
     @GuardedBy("this")
     private final List<PendingPersist> pending = new ArrayList<>();
-
-    /**
-     * Files this writer put in doubt ({@link TaskFileRegistry#releaseWhenSubsumed}) that the
-     * registry still tracks: handed over when the writer closes (see {@link #close()}).
-     */
-    @GuardedBy("this")
-    private final Set<StreamStateHandle> putInDoubt = new HashSet<>();
 
     @GuardedBy("this")
     private long lastUploadId;
@@ -301,9 +293,6 @@ public final class DfsChangelogWriter
         }
         // after the hand-overs above: may release references in doubt of older checkpoints
         registry.checkpointConfirmed(checkpointId);
-        synchronized (this) {
-            putInDoubt.removeIf(file -> !registry.isTracked(file));
-        }
         // only the latest confirmed checkpoint is kept for local recovery
         localRegistry.discardUpToCheckpoint(checkpointId);
     }
@@ -400,17 +389,15 @@ public final class DfsChangelogWriter
             // closing (failed, cancelled or finished), and a job restored from that checkpoint
             // puts its handles into its own checkpoints until it materializes, so no later
             // confirmation on this TaskManager says the file is no longer needed
-            int kept = 0;
-            for (StreamStateHandle file : putInDoubt) { // truncated earlier, as below
-                registry.handOver(file);
-                kept++;
-            }
-            putInDoubt.clear();
+            // (unless a checkpoint confirmed on this TaskManager since subsumed it)
+            int kept = registry.handOverInDoubt(this); // truncated earlier, as below
             for (ChangeSetState state : changeSets.values()) {
                 if (state.status == ChangeSetState.Status.UPLOADED && !state.confirmed) {
                     if (state.lastCheckpoint != Long.MIN_VALUE) {
-                        registry.handOver(state.result.file());
-                        kept++;
+                        if (registry.handOverUnlessSubsumed(
+                                state.result.file(), state.lastCheckpoint)) {
+                            kept++;
+                        }
                     } else {
                         registry.release(state.result.file());
                     }
@@ -523,8 +510,7 @@ public final class DfsChangelogWriter
                         // persist that captured it hands it out below, but its checkpoint may
                         // be aborted unseen (e.g. 10's persist still pending when 11 started
                         // and was reset): release it once that checkpoint is subsumed
-                        registry.releaseWhenSubsumed(file, capturedBy);
-                        putInDoubt.add(file);
+                        registry.releaseWhenSubsumed(file, capturedBy, this);
                     }
                 }
             }
@@ -621,15 +607,14 @@ public final class DfsChangelogWriter
                 // a pending persist that captured it is failed by close(): only results already
                 // handed out count
                 if (state.lastCheckpoint != Long.MIN_VALUE) {
-                    registry.handOver(file);
+                    registry.handOverUnlessSubsumed(file, state.lastCheckpoint);
                 } else {
                     registry.release(file);
                 }
             } else if (lastCheckpoint == Long.MIN_VALUE) {
                 registry.release(file);
             } else {
-                registry.releaseWhenSubsumed(file, lastCheckpoint);
-                putInDoubt.add(file);
+                registry.releaseWhenSubsumed(file, lastCheckpoint, this);
             }
         } else if (state.status == ChangeSetState.Status.NOT_UPLOADED) {
             notUploadedBytes -= state.rawBytes;

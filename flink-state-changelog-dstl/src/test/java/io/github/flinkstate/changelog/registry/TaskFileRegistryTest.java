@@ -70,7 +70,7 @@ class TaskFileRegistryTest {
         ByteStreamStateHandle f = file("f");
         twoRetained.track(f, 1);
         twoRetained.checkpointConfirmed(5); // not newer than the file's checkpoint
-        twoRetained.releaseWhenSubsumed(f, 5);
+        twoRetained.releaseWhenSubsumed(f, 5, this);
         assertThat(twoRetained.referencesInDoubt()).isOne();
         twoRetained.checkpointConfirmed(6); // checkpoint 5 may still be retained (2 kept)
         assertThat(deletions).isEmpty();
@@ -86,7 +86,7 @@ class TaskFileRegistryTest {
         ByteStreamStateHandle f = file("g");
         registry.track(f, 2);
         registry.checkpointConfirmed(3);
-        registry.releaseWhenSubsumed(f, 2);
+        registry.releaseWhenSubsumed(f, 2, this);
         registry.release(f);
         assertThat(deletions).hasSize(1);
     }
@@ -95,7 +95,7 @@ class TaskFileRegistryTest {
     void referenceInDoubt_ofAHandedOverFile_isDropped() {
         ByteStreamStateHandle f = file("h");
         registry.track(f, 2);
-        registry.releaseWhenSubsumed(f, 4);
+        registry.releaseWhenSubsumed(f, 4, this);
         registry.handOver(f); // another change set of the file was confirmed: the JM owns it
         registry.checkpointConfirmed(5);
         assertThat(deletions).isEmpty();

@@ -701,4 +701,77 @@ class DfsChangelogWriterTest {
         awaitDeleted(file);
         assertThat(storage.getRegistry().trackedFiles()).isZero();
     }
+
+    // ---- the seed-3 leak of MultiWriterProtocolModelTest; each failed before its fix --------
+
+    /**
+     * Opens a storage (num-retained 1) whose batches go when 20 bytes are queued, never on time;
+     * returns a first writer.
+     */
+    private DfsChangelogWriter batchingWriters() throws Exception {
+        Configuration config = TestStorages.config(new Path(new File(tmp, "dfs").toURI()));
+        config.set(DfsChangelogOptions.PERSIST_DELAY, Duration.ofHours(1));
+        config.set(DfsChangelogOptions.PERSIST_SIZE_THRESHOLD, MemorySize.parse("20b"));
+        open(config);
+        return writer();
+    }
+
+    /** Two writers' change sets in one file, handed out to checkpoint 1 that nobody confirms. */
+    private StreamStateHandle sharedFileOfAnUnconfirmedCheckpoint(
+            DfsChangelogWriter w1, DfsChangelogWriter w2) throws Exception {
+        w1.append(1, bytes("0123456789"));
+        w2.append(2, bytes("abcdefghij"));
+        CompletableFuture<SnapshotResult<ChangelogStateHandleStreamImpl>> f1 =
+                w1.persist(SequenceNumber.of(0), 1);
+        ChangelogStateHandleStreamImpl h2 = persist(w2, 0, 1); // 20 bytes: the batch goes
+        StreamStateHandle shared = files(f1.get().getJobManagerOwnedSnapshot()).iterator().next();
+        assertThat(files(h2)).containsExactly(shared);
+        return shared;
+    }
+
+    /** Checkpoint {@code id} completes and is confirmed by a third writer only. */
+    private void confirmedElsewhere(long id) throws Exception {
+        DfsChangelogWriter w3 = writer();
+        w3.append(3, bytes("ABCDEFGHIJKLMNOPQRST")); // fills a batch of its own
+        SequenceNumber upTo = w3.nextSequenceNumber();
+        persist(w3, 0, id);
+        w3.confirm(SequenceNumber.of(0), upTo, id);
+    }
+
+    @Test
+    void writerClosingAfterItsDoubtWasResolved_doesNotKeepAFileOtherWritersStillShare()
+            throws Exception {
+        DfsChangelogWriter w1 = batchingWriters();
+        DfsChangelogWriter w2 = writer();
+        StreamStateHandle shared = sharedFileOfAnUnconfirmedCheckpoint(w1, w2);
+        // w1 materializes and truncates: checkpoint 1 may be the retained one, so its share of
+        // the file is kept in doubt; then checkpoint 2 (without the file) completes: w1's share
+        // is released, w2's (not yet truncated) keeps the file
+        w1.truncate(w1.nextSequenceNumber());
+        confirmedElsewhere(2);
+        assertThat(storage.getRegistry().referencesInDoubt()).isZero();
+        assertThat(exists(shared)).isTrue();
+
+        w1.close(); // it has no claim on the file left: it must not hand it over
+        w2.truncate(w2.nextSequenceNumber()); // the last share: checkpoint 1 is subsumed
+        awaitDeleted(shared);
+        assertThat(storage.getRegistry().trackedFiles()).isZero(); // checkpoint 2's: the JM's
+    }
+
+    @Test
+    void writerClosing_releasesChangeSetsOfASubsumedCheckpoint_ratherThanHandingThemOver()
+            throws Exception {
+        DfsChangelogWriter w1 = batchingWriters();
+        DfsChangelogWriter w2 = writer();
+        StreamStateHandle shared = sharedFileOfAnUnconfirmedCheckpoint(w1, w2);
+        confirmedElsewhere(2); // checkpoint 1 can no longer be retained
+
+        // both tasks close with their change sets untruncated: checkpoint 1 cannot be the one
+        // they restore from, so its file is deleted rather than left to a JobManager that never
+        // saw it
+        w1.close();
+        assertThat(exists(shared)).isTrue();
+        w2.close();
+        awaitDeleted(shared);
+    }
 }

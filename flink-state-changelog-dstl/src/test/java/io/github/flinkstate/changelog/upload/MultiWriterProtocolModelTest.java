@@ -357,8 +357,10 @@ class MultiWriterProtocolModelTest {
                 for (Subtask subtask : subtasks) {
                     if (random.nextBoolean() || subtask == subtasks.get(0)) {
                         subtask.writer.truncateAndClose(subtask.lastUploadedTo);
-                        for (Part part : subtask.parts) { // handed out
-                            if (part.future.isDone() && !part.future.isCompletedExceptionally()) {
+                        for (Part part : subtask.parts) { // handed out, not reset
+                            if (!part.reset
+                                    && part.future.isDone()
+                                    && !part.future.isCompletedExceptionally()) {
                                 handedOverAtClose.addAll(
                                         files(part.future.get().getJobManagerOwnedSnapshot()));
                             }
@@ -406,6 +408,7 @@ class MultiWriterProtocolModelTest {
         storage = null;
         // those the JobManager registered it deleted above; the others nobody deletes (see the
         // class comment)
+        handedOverAtClose.removeAll(registered.keySet());
         TestStorages.waitUntil(
                 () -> handedOverAtClose.containsAll(collectFiles(dfs)),
                 "no DSTL file left but those handed over at close (seed "

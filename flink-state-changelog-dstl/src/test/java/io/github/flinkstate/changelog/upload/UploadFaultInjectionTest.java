@@ -344,6 +344,31 @@ class UploadFaultInjectionTest {
     }
 
     @Test
+    void storageClose_letsAFailedAttemptFinishDeletingItsFile() throws Exception {
+        Configuration config = config();
+        config.set(DfsChangelogOptions.MAX_ATTEMPTS, 1);
+        DfsChangelogWriter writer = open(config);
+        try (Hang deleting = FS.hang(FsOp.DELETE, DSTL_FILES)) {
+            FS.failNextWrites(1, 0); // a partial file, which the attempt deletes when it fails
+            writer.append(1, bytes("a"));
+            CompletableFuture<SnapshotResult<ChangelogStateHandleStreamImpl>> persist =
+                    writer.persist(SequenceNumber.of(0), 1);
+            Waits.until("the attempt deletes its file", WAIT, () -> deleting.blockedCalls() == 1);
+            assertThat(TestStorages.files(storage)).hasSize(1);
+
+            // the job leaves the TaskManager while the delete is on its way (a slow HDFS or S3
+            // call): closing must not interrupt it, or the file is left behind
+            DfsBatchedChangelogStorage closed = storage;
+            storage = null;
+            closed.close();
+            deleting.release();
+            assertThat(closed.awaitBackgroundWork(WAIT)).isTrue();
+            assertThat(TestStorages.files(closed)).isEmpty();
+            assertThat(persist).isCompletedExceptionally();
+        }
+    }
+
+    @Test
     void failedTask_deletesPreemptiveUploadsNoResultHandedOut() throws Exception {
         Configuration config = config();
         config.set(DfsChangelogOptions.PREEMPTIVE_PERSIST_THRESHOLD, MemorySize.parse("8b"));
