@@ -175,14 +175,31 @@ public final class DisaggRestoreOperation<K> {
         return path;
     }
 
-    /** Deletes files this restore wrote back, for a restore that failed (best effort, logged). */
+    /**
+     * Deletes files this restore wrote back, for a restore that failed (best effort, logged), also
+     * on a thread that was interrupted (a cancelled restore).
+     */
     public static void deleteQuietly(Collection<String> writtenBack) {
         for (String p : writtenBack) {
-            Path path = new Path(p);
             try {
-                path.getFileSystem().delete(path, false);
+                deleteEvenIfInterrupted(new Path(p));
             } catch (IOException | RuntimeException e) {
                 LOG.warn("Could not delete {} written back by a failed restore", p, e);
+            }
+        }
+    }
+
+    /**
+     * A cancelled restore fails on an interrupted thread, where an interruptible DFS call (HDFS,
+     * S3) fails at once: the interrupt is set aside for the delete and restored after it.
+     */
+    private static void deleteEvenIfInterrupted(Path path) throws IOException {
+        boolean interrupted = Thread.interrupted();
+        try {
+            path.getFileSystem().delete(path, false);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
             }
         }
     }
@@ -198,7 +215,7 @@ public final class DisaggRestoreOperation<K> {
             return target.toString();
         } catch (IOException e) {
             try {
-                target.getFileSystem().delete(target, false); // a partial copy
+                deleteEvenIfInterrupted(target); // a partial copy
             } catch (IOException suppressed) {
                 e.addSuppressed(suppressed);
             }
