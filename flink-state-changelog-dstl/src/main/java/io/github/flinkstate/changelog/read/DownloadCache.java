@@ -27,6 +27,7 @@ import org.apache.flink.core.fs.FSDataInputStream;
 import org.apache.flink.runtime.state.StreamStateHandle;
 import org.apache.flink.runtime.state.filesystem.FileStateHandle;
 import org.apache.flink.util.FileUtils;
+import org.apache.flink.util.ShutdownHookUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,7 +44,9 @@ import org.slf4j.LoggerFactory;
  * <p>Lifecycle: entries not used for {@code idleTimeout} are deleted when the cache is next used;
  * {@link #close()} waits a bounded time for downloads in flight, then deletes everything; a
  * download that starts or ends after it deletes its own copy. A failed download is forgotten so the
- * next read retries.
+ * next read retries. A cache that is never closed (Flink's test harness does not close the views it
+ * opens; a TaskManager may exit without releasing a job) deletes its directory when the JVM exits
+ * (a shutdown hook, removed by {@link #close()}).
  *
  * <p>Invariants: (1) an entry with {@code users > 0} is never deleted; (2) at most one download per
  * file path is running.
@@ -69,6 +72,10 @@ final class DownloadCache implements Closeable {
     @GuardedBy("this")
     private int downloading;
 
+    /** Deletes the directory when the JVM exits before {@link #close()}; null once closed. */
+    @GuardedBy("this")
+    private Thread shutdownHook;
+
     /**
      * @param closeWait how long {@link #close()} waits for downloads in flight to end before it
      *     deletes the directory; a download that ends later deletes its own copy
@@ -79,6 +86,11 @@ final class DownloadCache implements Closeable {
         this.downloadExecutor = downloadExecutor;
         this.idleTimeoutNanos = idleTimeout.toNanos();
         this.closeWaitNanos = closeWait.toNanos();
+        this.shutdownHook =
+                ShutdownHookUtil.addShutdownHook(
+                        () -> FileUtils.deleteDirectoryQuietly(directory),
+                        "DSTL download cache " + directory.getName(),
+                        LOG);
     }
 
     /** Whether the handle is worth caching: a file on a distributed file system. */
@@ -217,9 +229,12 @@ final class DownloadCache implements Closeable {
 
     @Override
     public void close() {
+        Thread hook;
         synchronized (this) {
             closed = true;
             entries.clear();
+            hook = shutdownHook;
+            shutdownHook = null;
             long deadline = System.nanoTime() + closeWaitNanos;
             long left = closeWaitNanos;
             while (downloading > 0 && left > 0) {
@@ -243,6 +258,9 @@ final class DownloadCache implements Closeable {
             FileUtils.deleteDirectory(directory);
         } catch (IOException e) {
             LOG.warn("Could not delete the DSTL download cache {}", directory, e);
+        }
+        if (hook != null) {
+            ShutdownHookUtil.removeShutdownHook(hook, "DSTL download cache", LOG);
         }
     }
 
