@@ -210,7 +210,7 @@ public final class DfsBatchedChangelogStorage
         scheduler.close(); // fails queued uploads, gives up running ones (interrupting them)
         // not shutdownNow(): a second interrupt could hit an abandoned or failed attempt while it
         // deletes its file (a slow HDFS or S3 call), leaving the file behind; what is still queued
-        // finds the scheduler closed and ends at once
+        // finds its upload given up (or, to encode ahead, the scheduler closed) and ends at once
         uploadExecutor.shutdown();
         timer.shutdownNow();
         discardExecutor.shutdown(); // scheduled deletions still run; not awaited

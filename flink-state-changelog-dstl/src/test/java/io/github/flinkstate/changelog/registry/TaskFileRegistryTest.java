@@ -101,4 +101,40 @@ class TaskFileRegistryTest {
         assertThat(deletions).isEmpty();
         assertThat(registry.referencesInDoubt()).isZero();
     }
+
+    @Test
+    void closingWriter_handsOverOnlyFilesItStillDoubts() {
+        Object w1 = "writer 1";
+        Object w2 = "writer 2";
+        ByteStreamStateHandle resolved = file("i"); // shared; w1's doubt resolved, w2 holds it
+        ByteStreamStateHandle doubted = file("j"); // w1 still doubts it
+        registry.track(resolved, 2);
+        registry.track(doubted, 1);
+        registry.releaseWhenSubsumed(resolved, 2, w1);
+        registry.checkpointConfirmed(3); // subsumes 2: w1's reference on "i" is released
+        registry.releaseWhenSubsumed(doubted, 3, w1);
+
+        assertThat(registry.handOverInDoubt(w2)).isZero();
+        assertThat(registry.handOverInDoubt(w1)).isOne();
+        assertThat(registry.isTracked(doubted)).isFalse(); // handed over: never deleted here
+        assertThat(registry.isTracked(resolved)).isTrue();
+        registry.release(resolved); // w2's share: the last one
+        assertThat(deletions).hasSize(1);
+    }
+
+    @Test
+    void handOverUnlessSubsumed_releasesOnlyWhenNoRetainedCheckpointCanHoldIt() {
+        TaskFileRegistry twoRetained = new TaskFileRegistry(deletions::add, 2);
+        ByteStreamStateHandle f = file("k");
+        ByteStreamStateHandle g = file("l");
+        twoRetained.track(f, 1);
+        twoRetained.track(g, 1);
+        twoRetained.checkpointConfirmed(5);
+        twoRetained.checkpointConfirmed(6);
+        assertThat(twoRetained.handOverUnlessSubsumed(f, 5)).isTrue(); // 5 may be retained
+        assertThat(twoRetained.handOverUnlessSubsumed(g, 4)).isFalse(); // 5 and 6 are
+        assertThat(deletions).hasSize(1);
+        assertThat(twoRetained.trackedFiles()).isZero();
+        twoRetained.checkInvariants();
+    }
 }

@@ -750,9 +750,10 @@ class DfsChangelogWriterTest {
         w1.truncate(w1.nextSequenceNumber());
         confirmedElsewhere(2);
         assertThat(storage.getRegistry().referencesInDoubt()).isZero();
-        assertThat(exists(shared)).isTrue();
+        assertThat(storage.getRegistry().isTracked(shared)).isTrue();
 
         w1.close(); // it has no claim on the file left: it must not hand it over
+        assertThat(storage.getRegistry().isTracked(shared)).as("w2's share").isTrue();
         w2.truncate(w2.nextSequenceNumber()); // the last share: checkpoint 1 is subsumed
         awaitDeleted(shared);
         assertThat(storage.getRegistry().trackedFiles()).isZero(); // checkpoint 2's: the JM's
@@ -770,7 +771,7 @@ class DfsChangelogWriterTest {
         // they restore from, so its file is deleted rather than left to a JobManager that never
         // saw it
         w1.close();
-        assertThat(exists(shared)).isTrue();
+        assertThat(storage.getRegistry().isTracked(shared)).as("w2's share").isTrue();
         w2.close();
         awaitDeleted(shared);
     }
