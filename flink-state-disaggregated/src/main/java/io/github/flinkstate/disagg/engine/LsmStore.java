@@ -677,12 +677,27 @@ public final class LsmStore implements AutoCloseable {
 
     /**
      * Installs {@code edit}: notes the births of its files, makes it the current version and tells
-     * the disk tier the new size of the live files.
+     * the disk tier the new size of the live files. A closed store installs nothing: work that ends
+     * after {@link #close()} (a flush or compaction that outlasted its bounded wait, a copy of
+     * {@code rehomeAll}) must not make files obsolete, which would delete them, since the files of
+     * the live version may belong to a completed checkpoint the restarted task restores from; the
+     * edit's new files, which no version and no checkpoint ever named, are deleted instead.
+     *
+     * @throws IOException if the store is closed
      */
-    private void install(VersionEdit edit) {
-        noteBirths(edit);
-        versions.install(edit);
-        noteLiveBytes();
+    private void install(VersionEdit edit) throws IOException {
+        synchronized (versions) {
+            if (!closed) {
+                noteBirths(edit);
+                versions.install(edit);
+                noteLiveBytes();
+                return;
+            }
+        }
+        for (VersionEdit.LevelFile added : edit.added()) {
+            outputs.deleteQuietly(added.file());
+        }
+        throw new IOException("store is closed; the result of this flush or compaction is dropped");
     }
 
     /** Tells the disk tier, if any, the total size of the current version's files. */
@@ -1298,13 +1313,18 @@ public final class LsmStore implements AutoCloseable {
         return warmUp;
     }
 
-    /** Stops background work (waiting for running jobs) and closes readers. Files are kept. */
+    /**
+     * Stops background work (waiting a bounded time for running jobs) and closes readers. Files are
+     * kept. A job that ends later changes nothing (see {@link #install}).
+     */
     @Override
     public void close() {
-        if (closed) {
-            return;
+        synchronized (versions) { // no version is installed after this (see install)
+            if (closed) {
+                return;
+            }
+            closed = true;
         }
-        closed = true;
         WarmUp w = warmUp;
         if (w != null) {
             w.cancel(TimeUnit.SECONDS.toMillis(5)); // it stops before its next chunk

@@ -1,0 +1,99 @@
+package io.github.flinkstate.disagg.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.flinkstate.disagg.engine.cache.BlockCache;
+import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
+import io.github.flinkstate.disagg.engine.testutil.LsmModelRunner;
+import io.github.flinkstate.testing.fs.FsOp;
+import io.github.flinkstate.testing.fs.Hang;
+import io.github.flinkstate.testing.fs.InjectingFileSystem;
+import io.github.flinkstate.testing.wait.Waits;
+import java.io.File;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.regex.Pattern;
+import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.core.fs.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A compaction that ends after the store closed (on a slow DFS it can outlast the bounded wait of
+ * {@link LsmStore#close()}) must change nothing: its inputs may belong to a completed checkpoint
+ * that the restarted task restores from, and after the close the backend no longer tracks which
+ * files it handed to Flink. Found in a review: the compaction installed its result anyway, and the
+ * deletion policy deleted its inputs. Its outputs, which nothing references, are deleted.
+ */
+@Timeout(60)
+class CloseDuringCompactionTest {
+
+    private static final KeyGroupSpan SPAN = KeyGroupSpan.of(0, 3);
+
+    @TempDir File tmp;
+
+    private final InjectingFileSystem fs = new InjectingFileSystem(FileSystem.getLocalFileSystem());
+
+    private Set<String> files(File dir) {
+        Set<String> names = new TreeSet<>();
+        for (String name : dir.list()) {
+            if (name.endsWith(".sst")) {
+                names.add(name);
+            }
+        }
+        return names;
+    }
+
+    @Test
+    void aCompactionEndingAfterClose_deletesNoInput_andLeavesNoOutput() throws Exception {
+        File dir = new File(tmp, "primary");
+        LsmOptions options =
+                new LsmOptions(fs, new Path(dir.toURI()), SPAN)
+                        .blockSize(256)
+                        .backgroundCompaction(false)
+                        .blockCache(new BlockCache(1 << 20));
+        LsmStore store = LsmStore.open(options);
+        for (int file = 0; file < 2; file++) {
+            for (int i = 0; i < 200; i++) {
+                store.put(LsmModelRunner.key(i % 4, 0, i), ("v" + file + "-" + i).getBytes());
+            }
+            store.flush();
+        }
+        Set<String> inputs = files(dir);
+        assertThat(inputs).hasSize(2);
+
+        AtomicReference<Throwable> compactionError = new AtomicReference<>();
+        Thread compaction;
+        try (Hang reads = fs.hang(FsOp.READ, Pattern.quote(InjectingFileSystem.key(dir)) + ".*")) {
+            compaction =
+                    new Thread(
+                            () -> {
+                                try {
+                                    store.compactAll();
+                                } catch (Throwable t) {
+                                    compactionError.set(t);
+                                }
+                            },
+                            "compaction");
+            compaction.start();
+            Waits.until(
+                    "the compaction reads its inputs",
+                    Duration.ofSeconds(30),
+                    () -> reads.blockedCalls() > 0);
+            store.close(); // the task is disposed while the compaction still runs
+        } // released: the compaction goes on and ends after the close
+        compaction.join(30_000);
+
+        assertThat(compaction.isAlive()).isFalse();
+        assertThat(compactionError.get())
+                .as("the compaction learns that the store closed")
+                .isNotNull()
+                .hasMessageContaining("closed");
+        assertThat(files(dir)).as("inputs kept, outputs deleted").isEqualTo(inputs);
+        assertThat(List.of(dir.list())).allMatch(n -> !n.contains(".tmp"));
+    }
+}
