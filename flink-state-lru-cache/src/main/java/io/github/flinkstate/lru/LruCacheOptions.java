@@ -37,6 +37,22 @@ public final class LruCacheOptions {
                                     + " as String and Long are never copied). Reads return the cached"
                                     + " object in both modes.");
 
+    public static final ConfigOption<Boolean> SCAN_RESISTANCE =
+            ConfigOptions.key("state.backend.cache.scan-resistance")
+                    .booleanType()
+                    .defaultValue(true)
+                    .withDescription(
+                            "Whether a full cache stops caching most reads that miss while reads"
+                                    + " hardly ever hit (fewer than 1 in 16 over the last"
+                                    + " max(max-entries-num, 1024) reads of value, reducing and"
+                                    + " aggregating state): then only one miss in 8 is cached, the"
+                                    + " others are read from and written to the delegate directly,"
+                                    + " and after 8 such windows one window caches every miss again"
+                                    + " to look whether plain LRU now hits. It keeps a key cycle"
+                                    + " longer than the cache from costing an insert, an eviction and"
+                                    + " a write-back per record, and lets the cached sample hit. Off:"
+                                    + " every miss is cached (plain LRU).");
+
     public static final ConfigOption<String> DELEGATE =
             ConfigOptions.key("state.backend.cache.delegate")
                     .stringType()

@@ -31,6 +31,7 @@ public class StateBackendWrapperWithLRUCache extends AbstractStateBackend
     private final StateBackend delegate;
     private final int maxEntries;
     private final boolean copyValuesOnWrite;
+    private boolean scanResistant = LruCacheOptions.SCAN_RESISTANCE.defaultValue();
 
     /**
      * @param delegate the backend behind the cache
@@ -81,6 +82,8 @@ public class StateBackendWrapperWithLRUCache extends AbstractStateBackend
                 original.maxEntries,
                 config.getOptional(LruCacheOptions.COPY_VALUES_ON_WRITE)
                         .orElse(original.copyValuesOnWrite));
+        this.scanResistant =
+                config.getOptional(LruCacheOptions.SCAN_RESISTANCE).orElse(original.scanResistant);
         this.latencyTrackingConfigBuilder = original.latencyTrackingConfigBuilder.configure(config);
         this.sizeTrackingConfigBuilder = original.sizeTrackingConfigBuilder.configure(config);
     }
@@ -108,6 +111,7 @@ public class StateBackendWrapperWithLRUCache extends AbstractStateBackend
                         DelegateBackendLoader.load(config, classLoader),
                         maxEntries,
                         config.get(LruCacheOptions.COPY_VALUES_ON_WRITE));
+        backend.scanResistant = config.get(LruCacheOptions.SCAN_RESISTANCE);
         backend.latencyTrackingConfigBuilder =
                 backend.latencyTrackingConfigBuilder.configure(config);
         backend.sizeTrackingConfigBuilder = backend.sizeTrackingConfigBuilder.configure(config);
@@ -132,6 +136,17 @@ public class StateBackendWrapperWithLRUCache extends AbstractStateBackend
         return copyValuesOnWrite;
     }
 
+    /** See {@link LruCacheOptions#SCAN_RESISTANCE}. */
+    public boolean isScanResistant() {
+        return scanResistant;
+    }
+
+    /** Turns scan resistance on or off (see {@link LruCacheOptions#SCAN_RESISTANCE}). */
+    public StateBackendWrapperWithLRUCache setScanResistant(boolean scanResistant) {
+        this.scanResistant = scanResistant;
+        return this;
+    }
+
     @Override
     public String getName() {
         return "LRU cache over " + delegate.getName();
@@ -144,6 +159,7 @@ public class StateBackendWrapperWithLRUCache extends AbstractStateBackend
                         delegate,
                         maxEntries,
                         copyValuesOnWrite,
+                        scanResistant,
                         parameters,
                         latencyTrackingConfigBuilder
                                 .setMetricGroup(parameters.getMetricGroup())
@@ -181,6 +197,8 @@ public class StateBackendWrapperWithLRUCache extends AbstractStateBackend
                 + maxEntries
                 + ", copyValuesOnWrite="
                 + copyValuesOnWrite
+                + ", scanResistant="
+                + scanResistant
                 + ", delegate="
                 + delegate
                 + '}';

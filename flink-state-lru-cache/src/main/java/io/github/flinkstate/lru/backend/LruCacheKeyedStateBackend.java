@@ -102,6 +102,7 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
             AbstractKeyedStateBackend<K> delegate,
             int maxEntries,
             boolean copyValuesOnWrite,
+            boolean scanResistant,
             CacheStatistics statistics,
             TaskKvStateRegistry kvStateRegistry,
             TypeSerializer<K> keySerializer,
@@ -124,7 +125,7 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
                 new InternalKeyContextImpl<>(
                         delegate.getKeyGroupRange(), delegate.getNumberOfKeyGroups()));
         this.delegate = delegate;
-        this.cache = maxEntries > 0 ? new CowLruMap(maxEntries) : null;
+        this.cache = maxEntries > 0 ? new CowLruMap(maxEntries, scanResistant) : null;
         this.statistics = statistics;
         // the heap backend keeps the objects we read and write: copy what we load from it
         this.copyOnLoad = delegate instanceof HeapKeyedStateBackend;

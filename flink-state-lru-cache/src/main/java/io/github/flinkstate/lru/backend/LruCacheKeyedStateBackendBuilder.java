@@ -41,6 +41,7 @@ public final class LruCacheKeyedStateBackendBuilder<K> {
     private final StateBackend delegateBackend;
     private final int maxEntries;
     private final boolean copyValuesOnWrite;
+    private final boolean scanResistant;
     private final StateBackend.KeyedStateBackendParameters<K> parameters;
     private final LatencyTrackingStateConfig latencyTrackingStateConfig;
     private final SizeTrackingStateConfig sizeTrackingStateConfig;
@@ -49,12 +50,14 @@ public final class LruCacheKeyedStateBackendBuilder<K> {
             StateBackend delegateBackend,
             int maxEntries,
             boolean copyValuesOnWrite,
+            boolean scanResistant,
             StateBackend.KeyedStateBackendParameters<K> parameters,
             LatencyTrackingStateConfig latencyTrackingStateConfig,
             SizeTrackingStateConfig sizeTrackingStateConfig) {
         this.delegateBackend = delegateBackend;
         this.maxEntries = maxEntries;
         this.copyValuesOnWrite = copyValuesOnWrite;
+        this.scanResistant = scanResistant;
         this.parameters = parameters;
         this.latencyTrackingStateConfig = latencyTrackingStateConfig;
         this.sizeTrackingStateConfig = sizeTrackingStateConfig;
@@ -136,6 +139,7 @@ public final class LruCacheKeyedStateBackendBuilder<K> {
                         delegate,
                         maxEntries,
                         copyValuesOnWrite,
+                        scanResistant,
                         statistics,
                         parameters.getKvStateRegistry(),
                         // the delegate's: reconfigured by its restore when the snapshot required it

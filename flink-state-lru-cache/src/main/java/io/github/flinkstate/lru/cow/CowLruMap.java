@@ -108,17 +108,30 @@ public final class CowLruMap {
     /** Admission of blind writes while the map is full. */
     private final BlindWriteAdmission blindWrites;
 
+    /** Admission of reads that miss while the map is full (scan resistance), or null: plain LRU. */
+    private final ReadAdmission reads;
+
     private long evictions;
     private long blindWritesRefused;
+    private long readsRefused;
     private long copiesOnWrite;
     private long segmentCopies;
 
     public CowLruMap(int maxEntries) {
+        this(maxEntries, true);
+    }
+
+    /**
+     * @param scanResistant whether reads that miss a full map are filtered while reads hardly hit
+     *     (see {@link ReadAdmission}); false: every miss is cached
+     */
+    public CowLruMap(int maxEntries, boolean scanResistant) {
         if (maxEntries <= 0) {
             throw new IllegalArgumentException("maxEntries must be positive: " + maxEntries);
         }
         this.maxEntries = maxEntries;
         this.blindWrites = new BlindWriteAdmission(maxEntries);
+        this.reads = scanResistant ? new ReadAdmission(maxEntries) : null;
         this.mapVersion = 0;
         allocateTable(MIN_CAPACITY);
         lru.lruNext = lru;
@@ -234,6 +247,26 @@ public final class CowLruMap {
             return true;
         }
         blindWritesRefused++;
+        return false;
+    }
+
+    /** Counts a read of a whole value (not a list's) as a hit or a miss, for {@link #admitRead}. */
+    public void recordRead(boolean hit) {
+        if (reads != null) {
+            reads.record(hit);
+        }
+    }
+
+    /**
+     * Whether a read of a whole value that missed should be cached: always while the map has room;
+     * when it is full, unless recent reads hardly ever hit (see {@link ReadAdmission}). A refused
+     * read, and the writes of the same identity that follow it, go to the delegate.
+     */
+    public boolean admitRead() {
+        if (size < maxEntries || reads == null || reads.admit()) {
+            return true;
+        }
+        readsRefused++;
         return false;
     }
 
@@ -412,6 +445,16 @@ public final class CowLruMap {
     /** Blind writes refused by {@link #admitBlindWrite} (they went to the delegate). */
     public long blindWritesRefused() {
         return blindWritesRefused;
+    }
+
+    /** Reads refused by {@link #admitRead} (served by the delegate, not cached). */
+    public long readsRefused() {
+        return readsRefused;
+    }
+
+    /** Whether reads that miss are filtered now (see {@link ReadAdmission}); for tests. */
+    public boolean filteringReads() {
+        return reads != null && reads.filtering();
     }
 
     /** Entries copied because a running snapshot could see them (for tests and metrics). */

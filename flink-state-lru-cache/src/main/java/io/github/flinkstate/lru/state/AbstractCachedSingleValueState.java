@@ -3,6 +3,7 @@ package io.github.flinkstate.lru.state;
 import io.github.flinkstate.lru.cow.CacheEntry;
 import io.github.flinkstate.lru.cow.PartialValue;
 import java.util.Collection;
+import java.util.Objects;
 import java.util.function.BinaryOperator;
 import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
@@ -16,6 +17,14 @@ import org.apache.flink.runtime.state.internal.InternalKvState;
  */
 abstract class AbstractCachedSingleValueState<K, N, SV, D extends InternalKvState<K, N, ?>>
         extends AbstractCachedState<K, N, SV, D> {
+
+    /**
+     * Key and namespace of the last read that the full cache did not admit (null key: none): a
+     * write to that identity while it is not cached goes to the delegate.
+     */
+    private Object refusedKey;
+
+    private Object refusedNamespace;
 
     AbstractCachedSingleValueState(
             CacheContext<K> context,
@@ -63,25 +72,57 @@ abstract class AbstractCachedSingleValueState<K, N, SV, D extends InternalKvStat
 
     /**
      * The current value, or null. The object is the cached one (object reuse, as with the HashMap
-     * backend); if a running snapshot still reads it, the cache switches to a copy first.
+     * backend); if a running snapshot still reads it, the cache switches to a copy first. A miss
+     * that the full cache does not admit ({@link io.github.flinkstate.lru.cow.CowLruMap#admitRead})
+     * returns the delegate's value, uncached, and remembers the identity so that its writes go to
+     * the delegate too (lists are admitted by their own rule and always go through {@link
+     * #entry()}).
      */
     @SuppressWarnings("unchecked")
     protected final SV getCachedValue() throws Exception {
-        CacheEntry e = entry();
+        CacheEntry e;
+        if (type == StateDescriptor.Type.LIST) {
+            e = entry();
+        } else {
+            e = cache.get(this, context.currentKey(), currentNamespace, null);
+            boolean hit = e != null;
+            context.statistics().record(hit);
+            cache.recordRead(hit);
+            if (!hit) {
+                SV loaded = loadFromDelegate();
+                if (!cache.admitRead()) {
+                    refusedKey = context.currentKey();
+                    refusedNamespace = currentNamespace;
+                    return loaded;
+                }
+                e = insert(null, toCached(copyLoaded(loaded, valueSerializer)), false);
+            }
+        }
         if (!valueSerializer.isImmutableType()) {
             e = cache.privateValue(e, valueSerializerAsObject());
         }
         return (SV) fromCached(e.value());
     }
 
-    /** Replaces the value of the current key and namespace (null deletes it). */
+    /**
+     * Replaces the value of the current key and namespace (null deletes it): in the cache, or in
+     * the delegate when the identity is not cached and its last read was not admitted.
+     */
     protected final void putCachedValue(SV value) throws Exception {
         CacheEntry e = lookupForWrite(null);
         if (e != null) {
             cache.setValue(e, toCached(value), true);
+        } else if (readWasRefused()) {
+            DelegateWrites.write(type, delegateForCurrentKey(), null, toCached(value));
         } else {
             insert(null, toCached(value), true);
         }
+    }
+
+    private boolean readWasRefused() {
+        return refusedKey != null
+                && refusedKey.equals(context.currentKey())
+                && Objects.equals(refusedNamespace, currentNamespace);
     }
 
     /**

@@ -20,9 +20,7 @@ import org.apache.flink.api.common.typeutils.base.StringSerializer;
 import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
 import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.VoidNamespace;
-import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
 import org.apache.flink.runtime.state.internal.InternalMapState;
-import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -139,11 +137,6 @@ class MapIterationBindingTest {
     }
 
     private StateBackend delegate(String kind) {
-        if (kind.equals("hashmap")) {
-            return new HashMapStateBackend();
-        }
-        EmbeddedRocksDBStateBackend rocks = new EmbeddedRocksDBStateBackend(true);
-        rocks.setDbStoragePath(new File(tmp, "rocks").getAbsolutePath());
-        return rocks;
+        return KeyedBackendHarness.delegate(kind, tmp);
     }
 }

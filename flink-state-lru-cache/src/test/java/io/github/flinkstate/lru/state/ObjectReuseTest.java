@@ -24,7 +24,6 @@ import org.apache.flink.runtime.state.internal.InternalListState;
 import org.apache.flink.runtime.state.internal.InternalMapState;
 import org.apache.flink.runtime.state.internal.InternalReducingState;
 import org.apache.flink.runtime.state.internal.InternalValueState;
-import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -126,11 +125,6 @@ class ObjectReuseTest {
     }
 
     private StateBackend delegate(String kind) {
-        if (kind.equals("hashmap")) {
-            return new HashMapStateBackend();
-        }
-        EmbeddedRocksDBStateBackend rocks = new EmbeddedRocksDBStateBackend(true);
-        rocks.setDbStoragePath(new File(tmp, "rocks").getAbsolutePath());
-        return rocks;
+        return KeyedBackendHarness.delegate(kind, tmp);
     }
 }

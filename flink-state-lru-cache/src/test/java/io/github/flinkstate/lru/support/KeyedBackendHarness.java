@@ -31,7 +31,9 @@ import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.runtime.state.filesystem.FsCheckpointStreamFactory;
+import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
+import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
 
 /**
  * Test helper: creates Integer-keyed backends over all key groups, takes checkpoints and canonical
@@ -76,6 +78,18 @@ public final class KeyedBackendHarness implements AutoCloseable {
                                         new CloseableRegistry()));
         toDispose.add(b);
         return b;
+    }
+
+    /**
+     * A delegate backend: "hashmap", or "rocksdb" (incremental) with its files under {@code dir}.
+     */
+    public static StateBackend delegate(String kind, File dir) {
+        if (kind.equals("hashmap")) {
+            return new HashMapStateBackend();
+        }
+        EmbeddedRocksDBStateBackend rocks = new EmbeddedRocksDBStateBackend(true);
+        rocks.setDbStoragePath(new File(dir, "rocks").getAbsolutePath());
+        return rocks;
     }
 
     /** The state of {@code descriptor} in the void namespace. */

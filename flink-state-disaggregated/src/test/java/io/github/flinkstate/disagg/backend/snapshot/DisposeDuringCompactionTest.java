@@ -33,7 +33,8 @@ import org.junit.jupiter.api.io.TempDir;
  * A task disposed while its store compacts: the compaction's output, which no checkpoint ever
  * named, is the store's to delete, also when the compaction finishes only while the store closes
  * (the dispose used to list the files to delete before waiting for the compaction, so the output
- * leaked; now a closing store installs no compaction result and deletes its output). The compaction is held in its first read of an input file by the test kit's hang.
+ * leaked; now a closing store installs no compaction result and deletes its output). The compaction
+ * is held in its first read of an input file by the test kit's hang.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class DisposeDuringCompactionTest {
