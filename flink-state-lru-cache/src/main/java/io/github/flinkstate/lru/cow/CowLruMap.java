@@ -250,9 +250,13 @@ public final class CowLruMap {
         return false;
     }
 
-    /** Counts a read of a whole value (not a list's) as a hit or a miss, for {@link #admitRead}. */
+    /**
+     * Counts a read of a whole value (not a list's) as a hit or a miss, for {@link #admitRead};
+     * only while the map is full (a cache that is still filling misses by nature, and a hit on a
+     * cache that is not full costs one comparison here).
+     */
     public void recordRead(boolean hit) {
-        if (reads != null) {
+        if (size >= maxEntries && reads != null) {
             reads.record(hit);
         }
     }

@@ -93,7 +93,9 @@ abstract class AbstractCachedSingleValueState<K, N, SV, D extends InternalKvStat
                 if (!cache.admitRead()) {
                     refusedKey = context.currentKey();
                     refusedNamespace = currentNamespace;
-                    return loaded;
+                    // the heap delegate may hold an object that the cache wrote back on eviction
+                    // and that a running cache snapshot still serializes: never hand it out
+                    return (SV) copyLoaded(loaded, valueSerializer);
                 }
                 e = insert(null, toCached(copyLoaded(loaded, valueSerializer)), false);
             }

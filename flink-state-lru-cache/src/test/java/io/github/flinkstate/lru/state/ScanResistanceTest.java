@@ -5,18 +5,24 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.flinkstate.lru.StateBackendWrapperWithLRUCache;
 import io.github.flinkstate.lru.backend.LruCacheKeyedStateBackend;
+import io.github.flinkstate.lru.cow.CacheOwner;
+import io.github.flinkstate.lru.cow.CowLruMap;
 import io.github.flinkstate.lru.support.KeyedBackendHarness;
 import java.io.File;
 import java.util.List;
+import java.util.concurrent.RunnableFuture;
 import org.apache.flink.api.common.functions.AggregateFunction;
+import org.apache.flink.api.common.serialization.SerializerConfigImpl;
 import org.apache.flink.api.common.state.AggregatingStateDescriptor;
 import org.apache.flink.api.common.state.ReducingStateDescriptor;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeutils.base.LongSerializer;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
 import org.apache.flink.runtime.state.KeyedStateHandle;
+import org.apache.flink.runtime.state.SnapshotResult;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.internal.InternalAggregatingState;
 import org.apache.flink.runtime.state.internal.InternalReducingState;
@@ -133,6 +139,85 @@ class ScanResistanceTest {
         assertThat(off.configure(new Configuration(), cl).isScanResistant())
                 .as("kept when the job configuration does not set it")
                 .isFalse();
+    }
+
+    /** A mutable POJO (PojoSerializer, copied by the HashMap backend on read in a snapshot). */
+    public static class Box {
+        public long n;
+
+        public Box() {}
+    }
+
+    private static final ValueStateDescriptor<Box> BOX =
+            new ValueStateDescriptor<>(
+                    "box",
+                    TypeInformation.of(Box.class).createSerializer(new SerializerConfigImpl()));
+
+    /** Reads the key's box, increments it in place and writes it back. */
+    private static void increment(
+            AbstractKeyedStateBackend<Integer> b,
+            InternalValueState<Integer, VoidNamespace, Box> box,
+            int key)
+            throws Exception {
+        b.setCurrentKey(key);
+        Box v = box.value();
+        if (v == null) {
+            v = new Box();
+        }
+        v.n++;
+        box.update(v);
+    }
+
+    @Test
+    void anUncachedReadOverHashMap_neverHandsOutAnObjectARunningCheckpointWrites()
+            throws Exception {
+        try (KeyedBackendHarness h = new KeyedBackendHarness(tmp)) {
+            AbstractKeyedStateBackend<Integer> b =
+                    h.create(
+                            new StateBackendWrapperWithLRUCache(
+                                    KeyedBackendHarness.delegate("hashmap", tmp), 1),
+                            List.of());
+            InternalValueState<Integer, VoidNamespace, Box> box = state(b, BOX);
+            CowLruMap cache = ((LruCacheKeyedStateBackend<?>) b).cache();
+            CacheOwner owner = (CacheOwner) box;
+            int next = 0;
+            while (!cache.filteringReads()) { // a window of misses
+                increment(b, box, next++);
+            }
+            int a;
+            do { // a key the filtering cache admits (one miss in 8): cached and dirty
+                a = next++;
+                increment(b, box, a);
+            } while (cache.peek(owner, a, VoidNamespace.INSTANCE, null) == null);
+
+            // the checkpoint's synchronous part freezes a's cached object (n = 1)
+            RunnableFuture<SnapshotResult<KeyedStateHandle>> checkpoint =
+                    b.snapshot(
+                            1L,
+                            0L,
+                            h.streamFactory(),
+                            CheckpointOptions.forCheckpointWithDefaultLocation());
+            do { // the next admitted miss evicts a: its object goes into the heap
+                increment(b, box, next++);
+            } while (cache.peek(owner, a, VoidNamespace.INSTANCE, null) != null);
+            long refusedBefore = cache.readsRefused();
+            b.setCurrentKey(a);
+            Box read = box.value(); // not admitted: served by the heap
+            assertThat(cache.readsRefused()).isEqualTo(refusedBefore + 1);
+            read.n = 99; // a record after the barrier changes it in place
+            box.update(read);
+
+            checkpoint.run();
+            KeyedStateHandle handle = h.finish(checkpoint.get(), 1L);
+            AbstractKeyedStateBackend<Integer> restored =
+                    h.create(
+                            new StateBackendWrapperWithLRUCache(
+                                    KeyedBackendHarness.delegate("hashmap", tmp), 1),
+                            List.of(handle));
+            restored.setCurrentKey(a);
+            InternalValueState<Integer, VoidNamespace, Box> restoredBox = state(restored, BOX);
+            assertThat(restoredBox.value().n).as("the value at the barrier").isEqualTo(1);
+        }
     }
 
     private static void assertCounts(AbstractKeyedStateBackend<Integer> b, long expected)
