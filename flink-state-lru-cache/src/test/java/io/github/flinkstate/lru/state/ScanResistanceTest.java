@@ -56,6 +56,15 @@ class ScanResistanceTest {
 
     @TempDir File tmp;
 
+    /**
+     * The LRU cache with {@code entries} entries over a {@code kind} delegate kept under {@code
+     * dir}.
+     */
+    private static StateBackendWrapperWithLRUCache cacheOver(String kind, File dir, int entries) {
+        return new StateBackendWrapperWithLRUCache(
+                KeyedBackendHarness.delegate(kind, dir), entries);
+    }
+
     /** The FLIP-325 job's key of record {@code x}: 500 keys twice, then the other 500 twice. */
     private static int key(int x) {
         return (x % 500) + 500 * ((x / 1000) % 2);
@@ -66,10 +75,7 @@ class ScanResistanceTest {
     void aCycleLongerThanTheCache_isCountedExactly_andPartlyHits(String delegate) throws Exception {
         try (KeyedBackendHarness h = new KeyedBackendHarness(tmp)) {
             AbstractKeyedStateBackend<Integer> b =
-                    h.create(
-                            new StateBackendWrapperWithLRUCache(
-                                    KeyedBackendHarness.delegate(delegate, tmp), CACHE),
-                            List.of());
+                    h.create(cacheOver(delegate, tmp, CACHE), List.of());
             InternalValueState<Integer, VoidNamespace, Long> count = state(b, COUNT);
             InternalReducingState<Integer, VoidNamespace, Long> sum = state(b, SUM);
             InternalAggregatingState<Integer, VoidNamespace, Long, Long, Long> agg = state(b, AGG);
@@ -91,10 +97,7 @@ class ScanResistanceTest {
             KeyedStateHandle checkpoint =
                     h.snapshot(b, CheckpointOptions.forCheckpointWithDefaultLocation());
             AbstractKeyedStateBackend<Integer> restored =
-                    h.create(
-                            new StateBackendWrapperWithLRUCache(
-                                    KeyedBackendHarness.delegate(delegate, new File(tmp, "r")), 1),
-                            List.of(checkpoint));
+                    h.create(cacheOver(delegate, new File(tmp, "r"), 1), List.of(checkpoint));
             assertCounts(restored, ROUNDS);
         }
     }
@@ -104,11 +107,7 @@ class ScanResistanceTest {
     void turnedOff_theCacheIsPlainLru(String delegate) throws Exception {
         try (KeyedBackendHarness h = new KeyedBackendHarness(tmp)) {
             AbstractKeyedStateBackend<Integer> b =
-                    h.create(
-                            new StateBackendWrapperWithLRUCache(
-                                            KeyedBackendHarness.delegate(delegate, tmp), CACHE)
-                                    .setScanResistant(false),
-                            List.of());
+                    h.create(cacheOver(delegate, tmp, CACHE).setScanResistant(false), List.of());
             InternalValueState<Integer, VoidNamespace, Long> count = state(b, COUNT);
             for (int x = 0; x < 1000 * ROUNDS; x++) {
                 b.setCurrentKey(key(x));
@@ -173,10 +172,7 @@ class ScanResistanceTest {
             throws Exception {
         try (KeyedBackendHarness h = new KeyedBackendHarness(tmp)) {
             AbstractKeyedStateBackend<Integer> b =
-                    h.create(
-                            new StateBackendWrapperWithLRUCache(
-                                    KeyedBackendHarness.delegate("hashmap", tmp), 1),
-                            List.of());
+                    h.create(cacheOver("hashmap", tmp, 1), List.of());
             InternalValueState<Integer, VoidNamespace, Box> box = state(b, BOX);
             CowLruMap cache = ((LruCacheKeyedStateBackend<?>) b).cache();
             CacheOwner owner = (CacheOwner) box;
@@ -210,10 +206,7 @@ class ScanResistanceTest {
             checkpoint.run();
             KeyedStateHandle handle = h.finish(checkpoint.get(), 1L);
             AbstractKeyedStateBackend<Integer> restored =
-                    h.create(
-                            new StateBackendWrapperWithLRUCache(
-                                    KeyedBackendHarness.delegate("hashmap", tmp), 1),
-                            List.of(handle));
+                    h.create(cacheOver("hashmap", tmp, 1), List.of(handle));
             restored.setCurrentKey(a);
             InternalValueState<Integer, VoidNamespace, Box> restoredBox = state(restored, BOX);
             assertThat(restoredBox.value().n).as("the value at the barrier").isEqualTo(1);
