@@ -209,11 +209,13 @@ public final class DisaggregatedOptions {
                                     + " primary directory in the background, with"
                                     + " 'state.backend.disaggregated.copy-threads' threads, so that the"
                                     + " full checkpoint Flink forces after a NO_CLAIM resume has nothing"
-                                    + " left to copy. Skipped when 'execution.state-recovery.claim-mode'"
-                                    + " is CLAIM in the configuration (the files are then the job's own);"
-                                    + " a claim mode set only on a submitted job graph is not visible"
-                                    + " here, so set this option to false for CLAIM resumes done that"
-                                    + " way to avoid the copy.");
+                                    + " left to copy. When 'execution.state-recovery.claim-mode'"
+                                    + " is CLAIM in the configuration only the files of a native"
+                                    + " savepoint (or other files Flink restores with relative"
+                                    + " handles, which no checkpoint may name where they are) are"
+                                    + " copied, the others being the job's own; a claim mode set only"
+                                    + " on a submitted job graph is not visible here. Off: a"
+                                    + " checkpoint that must name such a file copies it itself.");
 
     /** Every option of this class, in the order of the reference. */
     public static java.util.List<ConfigOption<?>> all() {

@@ -40,9 +40,11 @@ import org.slf4j.LoggerFactory;
  * @param localCacheWarmUp whether a restore starts copying its files into the local disk cache
  * @param readaheadBytes the largest read of consecutive blocks by compactions and long scans
  * @param compactionBytesPerSecond the compaction I/O rate limit, 0 for none
- * @param backgroundCopy whether restored files outside this job's directory are copied into it in
- *     the background ({@code DisaggregatedOptions.BACKGROUND_COPY}, off when the configured claim
- *     mode is CLAIM)
+ * @param backgroundCopy whether inherited restored files are copied into this job's directory in
+ *     the background ({@code DisaggregatedOptions.BACKGROUND_COPY})
+ * @param claimConfigured whether the configured claim mode is CLAIM: the background copy then
+ *     copies only the restored files that no checkpoint may name where they are (relative handles),
+ *     the others being the job's own
  */
 public record BackendSettings(
         Path primaryDir,
@@ -60,7 +62,8 @@ public record BackendSettings(
         boolean localCacheWarmUp,
         int readaheadBytes,
         long compactionBytesPerSecond,
-        boolean backgroundCopy) {
+        boolean backgroundCopy,
+        boolean claimConfigured) {
 
     private static final Logger LOG = LoggerFactory.getLogger(BackendSettings.class);
 
@@ -115,10 +118,10 @@ public record BackendSettings(
                 options.get(DisaggregatedOptions.LOCAL_CACHE_WARM_UP),
                 (int) options.get(DisaggregatedOptions.READAHEAD_SIZE).getBytes(),
                 options.get(DisaggregatedOptions.COMPACTION_RATE_LIMIT).getBytes(),
-                options.get(DisaggregatedOptions.BACKGROUND_COPY)
-                        && options.getOptional(StateRecoveryOptions.RESTORE_MODE)
-                                        .orElse(RecoveryClaimMode.NO_CLAIM)
-                                != RecoveryClaimMode.CLAIM);
+                options.get(DisaggregatedOptions.BACKGROUND_COPY),
+                options.getOptional(StateRecoveryOptions.RESTORE_MODE)
+                                .orElse(RecoveryClaimMode.NO_CLAIM)
+                        == RecoveryClaimMode.CLAIM);
     }
 
     private static Path checkpointDirectory(Environment env) {

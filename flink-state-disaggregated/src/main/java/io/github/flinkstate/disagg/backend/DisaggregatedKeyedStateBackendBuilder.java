@@ -162,7 +162,10 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                 inheritedCopy =
                         InheritedFileCopier.start(
                                 store,
-                                outside(restoredFiles.keySet(), settings.primaryDir()),
+                                inherited(
+                                        restoredFiles,
+                                        settings.primaryDir(),
+                                        settings.claimConfigured()),
                                 2 * settings.copyThreads(),
                                 settings.primaryDir().getName());
             }
@@ -220,16 +223,21 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
     }
 
     /**
-     * The restored files that lie outside this job's directory of engine files (the parent of
+     * The restored files a checkpoint may have to name through the store's copies, which the
+     * background copy makes: those outside this job's directory of engine files (the parent of
      * {@code primaryDir}, which holds one folder per operator): another job's checkpoint or a
-     * savepoint, which a NO_CLAIM resume may not reference in its first checkpoint.
+     * savepoint, which a NO_CLAIM resume may not reference in its first checkpoint (not after a
+     * {@code claim} resume: they are the job's own then); and those with relative handles, which no
+     * checkpoint may reference through them.
      */
-    static List<String> outside(Collection<String> restoredFiles, Path primaryDir) {
+    static List<String> inherited(
+            Map<String, StreamStateHandle> restoredFiles, Path primaryDir, boolean claim) {
         Path jobDir = primaryDir.getParent() != null ? primaryDir.getParent() : primaryDir;
         String prefix = jobDir.toString().endsWith("/") ? jobDir.toString() : jobDir + "/";
+        Set<String> relative = DisaggSnapshotOperation.relativeHandles(restoredFiles);
         List<String> result = new ArrayList<>();
-        for (String f : restoredFiles) {
-            if (!new Path(f).toString().startsWith(prefix)) {
+        for (String f : restoredFiles.keySet()) {
+            if (relative.contains(f) || (!claim && !new Path(f).toString().startsWith(prefix))) {
                 result.add(f);
             }
         }

@@ -39,10 +39,12 @@ import org.apache.flink.runtime.state.SnapshotResult;
 import org.apache.flink.runtime.state.StreamCompressionDecorator;
 import org.apache.flink.runtime.state.StreamStateHandle;
 import org.apache.flink.runtime.state.filesystem.FileStateHandle;
+import org.apache.flink.runtime.state.filesystem.RelativeFileStateHandle;
 import org.apache.flink.runtime.state.heap.HeapPriorityQueueSnapshotRestoreWrapper;
 import org.apache.flink.runtime.state.heap.HeapPriorityQueueStateSnapshot;
 import org.apache.flink.runtime.state.metainfo.StateMetaInfoSnapshot;
 import org.apache.flink.util.IOUtils;
+import org.apache.flink.util.Preconditions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -57,11 +59,12 @@ import org.slf4j.LoggerFactory;
  *   <li>asynchronous part: wait for the background flush of the memtables frozen at the barrier,
  *       which pins exactly the files holding the state at the barrier; write the meta stream (meta
  *       infos, state ids, engine manifest, timers) and name the engine files as shared state, where
- *       they are. Nothing else is written, except where Flink's sharing strategy forbids
- *       referencing a file: in a {@code FULL_CHECKPOINT} ({@code FORWARD}) every restored or
- *       previously referenced file is named through an identical copy (the store's own, {@link
- *       LsmStore#rehomeAll}, or one written into the checkpoint), the manifest staying the
- *       barrier's; in a savepoint ({@code NO_SHARING}) every file is copied into the savepoint.
+ *       they are. Nothing else is written, except where a file may not be named where it is: in a
+ *       {@code FULL_CHECKPOINT} ({@code FORWARD}) every restored or previously referenced file, and
+ *       in any checkpoint every restored file whose handle is relative, is named through an
+ *       identical copy (the store's own, {@link LsmStore#rehomeAll}, or one written into the
+ *       checkpoint as shared state), the manifest staying the barrier's; in a savepoint ({@code
+ *       NO_SHARING}) every file is copied into the savepoint.
  * </ul>
  *
  * <p>Each handle entry's local path is the file's name in the manifest, so a restore can map the
@@ -100,6 +103,9 @@ public final class DisaggSnapshotOperation<K> {
     private final Set<String> everReferenced = ConcurrentHashMap.newKeySet();
     private final InheritedFileCopier inheritedCopy;
 
+    /** Restored files whose handles are relative: never named through those handles. */
+    private final Set<String> relativeRestored;
+
     public DisaggSnapshotOperation(
             LsmStore store,
             TypeSerializer<K> keySerializer,
@@ -122,6 +128,22 @@ public final class DisaggSnapshotOperation<K> {
         this.ownership = ownership;
         this.restoredHandles = new ConcurrentHashMap<>(restoredHandles);
         this.everReferenced.addAll(restoredHandles.keySet());
+        this.relativeRestored = relativeHandles(restoredHandles);
+    }
+
+    /**
+     * The restored files whose handles are {@link RelativeFileStateHandle}s, which a later
+     * checkpoint may not reuse (see {@link #planCopies}).
+     */
+    public static Set<String> relativeHandles(Map<String, StreamStateHandle> restoredHandles) {
+        Set<String> relative = new HashSet<>();
+        restoredHandles.forEach(
+                (path, handle) -> {
+                    if (handle instanceof RelativeFileStateHandle) {
+                        relative.add(path);
+                    }
+                });
+        return Set.copyOf(relative);
     }
 
     public RunnableFuture<SnapshotResult<KeyedStateHandle>> snapshot(
@@ -191,13 +213,26 @@ public final class DisaggSnapshotOperation<K> {
         Set<String> copyIntoCheckpoint = Set.of();
         Map<String, String> namedThrough = Map.of();
         LsmSnapshot pinnedCopies = null;
-        if (sharing == SnapshotType.SharingFilesStrategy.FORWARD) {
-            FullCheckpointFiles plan = fullCheckpointFiles(checkpointId, files);
-            copyIntoCheckpoint = plan.copyIntoCheckpoint();
-            namedThrough = plan.namedThrough();
-            pinnedCopies = plan.pinnedCopies();
-        } else if (sharing == SnapshotType.SharingFilesStrategy.NO_SHARING) {
+        if (sharing == SnapshotType.SharingFilesStrategy.NO_SHARING) {
             copyIntoCheckpoint = files.keySet();
+        } else {
+            // FORWARD (a full checkpoint) may name no file named before; any checkpoint may name
+            // no restored file whose handle is relative
+            Set<String> mayNotName = new HashSet<>();
+            for (String path : files.keySet()) {
+                boolean earlier =
+                        sharing == SnapshotType.SharingFilesStrategy.FORWARD
+                                && everReferenced.contains(path);
+                if (earlier || relativeRestored.contains(path)) {
+                    mayNotName.add(path);
+                }
+            }
+            if (!mayNotName.isEmpty()) {
+                CopiesPlan plan = planCopies(checkpointId, mayNotName);
+                copyIntoCheckpoint = plan.copyIntoCheckpoint();
+                namedThrough = plan.namedThrough();
+                pinnedCopies = plan.pinnedCopies();
+            }
         }
         try {
             return finish(
@@ -219,59 +254,57 @@ public final class DisaggSnapshotOperation<K> {
     }
 
     /**
-     * How a full checkpoint names its files: the files to copy into the checkpoint, the files named
-     * through one of the store's copies (original to copy), and the pin that keeps those copies
-     * until the checkpoint handed them over (release it after {@code finish}).
+     * How a checkpoint names the files it may not name where they are: the files to copy into the
+     * checkpoint, the files named through one of the store's copies (original to copy), and the pin
+     * that keeps those copies until the checkpoint handed them over (release it after {@code
+     * finish}).
      */
-    private record FullCheckpointFiles(
+    private record CopiesPlan(
             Set<String> copyIntoCheckpoint,
             Map<String, String> namedThrough,
             LsmSnapshot pinnedCopies) {}
 
     /**
-     * A full checkpoint ({@code FORWARD}: Flink's first checkpoint after a NO_CLAIM resume) may not
-     * name a file that an earlier checkpoint or the restored one named. The manifest stays the one
-     * of the synchronous part (the state at the barrier); each such file is instead named through
-     * an identical copy: the store's own copy when it has one that is still live ({@link
-     * LsmStore#rehomeAll}, also made by the background copy), else a copy written into the
-     * checkpoint. Writes made after the barrier never enter this checkpoint: no new engine snapshot
-     * is taken here.
+     * Names each of {@code mayNotName} (files of the barrier's snapshot) through an identical copy:
+     * the store's own copy when it has one that is still live ({@link LsmStore#rehomeAll}, also
+     * made by the background copy), else a copy written into the checkpoint. Two cases need it: a
+     * full checkpoint ({@code FORWARD}, Flink's first checkpoint after a NO_CLAIM resume) may not
+     * name a file an earlier checkpoint or the restored one named; and no checkpoint may name a
+     * restored file through its {@link RelativeFileStateHandle} (files Flink wrote with {@code
+     * EXCLUSIVE} scope: a native savepoint's, or copies in a restored checkpoint), which Flink's
+     * metadata serializer writes relative to the {@code _metadata} being written, so a restore from
+     * this checkpoint would look for the file in this checkpoint's directory. The manifest stays
+     * the barrier's: writes made after the barrier never enter this checkpoint.
      */
-    private FullCheckpointFiles fullCheckpointFiles(long checkpointId, Map<String, Long> files)
-            throws Exception {
+    private CopiesPlan planCopies(long checkpointId, Set<String> mayNotName) throws Exception {
         if (!inheritedCopy.isDone()) {
             // the background copy is copying the same files: let it finish them
             long waitStart = System.nanoTime();
             inheritedCopy.awaitDone();
             LOG.info(
-                    "Full checkpoint {} waited {} ms for the background copy of inherited files",
+                    "Checkpoint {} waited {} ms for the background copy of inherited files",
                     checkpointId,
                     (System.nanoTime() - waitStart) / 1_000_000);
         }
-        Set<String> earlier = new HashSet<>();
-        for (String path : files.keySet()) {
-            if (everReferenced.contains(path)) {
-                earlier.add(path);
-            }
-        }
         Map<String, String> copies = new HashMap<>(inheritedCopy.copies());
-        copies.keySet().retainAll(earlier);
-        List<String> notCopied = new ArrayList<>(earlier);
+        copies.keySet().retainAll(mayNotName);
+        List<String> notCopied = new ArrayList<>(mayNotName);
         notCopied.removeAll(copies.keySet());
         copies.putAll(store.rehomeAll(notCopied));
         // pin the copies until they are handed over; one compacted away meanwhile is replaced by
         // a copy written into the checkpoint
         LsmSnapshot live = store.pinFiles();
         copies.values().retainAll(live.fileSizes().keySet());
-        Set<String> copyIntoCheckpoint = new HashSet<>(earlier);
+        Set<String> copyIntoCheckpoint = new HashSet<>(mayNotName);
         copyIntoCheckpoint.removeAll(copies.keySet());
         LOG.info(
-                "Full checkpoint {}: {} earlier referenced file(s) named through the store's"
-                        + " copies, {} copied into the checkpoint",
+                "Checkpoint {}: {} file(s) it may not name where they are (named earlier, or"
+                        + " restored with a relative handle) named through the store's copies,"
+                        + " {} copied into the checkpoint",
                 checkpointId,
                 copies.size(),
                 copyIntoCheckpoint.size());
-        return new FullCheckpointFiles(copyIntoCheckpoint, copies, live);
+        return new CopiesPlan(copyIntoCheckpoint, copies, live);
     }
 
     private SnapshotResult<KeyedStateHandle> finish(
@@ -298,7 +331,16 @@ public final class DisaggSnapshotOperation<K> {
                 String name = new Path(path).getName();
                 StreamStateHandle handle;
                 if (copyIntoCheckpoint.contains(path)) {
-                    handle = copy(path, streamFactory, streams);
+                    // a savepoint's copies are exclusive (relocatable with it, relative handles);
+                    // a checkpoint's are shared state, named by later restores where they are
+                    handle =
+                            copy(
+                                    path,
+                                    streamFactory,
+                                    copyAll
+                                            ? CheckpointedStateScope.EXCLUSIVE
+                                            : CheckpointedStateScope.SHARED,
+                                    streams);
                     copies.add(handle);
                     newBytes += f.getValue();
                 } else if (namedThrough.containsKey(path)) {
@@ -311,6 +353,10 @@ public final class DisaggSnapshotOperation<K> {
                     }
                 } else if (restoredHandles.containsKey(path)) {
                     handle = restoredHandles.get(path);
+                    Preconditions.checkState(
+                            !(handle instanceof RelativeFileStateHandle),
+                            "A restored relative handle must be named through a copy: %s",
+                            path);
                 } else {
                     handle = new FileStateHandle(new Path(path), f.getValue());
                     handedOver.add(path);
@@ -353,12 +399,14 @@ public final class DisaggSnapshotOperation<K> {
     }
 
     private StreamStateHandle copy(
-            String path, CheckpointStreamFactory streamFactory, CloseableRegistry streams)
+            String path,
+            CheckpointStreamFactory streamFactory,
+            CheckpointedStateScope scope,
+            CloseableRegistry streams)
             throws IOException {
         Path p = new Path(path);
         FileSystem fs = p.getFileSystem();
-        CheckpointStateOutputStream out =
-                streamFactory.createCheckpointStateOutputStream(CheckpointedStateScope.EXCLUSIVE);
+        CheckpointStateOutputStream out = streamFactory.createCheckpointStateOutputStream(scope);
         streams.registerCloseable(out);
         try (FSDataInputStream in = fs.open(p)) {
             byte[] buf = new byte[1 << 16];
@@ -471,14 +519,29 @@ public final class DisaggSnapshotOperation<K> {
         inheritedCopy.close();
         // close first: it waits for a running flush or compaction, whose output must be listed
         store.close();
-        for (String f : store.liveFiles()) {
-            if (!restoredHandles.containsKey(f) && ownership.obsolete(f)) {
+        List<String> live = store.liveFiles();
+        int deleted = 0;
+        int restored = 0;
+        for (String f : live) {
+            if (restoredHandles.containsKey(f)) {
+                restored++;
+            } else if (ownership.obsolete(f)) {
                 try {
                     new Path(f).getFileSystem().delete(new Path(f), false);
+                    deleted++;
                 } catch (IOException e) {
                     LOG.warn("Could not delete file {} of a disposed store", f, e);
                 }
             }
         }
+        // one line per dispose: which party each live file was left to (leak investigations)
+        LOG.info(
+                "Closed store of {}: {} live file(s), {} deleted, {} restored ones left, {} left"
+                        + " to Flink's registry (handed over)",
+                keyGroupRange,
+                live.size(),
+                deleted,
+                restored,
+                live.size() - deleted - restored);
     }
 }

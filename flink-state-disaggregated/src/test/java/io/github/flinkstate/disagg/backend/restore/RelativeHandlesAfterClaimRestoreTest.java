@@ -2,6 +2,7 @@ package io.github.flinkstate.disagg.backend.restore;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.flinkstate.disagg.DisaggregatedOptions;
 import io.github.flinkstate.disagg.backend.DisaggregatedKeyedStateBackend;
 import io.github.flinkstate.disagg.backend.testutil.DisaggBackends;
 import io.github.flinkstate.disagg.backend.testutil.JobCheckpoints;
@@ -19,18 +20,20 @@ import org.apache.flink.runtime.state.CheckpointStorageLocation;
 import org.apache.flink.runtime.state.CheckpointStorageLocationReference;
 import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
 import org.apache.flink.runtime.state.KeyedStateHandle;
+import org.apache.flink.runtime.state.filesystem.FileStateHandle;
 import org.apache.flink.runtime.state.filesystem.RelativeFileStateHandle;
-import org.junit.jupiter.api.Disabled;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Reproduces a known problem (docs/disaggregated.md, "Known and not fixed"): a job resumed in CLAIM
- * mode from a native savepoint names the savepoint's files in its later checkpoints with the
- * restored {@link RelativeFileStateHandle}s; Flink 2.3.0 writes those relative to the {@code
- * _metadata} being written, so a restore from such a later checkpoint looks for the savepoint's
- * files in the checkpoint's own directory.
+ * A job resumed in CLAIM mode from a native savepoint gets the savepoint's files as {@link
+ * RelativeFileStateHandle}s, which Flink 2.3.0 writes relative to the {@code _metadata} being
+ * written: a later checkpoint that reused them would send a restore looking for the savepoint's
+ * files in its own directory. The later checkpoint names the store's copies instead, with the
+ * background copy and without it (then the checkpoint makes the copies), and the savepoint, which
+ * the later checkpoint subsumes (one retained, CLAIM), is no longer needed.
  */
 @Timeout(120)
 class RelativeHandlesAfterClaimRestoreTest {
@@ -43,9 +46,18 @@ class RelativeHandlesAfterClaimRestoreTest {
         return new File(tmp, name).toURI().toString();
     }
 
-    @Test
-    @Disabled("known, not fixed: see docs/disaggregated.md, 'Known and not fixed'")
-    void aCheckpointAfterAClaimRestoreFromANativeSavepoint_restores() throws Exception {
+    private static int relativeFiles(List<KeyedStateHandle> handles) {
+        return (int)
+                ((IncrementalRemoteKeyedStateHandle) handles.get(0))
+                        .getSharedState().stream()
+                                .filter(e -> e.getHandle() instanceof RelativeFileStateHandle)
+                                .count();
+    }
+
+    @ParameterizedTest(name = "background copy {0}")
+    @ValueSource(booleans = {true, false})
+    void aCheckpointAfterAClaimRestoreFromANativeSavepoint_restores(boolean backgroundCopy)
+            throws Exception {
         CompletedCheckpoint savepoint;
         try (DisaggBackends source =
                 new DisaggBackends(
@@ -77,9 +89,8 @@ class RelativeHandlesAfterClaimRestoreTest {
         try (DisaggBackends target =
                 new DisaggBackends(
                         DisaggBackends.backend(uri("primary-2"), MemorySize.parse("1mb"))
-                                .with(
-                                        StateRecoveryOptions.RESTORE_MODE,
-                                        RecoveryClaimMode.CLAIM))) {
+                                .with(StateRecoveryOptions.RESTORE_MODE, RecoveryClaimMode.CLAIM)
+                                .with(DisaggregatedOptions.BACKGROUND_COPY, backgroundCopy))) {
             JobCheckpoints job2 =
                     new JobCheckpoints(uri("checkpoints"), 1, true, RecoveryClaimMode.CLAIM);
             CompletedCheckpoint restored = job2.restore(savepoint, RecoveryClaimMode.CLAIM);
@@ -88,6 +99,10 @@ class RelativeHandlesAfterClaimRestoreTest {
                             DisaggBackends.ALL,
                             JobCheckpoints.handlesFor(restored, DisaggBackends.ALL));
             assertThat(fixture.verify(b2, 1)).isEqualTo(200);
+            b2.inheritedCopy().awaitDone();
+            assertThat(b2.inheritedCopy().copies())
+                    .as("the background copy copies the savepoint's files also in CLAIM mode")
+                    .hasSize(backgroundCopy ? relativeFiles(fromSavepoint) : 0);
             long id = restored.getCheckpointID() + 1;
             CheckpointStorageLocation location = job2.start(id);
             job2.acknowledge(
@@ -100,6 +115,19 @@ class RelativeHandlesAfterClaimRestoreTest {
                                     CheckpointOptions.forCheckpointWithDefaultLocation())
                             .getJobManagerOwnedSnapshot());
             CompletedCheckpoint later = job2.complete(id, 1);
+            List<KeyedStateHandle> fromLater = JobCheckpoints.handlesFor(later, DisaggBackends.ALL);
+            String savepointDir = new File(tmp, "savepoints").toURI().getPath();
+            assertThat(((IncrementalRemoteKeyedStateHandle) fromLater.get(0)).getSharedState())
+                    .as("the later checkpoint names none of the savepoint's files")
+                    .noneMatch(e -> e.getHandle() instanceof RelativeFileStateHandle)
+                    .noneMatch(
+                            e ->
+                                    ((FileStateHandle) e.getHandle())
+                                            .getFilePath()
+                                            .toUri()
+                                            .getPath()
+                                            .startsWith(savepointDir));
+            assertThat(job2.retained()).as("the savepoint is subsumed").containsExactly(later);
 
             DisaggregatedKeyedStateBackend<Integer> b3 =
                     target.create(
