@@ -103,6 +103,12 @@ public final class DisaggSnapshotOperation<K> {
     private final Set<String> everReferenced = ConcurrentHashMap.newKeySet();
     private final InheritedFileCopier inheritedCopy;
 
+    /**
+     * Ids of the checkpoints (not savepoints) taken and not yet completed, subsumed or aborted:
+     * only their completion settles the fate of older checkpoints' files.
+     */
+    private final Set<Long> checkpointsTaken = ConcurrentHashMap.newKeySet();
+
     /** Restored files whose handles are relative: never named through those handles. */
     private final Set<String> relativeRestored;
 
@@ -149,6 +155,11 @@ public final class DisaggSnapshotOperation<K> {
     public RunnableFuture<SnapshotResult<KeyedStateHandle>> snapshot(
             long checkpointId, CheckpointStreamFactory streamFactory, CheckpointOptions options)
             throws IOException {
+        SnapshotType.SharingFilesStrategy sharing =
+                options.getCheckpointType().getSharingFilesStrategy();
+        if (sharing != SnapshotType.SharingFilesStrategy.NO_SHARING) {
+            checkpointsTaken.add(checkpointId);
+        }
         List<RegisteredKvState> states = kvStates.get();
         if (states.isEmpty() && timers.get().isEmpty()) {
             return DoneFuture.of(SnapshotResult.empty());
@@ -169,8 +180,6 @@ public final class DisaggSnapshotOperation<K> {
         CloseableRegistry streams = new CloseableRegistry();
         GuardedSnapshotFuture[] self = new GuardedSnapshotFuture[1];
         java.io.Closeable cancelOnClose = () -> self[0].cancel(true);
-        SnapshotType.SharingFilesStrategy sharing =
-                options.getCheckpointType().getSharingFilesStrategy();
         self[0] =
                 new GuardedSnapshotFuture(
                         () ->
@@ -501,10 +510,18 @@ public final class DisaggSnapshotOperation<K> {
     }
 
     public void notifyCheckpointComplete(long checkpointId) {
+        if (!checkpointsTaken.remove(checkpointId)) {
+            // a savepoint (a native one handed nothing over; a canonical one is written by Flink
+            // from savepoint()): it settles nothing about older checkpoints, which Flink may
+            // still complete, or discard on this TaskManager
+            return;
+        }
+        checkpointsTaken.removeIf(id -> id < checkpointId); // subsumed, never notified
         ownership.completed(checkpointId);
     }
 
     public void notifyCheckpointAborted(long checkpointId) {
+        checkpointsTaken.remove(checkpointId);
         // the JobManager registered whatever it received; the registry deletes it when unused
     }
 

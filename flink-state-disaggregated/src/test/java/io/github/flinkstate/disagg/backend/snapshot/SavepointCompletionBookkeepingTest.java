@@ -1,0 +1,125 @@
+package io.github.flinkstate.disagg.backend.snapshot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.flinkstate.disagg.backend.DisaggregatedKeyedStateBackend;
+import io.github.flinkstate.disagg.backend.testutil.DisaggBackends;
+import io.github.flinkstate.disagg.backend.testutil.KeyedFixture;
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.List;
+import java.util.concurrent.RunnableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.core.execution.SavepointFormatType;
+import org.apache.flink.core.fs.Path;
+import org.apache.flink.runtime.checkpoint.CheckpointOptions;
+import org.apache.flink.runtime.checkpoint.SavepointType;
+import org.apache.flink.runtime.state.CheckpointStorageAccess;
+import org.apache.flink.runtime.state.CheckpointStorageLocationReference;
+import org.apache.flink.runtime.state.CheckpointStreamFactory;
+import org.apache.flink.runtime.state.KeyedStateHandle;
+import org.apache.flink.runtime.state.SnapshotResult;
+import org.apache.flink.runtime.state.StateUtil;
+import org.apache.flink.runtime.state.storage.FileSystemCheckpointStorage;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * A savepoint hands no engine file over (a native one copies them all, Flink writes a canonical one
+ * from {@code savepoint()}), so its completion settles nothing about the checkpoints before it: a
+ * checkpoint still pending when a later savepoint completes may yet be discarded on the
+ * TaskManager, and the files it alone had been given must then go back to the store. Before the fix
+ * the savepoint's completion ended the bookkeeping of the older checkpoint, and a file the store
+ * had dropped while that checkpoint held it was left behind by everybody.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class SavepointCompletionBookkeepingTest {
+
+    @TempDir File tmp;
+
+    @ParameterizedTest(name = "{0} savepoint")
+    @EnumSource(SavepointFormatType.class)
+    void aCheckpointDiscardedAfterALaterSavepointCompleted_leavesNoEngineFile(
+            SavepointFormatType format) throws Exception {
+        KeyedFixture fixture = new KeyedFixture(200);
+        try (DisaggBackends backends =
+                new DisaggBackends(
+                        DisaggBackends.backend(
+                                new File(tmp, "primary").toURI().toString(),
+                                MemorySize.parse("1mb")))) {
+            DisaggregatedKeyedStateBackend<Integer> b =
+                    backends.create(DisaggBackends.ALL, List.of());
+            fixture.write(b, 1);
+            RunnableFuture<SnapshotResult<KeyedStateHandle>> checkpoint =
+                    b.snapshot(
+                            1,
+                            0L,
+                            location(1),
+                            CheckpointOptions.forCheckpointWithDefaultLocation());
+            checkpoint.run();
+            List<String> handedToCheckpoint1 = files("primary");
+            assertThat(handedToCheckpoint1).as("checkpoint 1 flushed a file").isNotEmpty();
+
+            // the store drops checkpoint 1's file while checkpoint 1 still holds it
+            fixture.write(b, 2);
+            b.store().flush();
+            b.compactAll();
+            assertThat(b.store().liveFiles())
+                    .as("checkpoint 1's file was compacted away")
+                    .noneMatch(f -> handedToCheckpoint1.contains(new Path(f).getName()));
+
+            if (format == SavepointFormatType.NATIVE) {
+                RunnableFuture<SnapshotResult<KeyedStateHandle>> savepoint =
+                        b.snapshot(
+                                2,
+                                0L,
+                                location(2),
+                                new CheckpointOptions(
+                                        SavepointType.savepoint(format),
+                                        CheckpointStorageLocationReference.getDefault()));
+                savepoint.run();
+                assertThat(savepoint.get().getJobManagerOwnedSnapshot()).isNotNull();
+            }
+            // a canonical savepoint Flink writes from savepoint()'s resources: the backend only
+            // hears of its completion
+            b.notifyCheckpointComplete(2);
+
+            // checkpoint 1 never reached the JobManager: Flink discards it on the TaskManager
+            StateUtil.discardStateFuture(checkpoint);
+
+            assertThat(files("primary"))
+                    .as("checkpoint 1's file, which nobody owns any more, is deleted")
+                    .doesNotContainAnyElementsOf(handedToCheckpoint1);
+            backends.dispose(b);
+            assertThat(files("primary")).as("engine files left after the dispose").isEmpty();
+        }
+    }
+
+    private CheckpointStreamFactory location(long id) throws IOException {
+        CheckpointStorageAccess access =
+                new FileSystemCheckpointStorage(Path.fromLocalFile(new File(tmp, "chk")), 0, -1)
+                        .createCheckpointStorage(new JobID());
+        access.initializeBaseLocationsForCheckpoint();
+        return access.initializeLocationForCheckpoint(id);
+    }
+
+    /** Names of the regular files under {@code tmp/<dir>}. */
+    private List<String> files(String dir) throws IOException {
+        java.nio.file.Path root = new File(tmp, dir).toPath();
+        if (!Files.exists(root)) {
+            return List.of();
+        }
+        try (Stream<java.nio.file.Path> all = Files.walk(root)) {
+            return all.filter(Files::isRegularFile)
+                    .map(p -> p.getFileName().toString())
+                    .collect(Collectors.toList());
+        }
+    }
+}
