@@ -5,30 +5,24 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.flinkstate.disagg.backend.DisaggregatedKeyedStateBackend;
 import io.github.flinkstate.disagg.backend.testutil.DisaggBackends;
 import io.github.flinkstate.disagg.backend.testutil.KeyedFixture;
+import io.github.flinkstate.disagg.backend.testutil.LocalDirs;
 import io.github.flinkstate.testing.checkpoint.ForwardingOutputStream;
 import io.github.flinkstate.testing.checkpoint.ForwardingStreamFactory;
 import java.io.File;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RunnableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
-import java.util.stream.Stream;
-import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.MemorySize;
-import org.apache.flink.core.fs.Path;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.state.CheckpointStateOutputStream;
-import org.apache.flink.runtime.state.CheckpointStorageAccess;
 import org.apache.flink.runtime.state.CheckpointStreamFactory;
 import org.apache.flink.runtime.state.CheckpointedStateScope;
 import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.SnapshotResult;
 import org.apache.flink.runtime.state.StateUtil;
 import org.apache.flink.runtime.state.StreamStateHandle;
-import org.apache.flink.runtime.state.storage.FileSystemCheckpointStorage;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -63,7 +57,8 @@ class LateSnapshotCleanupTest {
             DisaggregatedKeyedStateBackend<Integer> b =
                     backends.create(DisaggBackends.ALL, List.of());
             fixture.write(b, 1);
-            SlowCloseStreams streams = new SlowCloseStreams(checkpointLocation(1));
+            SlowCloseStreams streams =
+                    new SlowCloseStreams(LocalDirs.checkpointLocation(new File(tmp, "chk"), 1));
             RunnableFuture<SnapshotResult<KeyedStateHandle>> f =
                     b.snapshot(
                             1, 0L, streams, CheckpointOptions.forCheckpointWithDefaultLocation());
@@ -96,7 +91,7 @@ class LateSnapshotCleanupTest {
                     b.snapshot(
                             1,
                             0L,
-                            checkpointLocation(1),
+                            LocalDirs.checkpointLocation(new File(tmp, "chk"), 1),
                             CheckpointOptions.forCheckpointWithDefaultLocation());
             f.run();
             assertThat(f.get().getJobManagerOwnedSnapshot()).isNotNull();
@@ -116,25 +111,9 @@ class LateSnapshotCleanupTest {
                         new File(tmp, "primary").toURI().toString(), MemorySize.parse("1mb")));
     }
 
-    private CheckpointStreamFactory checkpointLocation(long id) throws IOException {
-        CheckpointStorageAccess access =
-                new FileSystemCheckpointStorage(Path.fromLocalFile(new File(tmp, "chk")), 0, -1)
-                        .createCheckpointStorage(new JobID());
-        access.initializeBaseLocationsForCheckpoint();
-        return access.initializeLocationForCheckpoint(id);
-    }
-
     /** Regular files under {@code tmp/<dir>}, relative paths. */
     private List<String> files(String dir) throws IOException {
-        java.nio.file.Path root = new File(tmp, dir).toPath();
-        if (!Files.exists(root)) {
-            return List.of();
-        }
-        try (Stream<java.nio.file.Path> all = Files.walk(root)) {
-            return all.filter(Files::isRegularFile)
-                    .map(p -> root.relativize(p).toString())
-                    .collect(Collectors.toList());
-        }
+        return LocalDirs.files(new File(tmp, dir));
     }
 
     /**

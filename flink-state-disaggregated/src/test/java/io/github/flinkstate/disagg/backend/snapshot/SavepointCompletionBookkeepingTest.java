@@ -5,27 +5,22 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.flinkstate.disagg.backend.DisaggregatedKeyedStateBackend;
 import io.github.flinkstate.disagg.backend.testutil.DisaggBackends;
 import io.github.flinkstate.disagg.backend.testutil.KeyedFixture;
+import io.github.flinkstate.disagg.backend.testutil.LocalDirs;
 import java.io.File;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.util.List;
 import java.util.concurrent.RunnableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-import java.util.stream.Stream;
-import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.checkpoint.SavepointType;
-import org.apache.flink.runtime.state.CheckpointStorageAccess;
 import org.apache.flink.runtime.state.CheckpointStorageLocationReference;
-import org.apache.flink.runtime.state.CheckpointStreamFactory;
 import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.SnapshotResult;
 import org.apache.flink.runtime.state.StateUtil;
-import org.apache.flink.runtime.state.storage.FileSystemCheckpointStorage;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -61,7 +56,7 @@ class SavepointCompletionBookkeepingTest {
                     b.snapshot(
                             1,
                             0L,
-                            location(1),
+                            LocalDirs.checkpointLocation(new File(tmp, "chk"), 1),
                             CheckpointOptions.forCheckpointWithDefaultLocation());
             checkpoint.run();
             List<String> handedToCheckpoint1 = files("primary");
@@ -80,7 +75,7 @@ class SavepointCompletionBookkeepingTest {
                         b.snapshot(
                                 2,
                                 0L,
-                                location(2),
+                                LocalDirs.checkpointLocation(new File(tmp, "chk"), 2),
                                 new CheckpointOptions(
                                         SavepointType.savepoint(format),
                                         CheckpointStorageLocationReference.getDefault()));
@@ -102,24 +97,10 @@ class SavepointCompletionBookkeepingTest {
         }
     }
 
-    private CheckpointStreamFactory location(long id) throws IOException {
-        CheckpointStorageAccess access =
-                new FileSystemCheckpointStorage(Path.fromLocalFile(new File(tmp, "chk")), 0, -1)
-                        .createCheckpointStorage(new JobID());
-        access.initializeBaseLocationsForCheckpoint();
-        return access.initializeLocationForCheckpoint(id);
-    }
-
     /** Names of the regular files under {@code tmp/<dir>}. */
     private List<String> files(String dir) throws IOException {
-        java.nio.file.Path root = new File(tmp, dir).toPath();
-        if (!Files.exists(root)) {
-            return List.of();
-        }
-        try (Stream<java.nio.file.Path> all = Files.walk(root)) {
-            return all.filter(Files::isRegularFile)
-                    .map(p -> p.getFileName().toString())
-                    .collect(Collectors.toList());
-        }
+        return LocalDirs.files(new File(tmp, dir)).stream()
+                .map(f -> new File(f).getName())
+                .collect(Collectors.toList());
     }
 }
