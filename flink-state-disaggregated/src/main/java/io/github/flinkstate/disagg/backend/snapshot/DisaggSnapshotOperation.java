@@ -179,7 +179,7 @@ public final class DisaggSnapshotOperation<K> {
         LsmStore.PendingSnapshot engineSnapshot = store.beginSnapshot();
         CloseableRegistry streams = new CloseableRegistry();
         GuardedSnapshotFuture[] self = new GuardedSnapshotFuture[1];
-        java.io.Closeable cancelOnClose = () -> self[0].cancel(true);
+        java.io.Closeable cancelOnClose = () -> self[0].onRegistryClose();
         self[0] =
                 new GuardedSnapshotFuture(
                         () ->
