@@ -109,7 +109,8 @@ public final class RestApi {
                 latest.isMissingNode() || latest.isNull()
                         ? Optional.empty()
                         : Optional.ofNullable(latest.path("external_path").asText(null)),
-                latest.path("trigger_timestamp").asLong(-1));
+                latest.path("trigger_timestamp").asLong(-1),
+                cp.path("latest").path("failed").path("id").asLong(-1));
     }
 
     /**
@@ -150,6 +151,7 @@ public final class RestApi {
      * @param latestPath its external path ({@code hdfs://.../chk-N}), if any
      * @param latestTriggeredAt when it was triggered (ms since the epoch, JobManager clock), -1 if
      *     none
+     * @param latestFailedId id of the latest failed checkpoint, -1 if none
      */
     public record CheckpointCounts(
             long completed,
@@ -157,5 +159,6 @@ public final class RestApi {
             long failed,
             long latestId,
             Optional<String> latestPath,
-            long latestTriggeredAt) {}
+            long latestTriggeredAt,
+            long latestFailedId) {}
 }

@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Sorts the files a scenario left on HDFS (no retained checkpoint references them) by cause. Two
+ * Sorts the files a scenario left on HDFS (no retained checkpoint references them) by cause. These
  * causes lie outside what any backend can do, and are reported but accepted:
  *
  * <ol>
@@ -27,6 +27,15 @@ import java.util.Map;
  *       checkpoint id, so files registered by a later, aborted checkpoint stay (Flink 2.3, {@code
  *       DefaultCompletedCheckpointStore#shutdown}; RocksDB's {@code shared/} files too). No backend
  *       may delete them itself: it cannot know whether that checkpoint completed.
+ *   <li>{@link #FINISHED_IN_FLIGHT}: written for a checkpoint that failed as its bounded job
+ *       finished (between the trigger of the job's last completed checkpoint and {@link
+ *       #CANCEL_GRACE_MILLIS} after the job ended, in a job whose latest checkpoint failed after
+ *       that completed one). A task that aligned the barrier of that checkpoint (a finished input
+ *       counts as aligned) acknowledges it while the job ends; an acknowledgement the JobManager
+ *       never processes (its job stopped) leaves the files the checkpoint named first to nobody:
+ *       the TaskManager cannot know whether the JobManager registered them. Seen once for the
+ *       disaggregated backend (a compaction output written after the last completed checkpoint's
+ *       barrier); RocksDB's {@code shared/} uploads would stay the same way.
  * </ol>
  *
  * Everything else is {@link #UNEXPLAINED} and fails the scenario.
@@ -42,6 +51,8 @@ final class LeftoverCauses {
             "left by Flink of a claimed checkpoint whose claiming job was cancelled";
     static final String CANCELLED_IN_FLIGHT =
             "registered by a checkpoint in flight when its job was cancelled (Flink keeps them)";
+    static final String FINISHED_IN_FLIGHT =
+            "written for a checkpoint that failed as its bounded job finished";
     static final String UNEXPLAINED = "unexplained";
 
     /** A file of a killed TaskManager must have been written at most this long before the kill. */
@@ -73,6 +84,20 @@ final class LeftoverCauses {
             List<long[]> cancels,
             boolean changelog,
             List<String> claimedThenCancelled) {
+        return classify(leftovers, kills, cancels, changelog, claimedThenCancelled, List.of());
+    }
+
+    /**
+     * As above, with {@code finishes}: per bounded job that finished while its latest checkpoint
+     * failed: {last completed checkpoint triggered, job terminated} (ms since the epoch).
+     */
+    static Map<String, List<String>> classify(
+            Map<String, Long> leftovers,
+            List<long[]> kills,
+            List<long[]> cancels,
+            boolean changelog,
+            List<String> claimedThenCancelled,
+            List<long[]> finishes) {
         Map<String, List<String>> byCause = new LinkedHashMap<>();
         for (Map.Entry<String, Long> f : leftovers.entrySet()) {
             long written = f.getValue();
@@ -83,6 +108,9 @@ final class LeftoverCauses {
             } else if (cancels.stream()
                     .anyMatch(c -> written >= c[0] && written <= c[1] + CANCEL_GRACE_MILLIS)) {
                 cause = CANCELLED_IN_FLIGHT;
+            } else if (finishes.stream()
+                    .anyMatch(c -> written >= c[0] && written <= c[1] + CANCEL_GRACE_MILLIS)) {
+                cause = FINISHED_IN_FLIGHT;
             } else if (changelog && f.getKey().contains("/taskowned/")) {
                 cause = MATERIALIZATION;
             } else if (claimedThenCancelled.stream()

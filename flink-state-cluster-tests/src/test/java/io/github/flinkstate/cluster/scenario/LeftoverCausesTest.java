@@ -95,4 +95,26 @@ class LeftoverCausesTest {
         assertThat(c.get(LeftoverCauses.UNEXPLAINED))
                 .containsExactly("/primary/op/after.sst", "/primary/op/before.sst");
     }
+
+    @Test
+    void fileWrittenAfterTheLastCompletedCheckpointOfAFinishingJob_isOfItsFailedLastCheckpoint() {
+        long lastCompletedTriggered = 2_000_000;
+        long finished = lastCompletedTriggered + 1_300;
+        Map<String, Long> files = new TreeMap<>();
+        files.put("/primary/op/a-000025.sst", lastCompletedTriggered + 500);
+        files.put("/primary/op/b-000003.sst", lastCompletedTriggered - 1);
+        files.put("/primary/op/c-000030.sst", finished + LeftoverCauses.CANCEL_GRACE_MILLIS + 1);
+        Map<String, List<String>> c =
+                LeftoverCauses.classify(
+                        files,
+                        List.of(),
+                        List.of(),
+                        false,
+                        List.of(),
+                        List.<long[]>of(new long[] {lastCompletedTriggered, finished}));
+        assertThat(c.get(LeftoverCauses.FINISHED_IN_FLIGHT))
+                .containsExactly("/primary/op/a-000025.sst");
+        assertThat(c.get(LeftoverCauses.UNEXPLAINED))
+                .containsExactly("/primary/op/b-000003.sst", "/primary/op/c-000030.sst");
+    }
 }

@@ -41,6 +41,7 @@ final class Scenario implements AutoCloseable {
     private final List<JobID> jobs = new ArrayList<>();
     private final List<long[]> kills = new ArrayList<>();
     private final List<long[]> cancels = new ArrayList<>();
+    private final List<long[]> finishes = new ArrayList<>();
     private final Map<JobID, String> claimedRestores = new java.util.HashMap<>();
     private final List<String> claimedThenCancelled = new ArrayList<>();
     private final long startNanos = System.nanoTime();
@@ -206,9 +207,15 @@ final class Scenario implements AutoCloseable {
     /** Waits for the job to finish and requires success. */
     void awaitFinished(JobID job) throws Exception {
         String status = submitter.awaitTermination(job, Duration.ofMinutes(3));
+        long terminated = System.currentTimeMillis();
         if (!"FINISHED".equals(status)) {
             throw new IllegalStateException(
                     "job " + job + " ended " + status + ": " + cluster.rest().exceptions(job));
+        }
+        CheckpointCounts cp = cluster.rest().checkpoints(job);
+        if (cp.latestFailedId() > cp.latestId() && cp.latestTriggeredAt() > 0) {
+            // its last checkpoint failed as it finished (LeftoverCauses.FINISHED_IN_FLIGHT)
+            finishes.add(new long[] {cp.latestTriggeredAt(), terminated});
         }
     }
 
@@ -241,7 +248,7 @@ final class Scenario implements AutoCloseable {
         LeftoverFiles.Result r = leftovers(retained);
         Map<String, List<String>> byCause =
                 LeftoverCauses.classify(
-                        r.leftovers(), kills, cancels, changelog, claimedThenCancelled);
+                        r.leftovers(), kills, cancels, changelog, claimedThenCancelled, finishes);
         StringBuilder b = new StringBuilder();
         b.append(r.leftovers().size()).append(" of ").append(r.files()).append(" files");
         byCause.forEach(
