@@ -26,8 +26,6 @@ import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.runtime.state.KeyGroupedInternalPriorityQueue;
 import org.apache.flink.runtime.state.KeyedStateHandle;
-import org.apache.flink.runtime.state.SharedStateRegistry;
-import org.apache.flink.runtime.state.SharedStateRegistryImpl;
 import org.apache.flink.runtime.state.SnapshotResult;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
@@ -65,7 +63,6 @@ class DisaggregatedHandleTest {
     @TempDir File tmp;
     private DisaggBackends backends;
     private long checkpointId;
-    private final SharedStateRegistry registry = new SharedStateRegistryImpl();
 
     @AfterEach
     void cleanup() throws Exception {
@@ -109,8 +106,6 @@ class DisaggregatedHandleTest {
         f.run();
         KeyedStateHandle handle = f.get().getJobManagerOwnedSnapshot();
         assertThat(handle).isExactlyInstanceOf(IncrementalRemoteKeyedStateHandle.class);
-        // as the JobManager does: files named before come as placeholders, which it resolves
-        handle.registerSharedStates(registry, checkpointId);
         for (HandleAndLocalPath e : ((IncrementalRemoteKeyedStateHandle) handle).getSharedState()) {
             assertThat(e.getHandle()).isInstanceOf(FileStateHandle.class);
             assertThat(((FileStateHandle) e.getHandle()).getFilePath().toString())

@@ -31,7 +31,6 @@ import org.apache.flink.runtime.state.KeyExtractorFunction;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyedBackendSerializationProxy;
 import org.apache.flink.runtime.state.KeyedStateHandle;
-import org.apache.flink.runtime.state.PlaceholderStreamStateHandle;
 import org.apache.flink.runtime.state.RegisteredKeyValueStateBackendMetaInfo;
 import org.apache.flink.runtime.state.RegisteredPriorityQueueStateBackendMetaInfo;
 import org.apache.flink.runtime.state.StateSerializerProvider;
@@ -163,14 +162,6 @@ public final class DisaggRestoreOperation<K> {
                             + recorded
                             + " is listed in the engine manifest but missing from the state"
                             + " handle; the checkpoint is incomplete");
-        }
-        if (h instanceof PlaceholderStreamStateHandle) {
-            throw new IllegalStateException(
-                    "File "
-                            + recorded
-                            + " is named through a placeholder: the handle was never registered by"
-                            + " a JobManager, which replaces placeholders (restore from the handles"
-                            + " of a completed checkpoint)");
         }
         if (!(h instanceof FileStateHandle)) {
             // bytes inlined in the checkpoint metadata: the copy is this store's own file, deleted

@@ -35,7 +35,6 @@ import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyedBackendSerializationProxy;
 import org.apache.flink.runtime.state.KeyedStateHandle;
-import org.apache.flink.runtime.state.PlaceholderStreamStateHandle;
 import org.apache.flink.runtime.state.SnapshotResult;
 import org.apache.flink.runtime.state.StreamCompressionDecorator;
 import org.apache.flink.runtime.state.StreamStateHandle;
@@ -255,7 +254,6 @@ public final class DisaggSnapshotOperation<K> {
                     files,
                     copyIntoCheckpoint,
                     namedThrough,
-                    sharing == SnapshotType.SharingFilesStrategy.FORWARD_BACKWARD,
                     streams);
         } finally {
             if (pinnedCopies != null) {
@@ -328,7 +326,6 @@ public final class DisaggSnapshotOperation<K> {
             Map<String, Long> files,
             Set<String> copyIntoCheckpoint,
             Map<String, String> namedThrough,
-            boolean placeholders,
             CloseableRegistry streams)
             throws Exception {
         // a savepoint: every file copied, nothing of the store's handed over
@@ -369,13 +366,8 @@ public final class DisaggSnapshotOperation<K> {
                             !(handle instanceof RelativeFileStateHandle),
                             "A restored relative handle must be named through a copy: %s",
                             path);
-                    // registered by the JobManager when it restored the checkpoint
-                    handle = placeholders ? placeholderOf(handle) : handle;
                 } else {
                     handle = new FileStateHandle(new Path(path), f.getValue());
-                    if (placeholders && ownership.isConfirmed(path)) {
-                        handle = placeholderOf(handle);
-                    }
                     handedOver.add(path);
                     if (!everReferenced.contains(path)) {
                         newBytes += f.getValue();
@@ -413,19 +405,6 @@ public final class DisaggSnapshotOperation<K> {
             }
             throw e;
         }
-    }
-
-    /**
-     * The placeholder by which a checkpoint names a file the JobManager has registered already. A
-     * handle's acknowledgement that reaches the JobManager after the checkpoint was aborted (it
-     * expired, another task declined it, the job failed over) is discarded there unregistered,
-     * which deletes every shared file it names except placeholders: the files of the last completed
-     * checkpoint, which the store still reads and a restore needs, must not be among them. A
-     * registered acknowledgement gets the placeholder replaced by the registered handle.
-     */
-    private static StreamStateHandle placeholderOf(StreamStateHandle registered) {
-        return new PlaceholderStreamStateHandle(
-                registered.getStreamStateHandleID(), registered.getStateSize(), false);
     }
 
     private StreamStateHandle copy(

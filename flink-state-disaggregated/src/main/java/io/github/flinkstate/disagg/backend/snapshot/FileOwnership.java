@@ -117,15 +117,6 @@ public final class FileOwnership {
         return true;
     }
 
-    /**
-     * True when a checkpoint that completed (as this TaskManager was told) named the file: it is
-     * registered with the JobManager's {@code SharedStateRegistry} for as long as the store has it
-     * live, since every checkpoint since then named it too.
-     */
-    public synchronized boolean isConfirmed(String path) {
-        return confirmed.contains(path);
-    }
-
     /** True when Flink may own the file: the store must not delete it. */
     public synchronized boolean isHandedOver(String path) {
         return handedOverIn.containsKey(path) || confirmed.contains(path);

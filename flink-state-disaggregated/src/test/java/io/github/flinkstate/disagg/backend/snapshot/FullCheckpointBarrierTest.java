@@ -100,19 +100,19 @@ class FullCheckpointBarrierTest {
 
         // job 2 resumes from it (files inherited, no background copy); before the barrier it
         // writes one value only, so that the inherited files are still live at the checkpoint
-        // a full checkpoint is what Flink takes first after a NO_CLAIM resume; an incremental one
-        // naming the restored files follows a CLAIM resume, whose files the JobManager registers
-        RecoveryClaimMode mode = full ? RecoveryClaimMode.NO_CLAIM : RecoveryClaimMode.CLAIM;
-        JobCheckpoints checkpoints2 =
-                new JobCheckpoints(new File(tmp, "chk2").toURI().toString(), 1, true, mode);
-        CompletedCheckpoint resumed = checkpoints2.restore(cp1, mode);
         DisaggregatedKeyedStateBackend<Integer> b =
                 job("new", c -> c.with(DisaggregatedOptions.BACKGROUND_COPY, false))
                         .create(
                                 DisaggBackends.ALL,
-                                JobCheckpoints.handlesFor(resumed, DisaggBackends.ALL));
+                                JobCheckpoints.handlesFor(cp1, DisaggBackends.ALL));
         b.setCurrentKey(0);
         KeyedFixture.value(b).update(-1L);
+        JobCheckpoints checkpoints2 =
+                new JobCheckpoints(
+                        new File(tmp, "chk2").toURI().toString(),
+                        1,
+                        true,
+                        RecoveryClaimMode.NO_CLAIM);
         CheckpointStorageLocation location2 = checkpoints2.start(2);
         // takes the synchronous part of checkpoint 2, writes version 3, then runs the rest
         RunnableFuture<SnapshotResult<KeyedStateHandle>> future =

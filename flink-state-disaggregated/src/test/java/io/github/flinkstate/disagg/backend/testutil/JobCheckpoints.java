@@ -121,19 +121,6 @@ public final class JobCheckpoints {
         pending.get(id).acknowledged.put(subtask, received);
     }
 
-    /**
-     * An acknowledgement of checkpoint {@code id} that arrives after the JobManager aborted it (an
-     * expired checkpoint, a declined one, a failover): {@code CheckpointCoordinator} discards the
-     * received handle without registering it, which deletes every shared file it names that is not
-     * a placeholder.
-     */
-    public void lateAcknowledge(long id, KeyedStateHandle handle) throws Exception {
-        if (pending.containsKey(id)) {
-            throw new IllegalStateException("checkpoint " + id + " is still pending");
-        }
-        InstantiationUtil.clone(handle, getClass().getClassLoader()).discardState();
-    }
-
     /** Completes checkpoint {@code id} of {@code parallelism} subtasks (all acknowledged). */
     public CompletedCheckpoint complete(long id, int parallelism) throws Exception {
         Pending p = pending.remove(id);
