@@ -254,6 +254,7 @@ public final class DisaggSnapshotOperation<K> {
                     files,
                     copyIntoCheckpoint,
                     namedThrough,
+                    sharing == SnapshotType.SharingFilesStrategy.NO_SHARING,
                     streams);
         } finally {
             if (pinnedCopies != null) {
@@ -326,10 +327,9 @@ public final class DisaggSnapshotOperation<K> {
             Map<String, Long> files,
             Set<String> copyIntoCheckpoint,
             Map<String, String> namedThrough,
+            boolean savepoint,
             CloseableRegistry streams)
             throws Exception {
-        // a savepoint: every file copied, nothing of the store's handed over
-        boolean copyAll = !files.isEmpty() && copyIntoCheckpoint.containsAll(files.keySet());
         List<HandleAndLocalPath> shared = new ArrayList<>();
         Set<String> handedOver = new HashSet<>();
         long newBytes = 0;
@@ -346,7 +346,7 @@ public final class DisaggSnapshotOperation<K> {
                             copy(
                                     path,
                                     streamFactory,
-                                    copyAll
+                                    savepoint
                                             ? CheckpointedStateScope.EXCLUSIVE
                                             : CheckpointedStateScope.SHARED,
                                     streams);
@@ -379,7 +379,7 @@ public final class DisaggSnapshotOperation<K> {
                     writeMeta(
                             streamFactory, metaInfos, stateIds, timerSnapshots, manifest, streams);
             newBytes += meta.getStateSize();
-            if (!copyAll) {
+            if (!savepoint) { // a savepoint copies every file: nothing of the store's handed over
                 ownership.handedOver(checkpointId, handedOver);
                 everReferenced.addAll(handedOver);
             }

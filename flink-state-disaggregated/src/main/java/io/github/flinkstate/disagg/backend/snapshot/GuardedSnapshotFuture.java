@@ -71,9 +71,9 @@ final class GuardedSnapshotFuture extends FutureTask<SnapshotResult<KeyedStateHa
     /**
      * What closing the backend's snapshot registry does to this snapshot (task cancellation or
      * dispose): stops it if it still runs, and nothing else. A finished snapshot's result may
-     * already be on its way to the JobManager (Flink's checkpoint thread can return from {@code get}
-     * before {@code done()} unregisters this future), so its files stay handed over; if Flink does
-     * not send it, it discards it ({@link #cancel} then {@code get}), which gives them back.
+     * already be on its way to the JobManager (Flink's checkpoint thread can return from {@code
+     * get} before {@code done()} unregisters this future), so its files stay handed over; if Flink
+     * does not send it, it discards it ({@link #cancel} then {@code get}), which gives them back.
      */
     void onRegistryClose() {
         if (super.cancel(true)) {

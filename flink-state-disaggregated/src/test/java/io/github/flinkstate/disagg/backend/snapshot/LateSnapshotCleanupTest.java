@@ -14,7 +14,6 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RunnableFuture;
 import java.util.concurrent.TimeUnit;
-import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.state.CheckpointStateOutputStream;
 import org.apache.flink.runtime.state.CheckpointStreamFactory;
@@ -106,9 +105,7 @@ class LateSnapshotCleanupTest {
     }
 
     private DisaggBackends backends() {
-        return new DisaggBackends(
-                DisaggBackends.backend(
-                        new File(tmp, "primary").toURI().toString(), MemorySize.parse("1mb")));
+        return DisaggBackends.inLocalDir(new File(tmp, "primary"), "1mb");
     }
 
     /** Regular files under {@code tmp/<dir>}, relative paths. */

@@ -12,7 +12,6 @@ import java.util.List;
 import java.util.concurrent.RunnableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
@@ -44,11 +43,7 @@ class SavepointCompletionBookkeepingTest {
     void aCheckpointDiscardedAfterALaterSavepointCompleted_leavesNoEngineFile(
             SavepointFormatType format) throws Exception {
         KeyedFixture fixture = new KeyedFixture(200);
-        try (DisaggBackends backends =
-                new DisaggBackends(
-                        DisaggBackends.backend(
-                                new File(tmp, "primary").toURI().toString(),
-                                MemorySize.parse("1mb")))) {
+        try (DisaggBackends backends = DisaggBackends.inLocalDir(new File(tmp, "primary"), "1mb")) {
             DisaggregatedKeyedStateBackend<Integer> b =
                     backends.create(DisaggBackends.ALL, List.of());
             fixture.write(b, 1);

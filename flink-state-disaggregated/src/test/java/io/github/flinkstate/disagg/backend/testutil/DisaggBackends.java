@@ -3,6 +3,7 @@ package io.github.flinkstate.disagg.backend.testutil;
 import io.github.flinkstate.disagg.DisaggregatedOptions;
 import io.github.flinkstate.disagg.DisaggregatedStateBackend;
 import io.github.flinkstate.disagg.backend.DisaggregatedKeyedStateBackend;
+import java.io.File;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -56,6 +57,12 @@ public final class DisaggBackends implements AutoCloseable {
         return new DisaggregatedStateBackend()
                 .with(DisaggregatedOptions.PRIMARY_DIRECTORY, primaryDirUri)
                 .with(DisaggregatedOptions.MEMTABLE_SIZE, memtable);
+    }
+
+    /** Backends with their primary directory in the local directory {@code primaryDir}. */
+    public static DisaggBackends inLocalDir(File primaryDir, String memtable) {
+        return new DisaggBackends(
+                backend(primaryDir.toURI().toString(), MemorySize.parse(memtable)));
     }
 
     /** The key-group ranges of {@code parallelism} subtasks, as Flink assigns them. */

@@ -121,6 +121,20 @@ public final class JobCheckpoints {
         pending.get(id).acknowledged.put(subtask, received);
     }
 
+    /**
+     * An acknowledgement of checkpoint {@code id} that arrives after the JobManager aborted it (it
+     * expired, another task declined it, the job failed over): {@code CheckpointCoordinator}
+     * registers the received handle's shared state, then discards the handle.
+     */
+    public void lateAcknowledge(long id, KeyedStateHandle handle) throws Exception {
+        if (pending.containsKey(id)) {
+            throw new IllegalStateException("checkpoint " + id + " is still pending");
+        }
+        KeyedStateHandle received = InstantiationUtil.clone(handle, getClass().getClassLoader());
+        received.registerSharedStates(store.getSharedStateRegistry(), id);
+        received.discardState();
+    }
+
     /** Completes checkpoint {@code id} of {@code parallelism} subtasks (all acknowledged). */
     public CompletedCheckpoint complete(long id, int parallelism) throws Exception {
         Pending p = pending.remove(id);
