@@ -32,10 +32,11 @@ import java.util.Map;
  *       #CANCEL_GRACE_MILLIS} after the job ended, in a job whose latest checkpoint failed after
  *       that completed one). A task that aligned the barrier of that checkpoint (a finished input
  *       counts as aligned) acknowledges it while the job ends; an acknowledgement the JobManager
- *       never processes (its job stopped) leaves the files the checkpoint named first to nobody:
- *       the TaskManager cannot know whether the JobManager registered them. Seen once for the
- *       disaggregated backend (a compaction output written after the last completed checkpoint's
- *       barrier); RocksDB's {@code shared/} uploads would stay the same way.
+ *       processes only after its checkpoint store shut down, or never (its job stopped), leaves the
+ *       files the checkpoint named first to nobody: the TaskManager cannot know whether the
+ *       JobManager registered them. Seen once for the disaggregated backend (a compaction output
+ *       written after the last completed checkpoint's barrier); RocksDB's {@code shared/} uploads
+ *       would stay the same way.
  * </ol>
  *
  * Everything else is {@link #UNEXPLAINED} and fails the scenario.
