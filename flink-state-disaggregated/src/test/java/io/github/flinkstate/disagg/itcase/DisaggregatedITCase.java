@@ -12,7 +12,10 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.apache.flink.api.common.JobID;
+import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.RecoveryClaimMode;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.core.fs.Path;
@@ -43,7 +46,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  *       CLAIM and in NO_CLAIM mode (after a NO_CLAIM restore the first checkpoint is Flink's forced
  *       full checkpoint), through native savepoints and through canonical savepoints;
  *   <li>a chain whose middle job runs on Flink's RocksDB backend: canonical savepoints from our
- *       backend to RocksDB and back.
+ *       backend to RocksDB and back;
+ *   <li>a CLAIM resume from a native savepoint, then a resume from the resumed job's retained
+ *       checkpoint.
  * </ul>
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
@@ -54,6 +59,17 @@ class DisaggregatedITCase {
     private static final int KEYS = 500;
 
     @TempDir File tmp;
+
+    /**
+     * Streams smaller than this are inlined into the checkpoint metadata; null: Flink's default.
+     */
+    private MemorySize fileStateThreshold;
+
+    /**
+     * The claim mode also in the jobs' configuration, where backends read it (the job graph's
+     * restore settings carry it too); null: only on the job graph.
+     */
+    private RecoveryClaimMode configuredClaimMode;
 
     @Test
     void failureAfterCheckpointRecoversExactly() throws Exception {
@@ -137,24 +153,91 @@ class DisaggregatedITCase {
                             CHAIN_RECORDS / 2,
                             handoff);
 
-            job.run().resetCheckpoints();
-            job.run().throttled(false);
-            JobGraph last = jobGraph(job, 3, backend);
-            last.setSavepointRestoreSettings(SavepointRestoreSettings.forPath(state, false, mode));
-            long processedBefore = job.run().processed();
-            JobResult result =
-                    cluster.submitJob(last)
-                            .thenCompose(r -> cluster.requestJobResult(last.getJobID()))
-                            .get();
-            assertThat(result.isSuccess())
-                    .as("resumed job failed: %s", result.getSerializedThrowable())
-                    .isTrue();
-            assertRestoredFrom(cluster, last.getJobID(), state);
-            assertThat(job.run().processed() - processedBefore)
-                    .as("the last job resumed the source where the restored state left it")
-                    .isLessThan(CHAIN_RECORDS);
-            job.check().assertExact();
+            runToTheEnd(cluster, job, 3, backend, state, mode);
         }
+    }
+
+    /**
+     * A job resumed in CLAIM mode from a native savepoint checkpoints; a new job resumes from its
+     * retained checkpoint (read back from that checkpoint's {@code _metadata}, unlike an in-job
+     * failover) and runs to the end with exact results. The native savepoint's files come back as
+     * relative handles, which the resumed job's checkpoints once reused, so the last restore looked
+     * for them in the checkpoint's own directory (docs/disaggregated.md, "Checkpoints and file
+     * ownership").
+     */
+    @Test
+    void claimFromANativeSavepoint_thenResumeFromALaterRetainedCheckpoint() throws Exception {
+        String disagg = DisaggregatedStateBackendFactory.class.getName();
+        // no engine file of this small state may be inlined into the savepoint's metadata: only
+        // files are restored with relative handles
+        fileStateThreshold = MemorySize.ZERO;
+        // as 'flink run -s ... -claimMode CLAIM' sets it (the background copy of other restored
+        // files is then skipped)
+        configuredClaimMode = RecoveryClaimMode.CLAIM;
+        try (ExactlyOnceJob job =
+                        ExactlyOnceJob.builder(CHAIN_RECORDS)
+                                .keys(KeyFunction.modulo(KEYS))
+                                .throttle(Throttle.every(5).whileThrottled())
+                                .name("disagg-claim-native")
+                                .build();
+                MiniCluster cluster = cluster(2)) {
+            cluster.start();
+            job.run().throttled(true);
+            String savepoint =
+                    runUntil(
+                            cluster,
+                            job,
+                            2,
+                            disagg,
+                            null,
+                            RecoveryClaimMode.CLAIM,
+                            CHAIN_RECORDS / 5,
+                            Handoff.NATIVE_SAVEPOINT);
+            String checkpoint =
+                    runUntil(
+                            cluster,
+                            job,
+                            2,
+                            disagg,
+                            savepoint,
+                            RecoveryClaimMode.CLAIM,
+                            // hand off soon after its first checkpoint, before compactions
+                            // rewrite every file restored from the savepoint
+                            CHAIN_RECORDS / 5 + 50,
+                            Handoff.RETAINED_CHECKPOINT);
+            runToTheEnd(cluster, job, 2, disagg, checkpoint, RecoveryClaimMode.CLAIM);
+        }
+    }
+
+    /**
+     * Runs the last job at {@code parallelism} on {@code backend} from {@code state} to the end of
+     * the input and checks the per-key results exactly.
+     */
+    private void runToTheEnd(
+            MiniCluster cluster,
+            ExactlyOnceJob job,
+            int parallelism,
+            String backend,
+            String state,
+            RecoveryClaimMode mode)
+            throws Exception {
+        job.run().resetCheckpoints();
+        job.run().throttled(false);
+        JobGraph last = jobGraph(job, parallelism, backend);
+        last.setSavepointRestoreSettings(SavepointRestoreSettings.forPath(state, false, mode));
+        long processedBefore = job.run().processed();
+        JobResult result =
+                cluster.submitJob(last)
+                        .thenCompose(r -> cluster.requestJobResult(last.getJobID()))
+                        .get();
+        assertThat(result.isSuccess())
+                .as("resumed job failed: %s", result.getSerializedThrowable())
+                .isTrue();
+        assertRestoredFrom(cluster, last.getJobID(), state);
+        assertThat(job.run().processed() - processedBefore)
+                .as("the last job resumed the source where the restored state left it")
+                .isLessThan(CHAIN_RECORDS);
+        job.check().assertExact();
     }
 
     /**
@@ -265,6 +348,12 @@ class DisaggregatedITCase {
         config.setString(
                 "execution.checkpointing.dir", new File(tmp, "checkpoints").toURI().toString());
         config.setString("execution.checkpointing.interval", "100 ms");
+        if (fileStateThreshold != null) {
+            config.set(CheckpointingOptions.FS_SMALL_FILE_THRESHOLD, fileStateThreshold);
+        }
+        if (configuredClaimMode != null) {
+            config.set(StateRecoveryOptions.RESTORE_MODE, configuredClaimMode);
+        }
         config.setString(
                 "execution.checkpointing.externalized-checkpoint-retention",
                 "RETAIN_ON_CANCELLATION");
