@@ -214,8 +214,10 @@ public final class DisaggregatedOptions {
                                     + " savepoint (or other files Flink restores with relative"
                                     + " handles, which no checkpoint may name where they are) are"
                                     + " copied, the others being the job's own; a claim mode set only"
-                                    + " on a submitted job graph is not visible here. Off: a"
-                                    + " checkpoint that must name such a file copies it itself.");
+                                    + " on a submitted job graph is not visible here (every restored"
+                                    + " file outside the job's directory is then copied, which a CLAIM"
+                                    + " resume does not need). Off: a checkpoint that must name such a"
+                                    + " file copies it itself.");
 
     /** Every option of this class, in the order of the reference. */
     public static java.util.List<ConfigOption<?>> all() {

@@ -32,11 +32,12 @@ import java.util.Map;
  *       #CANCEL_GRACE_MILLIS} after the job ended, in a job whose latest checkpoint failed after
  *       that completed one). A task that aligned the barrier of that checkpoint (a finished input
  *       counts as aligned) acknowledges it while the job ends; an acknowledgement the JobManager
- *       processes only after its checkpoint store shut down, or never (its job stopped), leaves the
- *       files the checkpoint named first to nobody: the TaskManager cannot know whether the
- *       JobManager registered them. Seen once for the disaggregated backend (a compaction output
- *       written after the last completed checkpoint's barrier); RocksDB's {@code shared/} uploads
- *       would stay the same way.
+ *       receives only after its checkpoint coordinator shut down is dropped (neither registered nor
+ *       discarded), which leaves the files the checkpoint named first to nobody: the TaskManager
+ *       cannot know whether the JobManager registered them. Seen once for the disaggregated backend
+ *       (a compaction output written after the last completed checkpoint's barrier); RocksDB's
+ *       {@code shared/} uploads would stay the same way. Judged by modification time alone: a real
+ *       leak of a file written in that window is accepted too.
  * </ol>
  *
  * Everything else is {@link #UNEXPLAINED} and fails the scenario.
@@ -109,14 +110,15 @@ final class LeftoverCauses {
             } else if (cancels.stream()
                     .anyMatch(c -> written >= c[0] && written <= c[1] + CANCEL_GRACE_MILLIS)) {
                 cause = CANCELLED_IN_FLIGHT;
-            } else if (finishes.stream()
-                    .anyMatch(c -> written >= c[0] && written <= c[1] + CANCEL_GRACE_MILLIS)) {
-                cause = FINISHED_IN_FLIGHT;
             } else if (changelog && f.getKey().contains("/taskowned/")) {
                 cause = MATERIALIZATION;
             } else if (claimedThenCancelled.stream()
                     .anyMatch(d -> f.getKey().startsWith(d + "/"))) {
                 cause = CLAIMED_THEN_CANCELLED;
+            } else if (finishes.stream()
+                    .anyMatch(c -> written >= c[0] && written <= c[1] + CANCEL_GRACE_MILLIS)) {
+                // last: a more specific cause explains a file better
+                cause = FINISHED_IN_FLIGHT;
             } else {
                 cause = UNEXPLAINED;
             }

@@ -116,5 +116,16 @@ class LeftoverCausesTest {
                 .containsExactly("/primary/op/a-000025.sst");
         assertThat(c.get(LeftoverCauses.UNEXPLAINED))
                 .containsExactly("/primary/op/b-000003.sst", "/primary/op/c-000030.sst");
+
+        // a more specific cause wins inside the window
+        Map<String, List<String>> changelog =
+                LeftoverCauses.classify(
+                        Map.of("/cp/job/taskowned/m", lastCompletedTriggered + 500),
+                        List.of(),
+                        List.of(),
+                        true,
+                        List.of(),
+                        List.<long[]>of(new long[] {lastCompletedTriggered, finished}));
+        assertThat(changelog).containsOnlyKeys(LeftoverCauses.MATERIALIZATION);
     }
 }

@@ -538,27 +538,33 @@ public final class DisaggSnapshotOperation<K> {
         store.close();
         List<String> live = store.liveFiles();
         int deleted = 0;
+        int notDeleted = 0;
         int restored = 0;
         for (String f : live) {
             if (restoredHandles.containsKey(f)) {
                 restored++;
             } else if (ownership.obsolete(f)) {
                 try {
-                    new Path(f).getFileSystem().delete(new Path(f), false);
-                    deleted++;
+                    if (new Path(f).getFileSystem().delete(new Path(f), false)) {
+                        deleted++;
+                    } else {
+                        notDeleted++; // not there
+                    }
                 } catch (IOException e) {
+                    notDeleted++;
                     LOG.warn("Could not delete file {} of a disposed store", f, e);
                 }
             }
         }
         // one line per dispose: which party each live file was left to (leak investigations)
         LOG.info(
-                "Closed store of {}: {} live file(s), {} deleted, {} restored ones left, {} left"
-                        + " to Flink's registry (handed over)",
+                "Closed store of {}: {} live file(s), {} deleted, {} to delete not deleted, {}"
+                        + " restored ones left, {} left to Flink's registry (handed over)",
                 keyGroupRange,
                 live.size(),
                 deleted,
+                notDeleted,
                 restored,
-                live.size() - deleted - restored);
+                live.size() - deleted - notDeleted - restored);
     }
 }

@@ -27,11 +27,13 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * A savepoint hands no engine file over (a native one copies them all, Flink writes a canonical one
- * from {@code savepoint()}), so its completion settles nothing about the checkpoints before it: a
- * checkpoint still pending when a later savepoint completes may yet be discarded on the
- * TaskManager, and the files it alone had been given must then go back to the store. Before the fix
- * the savepoint's completion ended the bookkeeping of the older checkpoint, and a file the store
- * had dropped while that checkpoint held it was left behind by everybody.
+ * from {@code savepoint()}). Flink tells the tasks of a completed savepoint only for a
+ * stop-with-savepoint ({@link SavepointType#suspend}, {@code terminate}), which also aborts the
+ * checkpoints still pending on the JobManager; a task's snapshot of such a checkpoint may still be
+ * discarded on the TaskManager afterwards (it never reached the JobManager), and the files it alone
+ * had been given must then go back to the store. Before the fix the savepoint's completion ended
+ * the TaskManager's bookkeeping of the older checkpoint, and a file the store had dropped while
+ * that checkpoint held it was left behind by everybody.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class SavepointCompletionBookkeepingTest {
@@ -72,7 +74,7 @@ class SavepointCompletionBookkeepingTest {
                                 0L,
                                 LocalDirs.checkpointLocation(new File(tmp, "chk"), 2),
                                 new CheckpointOptions(
-                                        SavepointType.savepoint(format),
+                                        SavepointType.suspend(format),
                                         CheckpointStorageLocationReference.getDefault()));
                 savepoint.run();
                 assertThat(savepoint.get().getJobManagerOwnedSnapshot()).isNotNull();
