@@ -48,7 +48,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  *   <li>a chain whose middle job runs on Flink's RocksDB backend: canonical savepoints from our
  *       backend to RocksDB and back;
  *   <li>a CLAIM resume from a native savepoint, then a resume from the resumed job's retained
- *       checkpoint.
+ *       checkpoint, rescaled 2 -> 1 -> 3.
  * </ul>
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
@@ -166,7 +166,8 @@ class DisaggregatedITCase {
      * ownership").
      */
     @Test
-    void claimFromANativeSavepoint_thenResumeFromALaterRetainedCheckpoint() throws Exception {
+    void claimFromANativeSavepoint_thenResumeFromALaterRetainedCheckpoint_rescaled_2_1_3()
+            throws Exception {
         String disagg = DisaggregatedStateBackendFactory.class.getName();
         // no engine file of this small state may be inlined into the savepoint's metadata: only
         // files are restored with relative handles
@@ -180,7 +181,7 @@ class DisaggregatedITCase {
                                 .throttle(Throttle.every(5).whileThrottled())
                                 .name("disagg-claim-native")
                                 .build();
-                MiniCluster cluster = cluster(2)) {
+                MiniCluster cluster = cluster(3)) {
             cluster.start();
             job.run().throttled(true);
             String savepoint =
@@ -197,7 +198,7 @@ class DisaggregatedITCase {
                     runUntil(
                             cluster,
                             job,
-                            2,
+                            1,
                             disagg,
                             savepoint,
                             RecoveryClaimMode.CLAIM,
@@ -205,7 +206,7 @@ class DisaggregatedITCase {
                             // rewrite every file restored from the savepoint
                             CHAIN_RECORDS / 5 + 50,
                             Handoff.RETAINED_CHECKPOINT);
-            runToTheEnd(cluster, job, 2, disagg, checkpoint, RecoveryClaimMode.CLAIM);
+            runToTheEnd(cluster, job, 3, disagg, checkpoint, RecoveryClaimMode.CLAIM);
         }
     }
 
