@@ -89,15 +89,15 @@ abstract class AbstractCachedSingleValueState<K, N, SV, D extends InternalKvStat
             context.statistics().record(hit);
             cache.recordRead(hit);
             if (!hit) {
-                SV loaded = loadFromDelegate();
+                // the heap delegate may hold an object that the cache wrote back on eviction and
+                // that a running cache snapshot still serializes: never hand it out, cached or not
+                SV loaded = (SV) copyLoaded(loadFromDelegate(), valueSerializer);
                 if (!cache.admitRead()) {
                     refusedKey = context.currentKey();
                     refusedNamespace = currentNamespace;
-                    // the heap delegate may hold an object that the cache wrote back on eviction
-                    // and that a running cache snapshot still serializes: never hand it out
-                    return (SV) copyLoaded(loaded, valueSerializer);
+                    return loaded;
                 }
-                e = insert(null, toCached(copyLoaded(loaded, valueSerializer)), false);
+                e = insert(null, toCached(loaded), false);
             }
         }
         if (!valueSerializer.isImmutableType()) {

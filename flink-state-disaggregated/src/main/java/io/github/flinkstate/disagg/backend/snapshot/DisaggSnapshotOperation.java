@@ -227,12 +227,10 @@ public final class DisaggSnapshotOperation<K> {
         } else {
             // FORWARD (a full checkpoint) may name no file named before; any checkpoint may name
             // no restored file whose handle is relative
+            boolean full = sharing == SnapshotType.SharingFilesStrategy.FORWARD;
             Set<String> mayNotName = new HashSet<>();
             for (String path : files.keySet()) {
-                boolean earlier =
-                        sharing == SnapshotType.SharingFilesStrategy.FORWARD
-                                && everReferenced.contains(path);
-                if (earlier || relativeRestored.contains(path)) {
+                if ((full && everReferenced.contains(path)) || relativeRestored.contains(path)) {
                     mayNotName.add(path);
                 }
             }
