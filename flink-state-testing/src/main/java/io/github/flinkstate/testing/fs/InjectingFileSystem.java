@@ -47,7 +47,8 @@ import org.apache.flink.core.fs.local.LocalFileSystem;
  *
  * <p>Behaviours compose: a create can be delayed, then blocked by a hang, then fail. Order per
  * call: count, hang, latency, injected failure, delegate. {@link #heal()} removes faults and
- * releases hangs; {@link #reset()} also clears latencies, the bandwidth cap and the counters.
+ * releases hangs; {@link #reset()} also clears latencies, the bandwidth cap and the counters, and
+ * offers positional reads again.
  *
  * <p>Thread safety: thread-safe; configuration may change while calls run (each call sees the
  * configuration at its start). Hangs give up after {@link #hangLimit(Duration)} (60 s by default)
@@ -70,6 +71,7 @@ public final class InjectingFileSystem extends FileSystem {
     private volatile Random random = new Random(42);
     private volatile Duration hangLimit = Duration.ofSeconds(60);
     private volatile Boolean distributed;
+    private volatile boolean positionalReads = true;
 
     private final AtomicLong createSeq = new AtomicLong();
     private final AtomicInteger failNextCreates = new AtomicInteger();
@@ -172,6 +174,17 @@ public final class InjectingFileSystem extends FileSystem {
     /** Reads and writes together move at most {@code bytesPerSecond}; {@code <= 0} removes it. */
     public InjectingFileSystem bandwidth(long bytesPerSecond) {
         bandwidth = bytesPerSecond <= 0 ? null : new BandwidthLimiter(bytesPerSecond);
+        return this;
+    }
+
+    /**
+     * Whether the streams of {@link #open} offer the positional read of {@link
+     * org.apache.flink.core.fs.ByteBufferReadable} (default true, as Flink's local and Hadoop
+     * streams do); false makes them plain seek-and-read streams, like those of a file system
+     * without positional reads. Applies to streams opened afterwards.
+     */
+    public InjectingFileSystem positionalReads(boolean offered) {
+        positionalReads = offered;
         return this;
     }
 
@@ -287,6 +300,7 @@ public final class InjectingFileSystem extends FileSystem {
         latencies.clear();
         bandwidth = null;
         distributed = null;
+        positionalReads = true;
         hangLimit = Duration.ofSeconds(60);
         random = new Random(42);
         counters.reset();
@@ -434,7 +448,8 @@ public final class InjectingFileSystem extends FileSystem {
         checkVisible(f);
         FSDataInputStream in = delegate.open(toDelegate(f));
         openInputStreams.incrementAndGet();
-        return new InjectingInputStream(in, k, this);
+        InjectingInputStream stream = new InjectingInputStream(in, k, this);
+        return positionalReads ? stream : new SequentialInputStream(stream);
     }
 
     /** Called once by a stream of {@link #open} when it is closed. */

@@ -19,7 +19,9 @@ import org.apache.flink.core.fs.FSDataInputStream;
  * this, callers that read a plain stream byte by byte (ForSt does) would pay one latency per byte.
  *
  * <p>Thread safety: the stream methods are not thread-safe (like every input stream); the
- * positional read is synchronized on the stream and leaves its position unchanged.
+ * positional read is thread-safe and leaves the stream's position unchanged: concurrent positional
+ * reads wait for their hangs and latency at the same time, and only their transfers take turns
+ * (under the stream's lock).
  */
 final class InjectingInputStream extends FSDataInputStream implements ByteBufferReadable {
 
@@ -73,11 +75,19 @@ final class InjectingInputStream extends FSDataInputStream implements ByteBuffer
     }
 
     @Override
-    public synchronized int read(long position, ByteBuffer buffer) throws IOException {
+    public int read(long position, ByteBuffer buffer) throws IOException {
         if (!buffer.hasRemaining()) {
             return 0;
         }
+        // hangs and latency outside the lock: positional reads of one stream overlap, as on HDFS
         fs.before(FsOp.READ, path);
+        synchronized (this) {
+            return readAt(position, buffer);
+        }
+    }
+
+    /** The transfer of a positional read, under the stream's lock. */
+    private int readAt(long position, ByteBuffer buffer) throws IOException {
         long saved = in.getPos();
         long savedContinuesAt = continuesAt;
         in.seek(position);

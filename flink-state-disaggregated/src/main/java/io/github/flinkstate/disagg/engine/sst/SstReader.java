@@ -27,12 +27,14 @@ import org.apache.flink.core.fs.Path;
  * until {@link #close()}; concurrent misses of one block are read once ({@link CachedFile#get}).
  *
  * <p>Thread safety: thread-safe. Point reads and short scans go through a bounded {@link
- * StreamPool} (at most {@code streamsPerFile} streams), so concurrent reads of the file run in
- * parallel on separate streams. Sequential readers ({@link Readahead}: compactions, and scans once
- * they proved sequential) read large windows on streams of their own, one for compactions and one
- * for scans, so they never take a stream from a point read: at most {@code streamsPerFile + 2}
- * streams of a file are open. A closed reader keeps working, without caching blocks or keeping
- * streams open, so eviction never breaks an iterator that still holds the reader.
+ * StreamPool} (at most {@code streamsPerFile} reads at once), so concurrent reads of the file run
+ * in parallel: on one shared stream through its positional read where the file system offers one
+ * (Flink's local and HDFS streams), else on separate streams. Sequential readers ({@link
+ * Readahead}: compactions, and scans once they proved sequential) read large windows on streams of
+ * their own, one for compactions and one for scans, so they never take a stream from a point read:
+ * at most {@code streamsPerFile + 2} streams of a file are open. A closed reader keeps working,
+ * without caching blocks or keeping streams open, so eviction never breaks an iterator that still
+ * holds the reader.
  *
  * <p>Errors: every I/O or format problem is an {@link IOException} whose message names the file
  * path and the offset involved (missing file, truncated file, checksum mismatch). A failed open
@@ -89,9 +91,9 @@ public final class SstReader {
         this.counters = counters;
         this.path = path;
         this.name = path.toString();
-        this.streams = new StreamPool(fs, path, streamsPerFile);
-        this.compactionStream = new StreamPool(fs, path, 1);
-        this.scanStream = new StreamPool(fs, path, 1);
+        this.streams = new StreamPool(fs, path, streamsPerFile, true);
+        this.compactionStream = new StreamPool(fs, path, 1, false);
+        this.scanStream = new StreamPool(fs, path, 1, false);
         Metadata m = null;
         try {
             this.fileSize = expectedSize >= 0 ? expectedSize : statusSize();

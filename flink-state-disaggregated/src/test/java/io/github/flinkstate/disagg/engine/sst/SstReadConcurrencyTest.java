@@ -29,14 +29,17 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The remote-first read path of one SST file, on the test kit's {@link InjectingFileSystem} (hangs
  * make reads overlap deterministically, its counters count round trips and {@link
  * InjectingFileSystem#openInputStreams} the streams open right now): concurrent reads of one file
- * proceed in parallel up to the per-file bound, concurrent misses of one block are read once,
- * opening reads the metadata in one tail read, two files open concurrently, a failed read does not
- * poison the stream pool, and closed or evicted readers close their streams. No assertion on time.
+ * proceed in parallel up to the per-file bound (on one stream through its positional read, or on a
+ * stream each), concurrent misses of one block are read once, opening reads the metadata in one
+ * tail read, two files open concurrently, a failed read does not poison the stream pool, and closed
+ * or evicted readers close their streams. No assertion on time.
  */
 @Timeout(60)
 class SstReadConcurrencyTest {
@@ -76,8 +79,14 @@ class SstReadConcurrencyTest {
         assertThat(v.value()).as("entry %d", i).isEqualTo(value(i));
     }
 
-    @Test
-    void concurrentReadsOfOneFile_overlapUpToThePerFileBound() throws Exception {
+    /**
+     * With positional reads (Flink's local and HDFS streams offer them) the reads share one stream;
+     * without, each runs on a stream of its own.
+     */
+    @ParameterizedTest(name = "positional reads offered: {0}")
+    @ValueSource(booleans = {true, false})
+    void concurrentReadsOfOneFile_overlapUpToThePerFileBound(boolean positional) throws Exception {
+        fs.positionalReads(positional);
         Path p = writeFile("a.sst");
         SstReader r =
                 SstReader.open(fs, p, new BlockCache(0), size(p), new ReadCounters(), 4, 64 << 10);
@@ -90,7 +99,7 @@ class SstReadConcurrencyTest {
             }
             // With reads serialised on one stream only one read could ever wait in the hang.
             Waits.until("4 reads of one file in flight", DEADLINE, () -> hang.blockedCalls() == 4);
-            assertThat(fs.openInputStreams()).isEqualTo(4);
+            assertThat(fs.openInputStreams()).isEqualTo(positional ? 1 : 4);
             hang.release();
             for (int t = 0; t < 8; t++) {
                 checkValue(gets.get(t).get(), t * step);
@@ -255,6 +264,40 @@ class SstReadConcurrencyTest {
                 .hasMessageContaining(p.toString());
         checkValue(r.get(key(1700)), 1700);
         assertThat(fs.openInputStreams()).isLessThanOrEqualTo(2);
+        r.close();
+        assertThat(fs.openInputStreams()).isZero();
+    }
+
+    @Test
+    void failedPositionalRead_retiresTheSharedStream_afterTheReadsStillUsingIt() throws Exception {
+        Path p = writeFile("s.sst");
+        long size = size(p);
+        SstReader r =
+                SstReader.open(fs, p, new BlockCache(0), size, new ReadCounters(), 4, 64 << 10);
+        checkValue(r.get(key(5)), 5);
+        assertThat(fs.openInputStreams()).as("one stream shared by all reads").isEqualTo(1);
+        Future<Versioned> early;
+        try (Hang hang = fs.hangNext(FsOp.READ, ".*/s\\.sst")) {
+            early = pool.submit(() -> r.get(key(10)));
+            Waits.until("a read in flight", DEADLINE, () -> hang.blockedCalls() == 1);
+            // the second half of the file vanishes: a read there fails on the shared stream
+            fs.truncate(p, size / 2);
+            assertThatThrownBy(() -> r.get(key(ENTRIES - 10)))
+                    .isInstanceOf(IOException.class)
+                    .hasMessageContaining(p.toString())
+                    .hasMessageContaining("Truncated");
+            assertThat(fs.openInputStreams())
+                    .as("the failed stream stays open for the read still using it")
+                    .isEqualTo(1);
+            hang.release();
+            checkValue(early.get(), 10);
+        }
+        assertThat(fs.openInputStreams()).as("closed once its last read ended").isZero();
+        fs.heal();
+        for (int i = 0; i < ENTRIES; i += 97) {
+            checkValue(r.get(key(i)), i);
+        }
+        assertThat(fs.openInputStreams()).as("a fresh shared stream").isEqualTo(1);
         r.close();
         assertThat(fs.openInputStreams()).isZero();
     }
