@@ -681,11 +681,14 @@ public final class LsmStore implements AutoCloseable {
      * after {@link #close()} (a flush or compaction that outlasted its bounded wait, a copy of
      * {@code rehomeAll}) must not make files obsolete, which would delete them, since the files of
      * the live version may belong to a completed checkpoint the restarted task restores from; the
-     * edit's new files, which no version and no checkpoint ever named, are deleted instead.
+     * edit's new files, which no version and no checkpoint ever named, are deleted instead. A file
+     * the edit only moves to another level (a trivial move adds the file it removes) is live and is
+     * kept.
      *
      * @throws IOException if the store is closed
      */
     private void install(VersionEdit edit) throws IOException {
+        Set<String> live = new HashSet<>();
         synchronized (versions) {
             if (!closed) {
                 noteBirths(edit);
@@ -693,9 +696,15 @@ public final class LsmStore implements AutoCloseable {
                 noteLiveBytes();
                 return;
             }
+            versions.current().allFiles().forEach(f -> live.add(f.path()));
+        }
+        for (VersionEdit.LevelFile removed : edit.removed()) {
+            live.add(removed.file().path());
         }
         for (VersionEdit.LevelFile added : edit.added()) {
-            outputs.deleteQuietly(added.file());
+            if (!live.contains(added.file().path())) {
+                outputs.deleteQuietly(added.file());
+            }
         }
         throw new IOException("store is closed; the result of this flush or compaction is dropped");
     }
