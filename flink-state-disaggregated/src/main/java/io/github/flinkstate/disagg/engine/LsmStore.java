@@ -1024,16 +1024,18 @@ public final class LsmStore implements AutoCloseable {
      */
     public Map<String, String> rehomeAll(Collection<String> paths) throws IOException {
         ensureOpen();
-        List<FileMeta> live = new ArrayList<>();
+        // one entry per file: a file that arrived through two handles is listed once per clip
+        Map<String, FileMeta> byPath = new LinkedHashMap<>();
         Version v = versions.current();
         Set<String> wanted = new HashSet<>(paths);
         for (int l = 0; l < v.numLevels(); l++) {
             for (FileMeta f : v.level(l)) {
                 if (wanted.contains(f.path())) {
-                    live.add(f);
+                    byPath.putIfAbsent(f.path(), f);
                 }
             }
         }
+        List<FileMeta> live = new ArrayList<>(byPath.values());
         Map<String, String> done = new LinkedHashMap<>();
         if (live.isEmpty()) {
             return done;
@@ -1116,24 +1118,33 @@ public final class LsmStore implements AutoCloseable {
         }
     }
 
-    /** Swaps {@code copy} in for {@code old} if it is still live; else deletes the copy. */
+    /**
+     * Swaps {@code copy} in for every live entry of {@code old}'s file (one per clip when it
+     * arrived through several handles), in one edit; deletes the copy if none is live any more.
+     */
     private String swapIn(FileMeta old, Path copy) throws IOException {
         compactionLock.lock();
         try {
             ensureOpen();
             Version v = versions.current();
+            VersionEdit edit = new VersionEdit();
+            FileMeta.RefCount refs = null; // the entries of the copy share it
             for (int l = 0; l < v.numLevels(); l++) {
                 for (FileMeta f : v.level(l)) {
                     if (f.path().equals(old.path())) {
-                        FileMeta moved = f.copiedTo(copy.toString());
-                        synchronized (versions) {
-                            VersionEdit edit = new VersionEdit().remove(l, f).add(l, moved);
-                            install(edit);
-                        }
-                        stats.filesRehomed.incrementAndGet();
-                        return moved.path();
+                        FileMeta moved =
+                                refs == null
+                                        ? f.copiedTo(copy.toString())
+                                        : f.copiedTo(copy.toString(), refs);
+                        refs = moved.refs();
+                        edit.remove(l, f).add(l, moved);
                     }
                 }
+            }
+            if (refs != null) {
+                install(edit);
+                stats.filesRehomed.incrementAndGet();
+                return copy.toString();
             }
         } finally {
             compactionLock.unlock();

@@ -172,6 +172,69 @@ class LsmStoreBackendSupportTest {
         }
     }
 
+    /**
+     * A file that arrives through two handles with different clips (1 -> 2 -> 1 before a compaction
+     * rewrote it) is one file: rehoming copies it once and names both of its entries through that
+     * copy. Found in a review: each entry got a copy of its own and only the second was reported,
+     * so a failure later in the same call deleted the first copy while the version still read it.
+     */
+    @Test
+    void rehomeAll_ofAFileArrivingThroughTwoHandles_copiesItOnce() throws Exception {
+        LsmSnapshot whole;
+        try (LsmStore source = LsmStore.open(options("one"))) {
+            for (int i = 0; i < 400; i++) {
+                source.put(key(i % 8, "k" + i), ("v" + i).getBytes(StandardCharsets.UTF_8));
+            }
+            source.flush();
+            source.compactAll(); // below level 0, where clip cleanups rewrite one entry at a time
+            whole = source.snapshot();
+        }
+        assertThat(whole.files()).hasSize(1);
+        List<byte[]> halves = new ArrayList<>();
+        for (KeyGroupSpan half : List.of(KeyGroupSpan.of(0, 3), KeyGroupSpan.of(4, 7))) {
+            LsmOptions o =
+                    new LsmOptions(
+                                    FileSystem.getLocalFileSystem(),
+                                    new Path(new Path(tmp.toURI()), "half" + half.start()),
+                                    half)
+                            .backgroundCompaction(false);
+            try (LsmStore split = LsmStore.open(o, List.of(whole.manifest()));
+                    LsmSnapshot s = split.snapshot()) {
+                halves.add(s.manifest());
+            }
+        }
+        FileSystem fs = FileSystem.getLocalFileSystem();
+        Path dst = new Path(new Path(tmp.toURI()), "merged");
+        try (LsmStore merged = LsmStore.open(options("merged"), halves)) {
+            String original = whole.files().get(0);
+            assertThat(merged.liveFiles()).containsExactly(original, original);
+            Map<String, String> moved = merged.rehomeAll(List.of(original));
+            assertThat(sstFiles(fs, dst)).as("copies of the one file").hasSize(1);
+            String copy = moved.get(original);
+            assertThat(merged.liveFiles()).containsExactly(copy, copy);
+            assertThat(merged.stats().filesRehomed()).isEqualTo(1);
+            checkAll(merged);
+
+            // the copy is deleted once no entry names it, not when the first one goes
+            assertThat(merged.compactOnce()).as("clip cleanup of one entry").isTrue();
+            assertThat(merged.liveFiles()).containsOnlyOnce(copy);
+            assertThat(fs.exists(new Path(copy))).isTrue();
+            checkAll(merged);
+            assertThat(merged.compactOnce()).as("clip cleanup of the other").isTrue();
+            assertThat(merged.liveFiles()).doesNotContain(copy);
+            assertThat(fs.exists(new Path(copy))).isFalse();
+            checkAll(merged);
+        }
+    }
+
+    private static void checkAll(LsmStore store) throws IOException {
+        for (int i = 0; i < 400; i++) {
+            assertThat(new String(store.get(key(i % 8, "k" + i)), StandardCharsets.UTF_8))
+                    .isEqualTo("v" + i);
+        }
+        store.checkInvariants();
+    }
+
     private static List<String> sstFiles(FileSystem fs, Path dir) throws IOException {
         List<String> out = new ArrayList<>();
         if (fs.exists(dir)) {

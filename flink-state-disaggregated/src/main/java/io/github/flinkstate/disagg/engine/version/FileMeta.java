@@ -20,7 +20,9 @@ import java.util.List;
  *   <li>{@code clip} is a subset of the owning store's key-group span.
  *   <li>{@link #effectiveRange()} = {@code range} ∩ key range of {@code clip}; it is what reads,
  *       overlap checks and compactions use.
- *   <li>{@code refs} = number of live versions that list this file.
+ *   <li>{@code refs} = number of live versions that list this file. Entries of one file that share
+ *       a counter (a copy of a file that arrived through several handles, one entry per clip, see
+ *       {@link #copiedTo(String, RefCount)}) count together: the sum over them.
  * </ol>
  *
  * @param path full URI of the file (it may live in another store's directory)
@@ -118,6 +120,15 @@ public record FileMeta(
 
     /** An identical copy of this file at {@code newPath}, written by this store. */
     public FileMeta copiedTo(String newPath) {
+        return copiedTo(newPath, new RefCount());
+    }
+
+    /**
+     * As {@link #copiedTo(String)}, counting references with {@code refs}: the entries of one copy
+     * share one counter, so the copy becomes obsolete (and is deleted) only when no live version
+     * lists any of them.
+     */
+    public FileMeta copiedTo(String newPath, RefCount refs) {
         return new FileMeta(
                 newPath,
                 fileSize,
@@ -129,7 +140,7 @@ public record FileMeta(
                 maxSeq,
                 tombstones,
                 true,
-                new RefCount());
+                refs);
     }
 
     /** True when the clip hides part of the file's key groups (compaction should rewrite it). */

@@ -120,22 +120,25 @@ public final class VersionSet {
 
     public synchronized void checkInvariants() {
         Version.check(live.contains(current), "current not live");
-        Map<FileMeta, Integer> counts = new IdentityHashMap<>();
+        // per counter: entries of one file may share theirs (FileMeta#copiedTo(String, RefCount))
+        Map<FileMeta.RefCount, Integer> counts = new IdentityHashMap<>();
+        Map<FileMeta.RefCount, FileMeta> named = new IdentityHashMap<>();
         for (Version v : live) {
             Version.check(v.refs > 0, "live version with refs " + v.refs);
             for (FileMeta f : v.allFiles()) {
-                counts.merge(f, 1, Integer::sum);
+                counts.merge(f.refs(), 1, Integer::sum);
+                named.putIfAbsent(f.refs(), f);
             }
         }
-        for (Map.Entry<FileMeta, Integer> e : counts.entrySet()) {
+        for (Map.Entry<FileMeta.RefCount, Integer> e : counts.entrySet()) {
             Version.check(
-                    e.getKey().refs().count == e.getValue(),
+                    e.getKey().count == e.getValue(),
                     "refcount "
-                            + e.getKey().refs().count
+                            + e.getKey().count
                             + " != "
                             + e.getValue()
                             + " for "
-                            + e.getKey());
+                            + named.get(e.getKey()));
         }
         current.checkInvariants(span);
     }
