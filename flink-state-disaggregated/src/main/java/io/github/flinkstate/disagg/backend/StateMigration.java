@@ -10,6 +10,9 @@ import java.util.List;
 import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.TypeSerializerSchemaCompatibility;
+import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
+import org.apache.flink.api.common.typeutils.base.MapSerializer;
+import org.apache.flink.api.common.typeutils.base.MapSerializerSnapshot;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
 import org.apache.flink.runtime.state.RegisteredKeyValueStateBackendMetaInfo;
@@ -21,7 +24,8 @@ import org.apache.flink.util.StateMigrationException;
  * Serializer compatibility on re-registration of a restored state, as Flink's RocksDB backend does:
  * the namespace serializer must be compatible as is; a state serializer that is compatible after
  * migration makes the backend rewrite every value of the state (list elements and map values one by
- * one, TTL switched on or off through {@link TtlAwareSerializer}); an incompatible one fails with
+ * one, TTL switched on or off through {@link TtlAwareSerializer}); an incompatible one, and a map
+ * state whose user-key serializer would need a migration (the keys are not rewritten), fail with
  * {@link StateMigrationException}.
  *
  * <p>Thread safety: task thread only.
@@ -71,9 +75,56 @@ final class StateMigration<K> {
                             + ").");
         }
         if (compat.isCompatibleAfterMigration()) {
+            if (stateDesc.getType() == StateDescriptor.Type.MAP) {
+                checkUserKeysUnchanged(
+                        stateDesc.getName(),
+                        restored.getPreviousStateSerializerSnapshot(),
+                        stateSerializer);
+            }
             migrate(info, stateDesc.getType(), previousState, stateSerializer);
         }
         return restored;
+    }
+
+    /**
+     * A map state's user keys are serialized into the stored keys, which a migration does not
+     * rewrite (it rewrites values in place), so their serializer must be compatible as is; as in
+     * Flink's RocksDB backend, only the map's value serializer may evolve.
+     */
+    private static void checkUserKeysUnchanged(
+            String stateName, TypeSerializerSnapshot<?> previous, TypeSerializer<?> next)
+            throws StateMigrationException {
+        if (!(previous instanceof MapSerializerSnapshot) || !(next instanceof MapSerializer)) {
+            throw new StateMigrationException(
+                    "Map state "
+                            + stateName
+                            + " cannot be migrated: expected a map serializer and its snapshot,"
+                            + " found "
+                            + next
+                            + " and "
+                            + previous);
+        }
+        TypeSerializerSnapshot<?> oldKeys =
+                ((MapSerializerSnapshot<?, ?>) previous).getKeySerializerSnapshot();
+        TypeSerializer<?> newKeys = ((MapSerializer<?, ?>) next).getKeySerializer();
+        if (!resolve(newKeys, oldKeys).isCompatibleAsIs()) {
+            throw new StateMigrationException(
+                    "The new user-key serializer ("
+                            + newKeys
+                            + ") of map state "
+                            + stateName
+                            + " requires a migration of the keys, which this backend (like"
+                            + " RocksDB) cannot do: only the values of a map state may change"
+                            + " their serializer. Keep the old key serializer, or move the state"
+                            + " with the State Processor API.");
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> TypeSerializerSchemaCompatibility<T> resolve(
+            TypeSerializer<T> next, TypeSerializerSnapshot<?> previous) {
+        return next.snapshotConfiguration()
+                .resolveSchemaCompatibility((TypeSerializerSnapshot<T>) previous);
     }
 
     /** Rewrites every stored value of one state from {@code prior} to {@code next}. */
