@@ -89,7 +89,9 @@ public final class DfsBatchedChangelogStorage
             throws IOException {
         this.settings = settings;
         this.directory = new Path(new Path(settings.basePath(), jobId.toHexString()), "dstl");
-        directory.getFileSystem().mkdirs(directory);
+        // no file-system call here: Flink creates the storage on the TaskManager's RPC main thread
+        // for every job; the first upload creates the directory (under its deadline)
+        directory.getFileSystem();
         this.uploadExecutor =
                 Executors.newFixedThreadPool(settings.uploadThreads(), threads("dstl-upload"));
         ScheduledThreadPoolExecutor timerPool =

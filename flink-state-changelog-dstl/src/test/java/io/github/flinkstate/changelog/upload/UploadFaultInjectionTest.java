@@ -428,4 +428,31 @@ class UploadFaultInjectionTest {
         Waits.until(
                 "never handed-out file deleted", WAIT, () -> TestStorages.files(storage).isEmpty());
     }
+
+    /**
+     * Flink creates the storage on the TaskManager's RPC main thread (task submission), for every
+     * job of a TaskManager configured with it, changelog on or off. Found in a review: the
+     * constructor created the job's directory there, a DFS call without a deadline, so a hanging
+     * DFS blocked task deployment and a failing one failed every deployment. The storage makes no
+     * file-system call when it is created; the first upload creates the directory (Flink's file
+     * systems create missing parents), under the upload's deadline.
+     */
+    @Test
+    void creatingTheStorage_callsNoFileSystem_andTheFirstUploadCreatesTheDirectory()
+            throws Exception {
+        Configuration config = config();
+        File dir = new File(tmp, "dfs");
+        DfsChangelogWriter writer;
+        try (Hang mkdirs = FS.hang(FsOp.MKDIRS, ".*")) {
+            writer = open(config); // would block in the hang before
+            assertThat(mkdirs.blockedCalls()).isZero();
+        }
+        assertThat(dir).doesNotExist();
+        writer.append(1, bytes("first"));
+        ChangelogStateHandleStreamImpl handle =
+                writer.persist(SequenceNumber.of(0), 1)
+                        .get(1, TimeUnit.MINUTES)
+                        .getJobManagerOwnedSnapshot();
+        assertThat(TestStorages.files(storage)).containsExactly(fileName(handle));
+    }
 }
