@@ -122,18 +122,18 @@ public final class DfsChangelogReader
                 return readLocal(local, name, offset);
             } catch (IOException e) {
                 // the local copy went bad after its verification: evict it and read a fresh one
-                cache.unpin(remote);
+                cache.unpin(remote, local);
                 cache.evict(remote, local);
                 local = null;
                 File fresh = cache.pin(remote);
                 try {
                     return readLocal(fresh, name, offset);
                 } finally {
-                    cache.unpin(remote);
+                    cache.unpin(remote, fresh);
                 }
             } finally {
                 if (local != null) {
-                    cache.unpin(remote);
+                    cache.unpin(remote, local);
                 }
             }
         }

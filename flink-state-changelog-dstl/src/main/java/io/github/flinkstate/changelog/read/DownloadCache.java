@@ -118,7 +118,10 @@ final class DownloadCache implements Closeable {
         expired.forEach(DownloadCache::deleteQuietly);
     }
 
-    /** Waits for the local copy and pins it; call {@link #unpin} when done reading. */
+    /**
+     * Waits for the local copy and pins it; call {@link #unpin} with the returned copy when done
+     * reading.
+     */
     File pin(FileStateHandle handle) throws IOException {
         Entry entry;
         synchronized (this) {
@@ -137,17 +140,17 @@ final class DownloadCache implements Closeable {
                                 + " downloading it again",
                         local,
                         handle.getFilePath());
-                unpin(handle);
+                release(entry);
                 evict(handle, local);
                 return pinFresh(handle);
             }
             return local;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            unpin(handle);
+            release(entry);
             throw new IOException("Interrupted while downloading " + handle.getFilePath(), e);
         } catch (ExecutionException e) {
-            unpin(handle);
+            release(entry);
             Throwable cause =
                     e.getCause() instanceof CompletionException
                             ? e.getCause().getCause()
@@ -173,10 +176,10 @@ final class DownloadCache implements Closeable {
             return entry.file.get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            unpin(handle);
+            release(entry);
             throw new IOException("Interrupted while downloading " + handle.getFilePath(), e);
         } catch (ExecutionException e) {
-            unpin(handle);
+            release(entry);
             Throwable cause =
                     e.getCause() instanceof CompletionException
                             ? e.getCause().getCause()
@@ -215,12 +218,25 @@ final class DownloadCache implements Closeable {
         return expected <= 0 || local.length() == expected;
     }
 
-    synchronized void unpin(FileStateHandle handle) {
+    /**
+     * Releases a pin that {@link #pin} returned as {@code local}. A pin is released on the copy it
+     * was taken on: if that copy was evicted and the file downloaded again meanwhile, the new
+     * copy's pins are not touched.
+     */
+    synchronized void unpin(FileStateHandle handle, File local) {
         Entry entry = entries.get(key(handle));
-        if (entry != null) {
-            entry.users--;
-            entry.lastUsedNanos = System.nanoTime();
+        if (entry != null
+                && entry.file.isDone()
+                && !entry.file.isCompletedExceptionally()
+                && entry.file.join().equals(local)) {
+            release(entry);
         }
+    }
+
+    /** Releases one pin of {@code entry} (whether or not it is still the cached one). */
+    private synchronized void release(Entry entry) {
+        entry.users--;
+        entry.lastUsedNanos = System.nanoTime();
     }
 
     synchronized int size() {
