@@ -556,8 +556,14 @@ public final class CachedMapState<K, N, UK, UV>
             @Override
             @SuppressWarnings("unchecked")
             public UV getValue() {
-                // the delegate's value is read only when asked for (keys() never deserializes it)
-                return value == DELEGATE_VALUE ? fromDelegate.getValue() : (UV) value;
+                if (value == DELEGATE_VALUE) {
+                    // the delegate's value is read only when asked for (keys() never deserializes
+                    // it); a heap delegate's value is its own object, which a running snapshot
+                    // may still serialize (an entry evicted after the barrier is such an object),
+                    // so it is copied once, as every other read from a heap delegate is
+                    value = copyLoaded(fromDelegate.getValue(), userValueSerializer);
+                }
+                return (UV) value;
             }
 
             @Override

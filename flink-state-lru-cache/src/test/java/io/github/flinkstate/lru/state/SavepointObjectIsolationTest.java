@@ -7,13 +7,16 @@ import io.github.flinkstate.lru.StateBackendWrapperWithLRUCache;
 import io.github.flinkstate.lru.support.KeyedBackendHarness;
 import java.io.File;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.RunnableFuture;
 import org.apache.flink.api.common.functions.AggregateFunction;
 import org.apache.flink.api.common.serialization.SerializerConfigImpl;
 import org.apache.flink.api.common.state.AggregatingStateDescriptor;
+import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.api.common.typeutils.base.IntSerializer;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.checkpoint.SavepointType;
@@ -25,6 +28,7 @@ import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
 import org.apache.flink.runtime.state.internal.InternalAggregatingState;
+import org.apache.flink.runtime.state.internal.InternalMapState;
 import org.apache.flink.runtime.state.internal.InternalValueState;
 import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
 import org.junit.jupiter.api.Timeout;
@@ -34,7 +38,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 /**
  * A canonical savepoint holds the state as of its synchronous part, even when records processed
  * after it mutate cached objects in place (issue 12, finding 2): a POJO held in a value state and a
- * POJO accumulator of an aggregating state.
+ * POJO accumulator of an aggregating state; and so does a checkpoint when a map iteration after it
+ * changes a value that was evicted to the heap delegate.
  */
 @Timeout(60)
 class SavepointObjectIsolationTest {
@@ -113,6 +118,62 @@ class SavepointObjectIsolationTest {
             b.setCurrentKey(7);
             assertThat(value.value().count).isEqualTo(99);
             assertThat(sum.get()).isEqualTo(99);
+        }
+    }
+
+    /**
+     * A checkpoint over the HashMap delegate, taken while a map entry lives in the cache; a later
+     * write evicts it (the cached object goes to the heap by reference) and a map iteration after
+     * that modifies the value it hands out and writes it back with {@code setValue}. Found in a
+     * review: the iteration handed out the heap's own object, which the checkpoint's cache part
+     * still serialized, so the checkpoint held the change made after its barrier.
+     */
+    @ParameterizedTest(name = "delegate {0}")
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"hashmap", "rocksdb"})
+    void mapIterationAfterCheckpointSyncPartDoesNotChangeTheCheckpoint(String delegate)
+            throws Exception {
+        MapStateDescriptor<Integer, Counter> mapDesc =
+                new MapStateDescriptor<>("map", IntSerializer.INSTANCE, COUNTER);
+        try (KeyedBackendHarness h = new KeyedBackendHarness(tmp)) {
+            AbstractKeyedStateBackend<Integer> b =
+                    h.create(new StateBackendWrapperWithLRUCache(delegate(delegate), 1), List.of());
+            InternalMapState<Integer, VoidNamespace, Integer, Counter> map = state(b, mapDesc);
+            b.setCurrentKey(7);
+            map.put(1, new Counter(1));
+
+            RunnableFuture<SnapshotResult<KeyedStateHandle>> checkpoint =
+                    b.snapshot(
+                            1L,
+                            0L,
+                            h.streamFactory(),
+                            CheckpointOptions.forCheckpointWithDefaultLocation());
+
+            // records after the barrier: a write that evicts user key 1, then a read-modify-write
+            // of every entry through the iteration
+            b.setCurrentKey(7);
+            map.put(2, new Counter(2));
+            for (Map.Entry<Integer, Counter> e : map.entries()) {
+                Counter c = e.getValue();
+                c.count = 99;
+                e.setValue(c);
+            }
+
+            checkpoint.run();
+            KeyedStateHandle handle = h.finish(checkpoint.get(), 1L);
+
+            AbstractKeyedStateBackend<Integer> restored =
+                    h.create(
+                            new StateBackendWrapperWithLRUCache(delegate(delegate), 1),
+                            List.of(handle));
+            restored.setCurrentKey(7);
+            InternalMapState<Integer, VoidNamespace, Integer, Counter> rm =
+                    state(restored, mapDesc);
+            assertThat(rm.get(1).count).as("user key 1 in the checkpoint").isEqualTo(1);
+            assertThat(rm.contains(2)).as("user key 2 was written after the barrier").isFalse();
+
+            b.setCurrentKey(7);
+            assertThat(map.get(1).count).isEqualTo(99);
+            assertThat(map.get(2).count).isEqualTo(99);
         }
     }
 
