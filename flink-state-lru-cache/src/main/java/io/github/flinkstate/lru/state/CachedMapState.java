@@ -20,6 +20,8 @@ import org.apache.flink.api.common.typeutils.base.MapSerializer;
 import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.queryablestate.client.state.serialization.KvStateSerializer;
 import org.apache.flink.runtime.state.internal.InternalMapState;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Cached {@link InternalMapState}: one cache entry per user key (value, {@code null} value, or
@@ -30,6 +32,8 @@ import org.apache.flink.runtime.state.internal.InternalMapState;
  * iterables belong to the key and namespace current when they were obtained, and each iteration
  * shows the map as it is when the iteration starts. Iteration order: the delegate's order for the
  * user keys the delegate has, then cached user keys it lacks (Flink leaves map order unspecified).
+ * A map state whose user keys compare by identity (arrays, classes without {@code equals}) is left
+ * to the delegate once such a key is seen ({@link ValueEquality}).
  *
  * <p>Thread safety: task thread only.
  *
@@ -41,6 +45,8 @@ public final class CachedMapState<K, N, UK, UV>
         extends AbstractCachedState<K, N, Map<UK, UV>, InternalMapState<K, N, UK, UV>>
         implements InternalMapState<K, N, UK, UV> {
 
+    private static final Logger LOG = LoggerFactory.getLogger(CachedMapState.class);
+
     /** Marks an iteration element whose value is still the delegate entry's (read lazily). */
     private static final Object DELEGATE_VALUE = new Object();
 
@@ -49,6 +55,14 @@ public final class CachedMapState<K, N, UK, UV>
 
     private TypeSerializer<UV> userValueSerializer;
     private TypeSerializer<UK> userKeySerializer;
+
+    /**
+     * True once a user key without value equality was seen ({@link ValueEquality}): the cache finds
+     * entries by {@code equals} and {@code hashCode}, the delegate (RocksDB) by the serialized key,
+     * so two equal arrays would be two cache entries for one delegate key. From then on this state
+     * is the delegate's alone: nothing of it is cached.
+     */
+    private boolean uncached;
 
     public CachedMapState(
             CacheContext<K> context,
@@ -88,9 +102,29 @@ public final class CachedMapState<K, N, UK, UV>
     // point operations
     // ------------------------------------------------------------------------------------------
 
+    /**
+     * Whether this state leaves {@code userKey} (and from now on every user key) to the delegate;
+     * the first key without value equality writes back and drops what this state has cached.
+     */
+    private boolean uncached(Object userKey) throws Exception {
+        if (!uncached && userKey != null && !ValueEquality.of(userKey.getClass())) {
+            flushAndDropEntries();
+            uncached = true;
+            LOG.info(
+                    "Map state {} has user keys of {}, which compare by identity: the cache"
+                            + " leaves this state to the delegate",
+                    name,
+                    userKey.getClass().getName());
+        }
+        return uncached;
+    }
+
     @Override
     @SuppressWarnings("unchecked")
     public UV get(UK key) throws Exception {
+        if (uncached(key)) {
+            return delegateForCurrentKey().get(key);
+        }
         CacheEntry e = entry(key);
         if (e.isAbsent()) {
             return null;
@@ -103,6 +137,10 @@ public final class CachedMapState<K, N, UK, UV>
 
     @Override
     public void put(UK key, UV value) throws Exception {
+        if (uncached(key)) {
+            delegateForCurrentKey().put(key, value);
+            return;
+        }
         UV stored = copyForWrite(value, userValueSerializer);
         CacheEntry e = lookupForWrite(key);
         if (e != null) {
@@ -124,6 +162,10 @@ public final class CachedMapState<K, N, UK, UV>
 
     @Override
     public void remove(UK key) throws Exception {
+        if (uncached(key)) {
+            delegateForCurrentKey().remove(key);
+            return;
+        }
         CacheEntry e = lookupForWrite(key);
         if (e != null) {
             cache.setValue(e, CacheEntry.ABSENT, true);
@@ -134,6 +176,9 @@ public final class CachedMapState<K, N, UK, UV>
 
     @Override
     public boolean contains(UK key) throws Exception {
+        if (uncached(key)) {
+            return delegateForCurrentKey().contains(key);
+        }
         return !entry(key).isAbsent();
     }
 
@@ -400,8 +445,28 @@ public final class CachedMapState<K, N, UK, UV>
             }
         }
 
-        /** Records a change of one user key of this row in the cache (write-back). */
+        /**
+         * Records a change of one user key of this row in the cache (write-back), or in the
+         * delegate when this state is {@link #uncached}.
+         */
+        @SuppressWarnings("unchecked")
         void write(Object userKey, Object value) {
+            try {
+                if (uncached(userKey)) {
+                    context.setDelegateKey(key, keyGroup);
+                    delegate.setCurrentNamespace(namespace);
+                    if (value == CacheEntry.ABSENT) {
+                        delegate.remove((UK) userKey);
+                    } else {
+                        delegate.put((UK) userKey, (UV) value);
+                    }
+                    return;
+                }
+            } catch (RuntimeException ex) {
+                throw ex;
+            } catch (Exception ex) {
+                throw new RuntimeException("Error while writing map state " + name, ex);
+            }
             CacheEntry e = cached(userKey);
             if (e != null) {
                 cache.setValue(e, value, true);
