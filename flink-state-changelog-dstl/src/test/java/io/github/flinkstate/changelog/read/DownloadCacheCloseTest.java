@@ -1,12 +1,9 @@
 package io.github.flinkstate.changelog.read;
 
-import static io.github.flinkstate.changelog.testutils.Changes.bytes;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.github.flinkstate.changelog.DfsBatchedChangelogStorage;
 import io.github.flinkstate.changelog.testutils.TestStorages;
-import io.github.flinkstate.changelog.upload.DfsChangelogWriter;
 import io.github.flinkstate.testing.fs.FsOp;
 import io.github.flinkstate.testing.fs.Hang;
 import io.github.flinkstate.testing.fs.InjectingFileSystem;
@@ -18,8 +15,6 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import org.apache.flink.runtime.state.KeyGroupRange;
-import org.apache.flink.runtime.state.changelog.SequenceNumber;
 import org.apache.flink.runtime.state.filesystem.FileStateHandle;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -54,30 +49,14 @@ class DownloadCacheCloseTest {
         assertThat(executor.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
     }
 
-    /** One DSTL file on the (pretend) distributed file system. */
-    private FileStateHandle writeOneFile() throws Exception {
-        try (DfsBatchedChangelogStorage storage =
-                TestStorages.storage(
-                        TestStorages.config(FS.path(new File(tmp, "dfs"))), new File(tmp, "w"))) {
-            DfsChangelogWriter writer = storage.createWriter("op", KeyGroupRange.of(0, 0), null);
-            writer.append(0, bytes("v"));
-            return (FileStateHandle)
-                    writer.persist(SequenceNumber.of(0), 1)
-                            .get()
-                            .getJobManagerOwnedSnapshot()
-                            .getHandlesAndOffsets()
-                            .get(0)
-                            .f0;
-        }
-    }
-
     /**
      * The race CI hit: a download task already taken by a pool thread (so {@code shutdownNow} does
      * not remove it) starts only after {@code close()} deleted the directory.
      */
     @Test
     void downloadStartingAfterClose_writesNothing() throws Exception {
-        FileStateHandle file = writeOneFile();
+        FileStateHandle file =
+                TestStorages.writeOneFile(FS.path(new File(tmp, "dfs")), new File(tmp, "w"), "v");
         File directory = new File(tmp, "cache");
         CountDownLatch start = new CountDownLatch(1);
         Executor startsLate =
@@ -113,7 +92,8 @@ class DownloadCacheCloseTest {
     }
 
     private void closeDuringDownload(FsOp hangAt, Duration closeWait) throws Exception {
-        FileStateHandle file = writeOneFile();
+        FileStateHandle file =
+                TestStorages.writeOneFile(FS.path(new File(tmp, "dfs")), new File(tmp, "w"), "v");
         File directory = new File(tmp, "cache");
         DownloadCache cache =
                 new DownloadCache(directory, executor, Duration.ofMinutes(1), closeWait);

@@ -1,19 +1,14 @@
 package io.github.flinkstate.changelog.read;
 
-import static io.github.flinkstate.changelog.testutils.Changes.bytes;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.flinkstate.changelog.DfsBatchedChangelogStorage;
 import io.github.flinkstate.changelog.testutils.TestStorages;
-import io.github.flinkstate.changelog.upload.DfsChangelogWriter;
 import io.github.flinkstate.testing.fs.InjectingFileSystem;
 import java.io.File;
 import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import org.apache.flink.runtime.state.KeyGroupRange;
-import org.apache.flink.runtime.state.changelog.SequenceNumber;
 import org.apache.flink.runtime.state.filesystem.FileStateHandle;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -46,28 +41,14 @@ class DownloadCachePinTest {
         assertThat(executor.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
     }
 
-    /** One DSTL file on the (pretend) distributed file system. */
-    private FileStateHandle writeFile(String name) throws Exception {
-        try (DfsBatchedChangelogStorage storage =
-                TestStorages.storage(
-                        TestStorages.config(FS.path(new File(tmp, "dfs-" + name))),
-                        new File(tmp, "w-" + name))) {
-            DfsChangelogWriter writer = storage.createWriter("op", KeyGroupRange.of(0, 0), null);
-            writer.append(0, bytes(name));
-            return (FileStateHandle)
-                    writer.persist(SequenceNumber.of(0), 1)
-                            .get()
-                            .getJobManagerOwnedSnapshot()
-                            .getHandlesAndOffsets()
-                            .get(0)
-                            .f0;
-        }
-    }
-
     @Test
     void aPinOnAnEvictedCopy_isReleasedOnThatCopy_notOnItsReplacement() throws Exception {
-        FileStateHandle file = writeFile("a");
-        FileStateHandle other = writeFile("b");
+        FileStateHandle file =
+                TestStorages.writeOneFile(
+                        FS.path(new File(tmp, "dfs-a")), new File(tmp, "w-a"), "a");
+        FileStateHandle other =
+                TestStorages.writeOneFile(
+                        FS.path(new File(tmp, "dfs-b")), new File(tmp, "w-b"), "b");
         // idle entries expire at the next use of the cache
         DownloadCache cache =
                 new DownloadCache(

@@ -3,9 +3,11 @@ package io.github.flinkstate.changelog.testutils;
 import io.github.flinkstate.changelog.DfsBatchedChangelogStorage;
 import io.github.flinkstate.changelog.DfsChangelogOptions;
 import io.github.flinkstate.changelog.DfsChangelogSettings;
+import io.github.flinkstate.changelog.upload.DfsChangelogWriter;
 import io.github.flinkstate.testing.wait.Waits;
 import java.io.File;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -15,7 +17,10 @@ import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
+import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.LocalRecoveryConfig;
+import org.apache.flink.runtime.state.changelog.SequenceNumber;
+import org.apache.flink.runtime.state.filesystem.FileStateHandle;
 
 /** Builds storages for tests and waits (with a deadline) for asynchronous conditions. */
 public final class TestStorages {
@@ -56,6 +61,25 @@ public final class TestStorages {
                 new UnregisteredMetricsGroup(),
                 localRecovery,
                 tmp);
+    }
+
+    /**
+     * Writes one DSTL file holding one change ({@code content}) through a storage whose base path
+     * is {@code base} (working files under {@code localTmp}) and returns the file's handle.
+     */
+    public static FileStateHandle writeOneFile(Path base, File localTmp, String content)
+            throws Exception {
+        try (DfsBatchedChangelogStorage storage = storage(config(base), localTmp)) {
+            DfsChangelogWriter writer = storage.createWriter("op", KeyGroupRange.of(0, 0), null);
+            writer.append(0, content.getBytes(StandardCharsets.UTF_8));
+            return (FileStateHandle)
+                    writer.persist(SequenceNumber.of(0), 1)
+                            .get()
+                            .getJobManagerOwnedSnapshot()
+                            .getHandlesAndOffsets()
+                            .get(0)
+                            .f0;
+        }
     }
 
     /** The DSTL files currently in the storage's directory (local or inject:// scheme). */
