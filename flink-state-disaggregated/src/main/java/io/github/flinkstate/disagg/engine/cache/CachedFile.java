@@ -99,31 +99,49 @@ public final class CachedFile {
     /**
      * The payload of {@code block}: from the cache, or loaded with {@code loader} and inserted. Of
      * concurrent misses of the same block only one calls the loader; the others wait for its result
-     * (or its exception).
+     * (or its exception, unless it only says that the loader's thread was interrupted: then they
+     * read again).
      */
     public byte[] get(int block, Loader loader) throws IOException {
-        byte[] payload = lookup(block);
-        if (payload != null) {
-            return payload;
-        }
-        CompletableFuture<byte[]> mine = new CompletableFuture<>();
-        CompletableFuture<byte[]> running = loading.putIfAbsent(block, mine);
-        if (running != null) {
+        for (int retries = 0; ; retries++) {
+            byte[] payload = lookup(block);
+            if (payload != null) {
+                return payload;
+            }
+            CompletableFuture<byte[]> mine = new CompletableFuture<>();
+            CompletableFuture<byte[]> running = loading.putIfAbsent(block, mine);
+            if (running == null) {
+                return load(block, loader, mine);
+            }
             cache.recordJoinedLoad();
-            return InFlight.await(running, "a read");
+            try {
+                return InFlight.await(running, "a read");
+            } catch (IOException e) {
+                if (retries >= InFlight.RETRIES_AFTER_OTHERS_INTERRUPT
+                        || !InFlight.failedByOthersInterrupt(running)) {
+                    throw e;
+                }
+                // the loader's thread was interrupted, not this one: read the block again
+            }
         }
+    }
+
+    private byte[] load(int block, Loader loader, CompletableFuture<byte[]> mine)
+            throws IOException {
+        byte[] payload;
         try {
             payload = slots.get(block); // a load may have finished since our lookup
             if (payload == null) {
                 payload = insert(block, loader.load(block));
             }
+            // no longer in flight before waiters wake: one that loads again must not find it
+            loading.remove(block, mine);
             mine.complete(payload);
             return payload;
         } catch (Throwable t) {
+            loading.remove(block, mine);
             mine.completeExceptionally(t);
             throw t;
-        } finally {
-            loading.remove(block, mine);
         }
     }
 

@@ -8,13 +8,48 @@ import java.util.concurrent.ExecutionException;
 /**
  * Waiting for a load that another thread runs (a block read, a file open): callers that miss the
  * same thing join the first caller's future instead of reading again. The waiter gets the loader's
- * failure as its own exception, so each thread's stack shows where it waited.
+ * failure as its own exception, so each thread's stack shows where it waited; a failure that only
+ * says the loader's thread was interrupted is no failure of the waiter's read, which loads again
+ * ({@link #failedByOthersInterrupt}).
  *
  * <p>Stateless and thread-safe.
  */
 public final class InFlight {
 
+    /**
+     * How many times a waiter loads again after joined loads that failed only because their loading
+     * thread was interrupted (see {@link #failedByOthersInterrupt}).
+     */
+    public static final int RETRIES_AFTER_OTHERS_INTERRUPT = 3;
+
     private InFlight() {}
+
+    /**
+     * Whether {@code load} failed only because the thread that ran it was interrupted (a cancelled
+     * checkpoint's or warm-up's thread, say) while the calling thread was not: the caller should
+     * then load again itself instead of failing for another thread's interrupt.
+     */
+    public static boolean failedByOthersInterrupt(CompletableFuture<?> load) {
+        if (!load.isCompletedExceptionally() || Thread.currentThread().isInterrupted()) {
+            return false;
+        }
+        Throwable t;
+        try {
+            load.join();
+            return false;
+        } catch (java.util.concurrent.CompletionException
+                | java.util.concurrent.CancellationException e) {
+            t = e.getCause();
+        }
+        for (int depth = 0; t != null && depth < 16; t = t.getCause(), depth++) {
+            if (t instanceof InterruptedIOException
+                    || t instanceof java.nio.channels.ClosedByInterruptException
+                    || t instanceof InterruptedException) {
+                return true;
+            }
+        }
+        return false;
+    }
 
     /**
      * The result of {@code load}, waiting for it.

@@ -75,15 +75,31 @@ public final class ReaderCache {
 
     /** The reader of a file, opened (and its size verified) on first use. */
     public SstReader get(String path, long expectedSize) throws IOException {
-        SstReader r = readers.getIfPresent(path);
-        if (r != null) {
-            return r;
+        for (int retries = 0; ; retries++) {
+            SstReader r = readers.getIfPresent(path);
+            if (r != null) {
+                return r;
+            }
+            CompletableFuture<SstReader> mine = new CompletableFuture<>();
+            CompletableFuture<SstReader> running = opening.putIfAbsent(path, mine);
+            if (running == null) {
+                return openOnce(path, expectedSize, mine);
+            }
+            try {
+                return InFlight.await(running, "a file to open");
+            } catch (IOException e) {
+                if (retries >= InFlight.RETRIES_AFTER_OTHERS_INTERRUPT
+                        || !InFlight.failedByOthersInterrupt(running)) {
+                    throw e;
+                }
+                // the opening thread was interrupted, not this one: open it again
+            }
         }
-        CompletableFuture<SstReader> mine = new CompletableFuture<>();
-        CompletableFuture<SstReader> running = opening.putIfAbsent(path, mine);
-        if (running != null) {
-            return InFlight.await(running, "a file to open");
-        }
+    }
+
+    private SstReader openOnce(String path, long expectedSize, CompletableFuture<SstReader> mine)
+            throws IOException {
+        SstReader r;
         try {
             r = readers.getIfPresent(path);
             if (r == null) {
@@ -97,13 +113,14 @@ public final class ReaderCache {
                     readers.invalidate(path); // closed meanwhile: its streams go now
                 }
             }
+            // no longer in flight before waiters wake: one that opens again must not find it
+            opening.remove(path, mine);
             mine.complete(r);
             return r;
         } catch (Throwable t) {
+            opening.remove(path, mine);
             mine.completeExceptionally(t);
             throw t;
-        } finally {
-            opening.remove(path, mine);
         }
     }
 

@@ -27,14 +27,13 @@ import org.apache.flink.core.fs.Path;
  * until {@link #close()}; concurrent misses of one block are read once ({@link CachedFile#get}).
  *
  * <p>Thread safety: thread-safe. Point reads and short scans go through a bounded {@link
- * StreamPool} (at most {@code streamsPerFile} reads at once), so concurrent reads of the file run
- * in parallel: on one shared stream through its positional read where the file system offers one
- * (Flink's local and HDFS streams), else on separate streams. Sequential readers ({@link
- * Readahead}: compactions, and scans once they proved sequential) read large windows on streams of
- * their own, one for compactions and one for scans, so they never take a stream from a point read:
- * at most {@code streamsPerFile + 2} streams of a file are open. A closed reader keeps working,
- * without caching blocks or keeping streams open, so eviction never breaks an iterator that still
- * holds the reader.
+ * StreamPool} (at most {@code streamsPerFile} streams), so concurrent reads of the file run in
+ * parallel on separate streams, each with the stream's positional read on a distributed file system
+ * that offers one (HDFS's pread). Sequential readers ({@link Readahead}: compactions, and scans
+ * once they proved sequential) read large windows on streams of their own, one for compactions and
+ * one for scans, so they never take a stream from a point read: at most {@code streamsPerFile + 2}
+ * streams of a file are open. A closed reader keeps working, without caching blocks or keeping
+ * streams open, so eviction never breaks an iterator that still holds the reader.
  *
  * <p>Errors: every I/O or format problem is an {@link IOException} whose message names the file
  * path and the offset involved (missing file, truncated file, checksum mismatch). A failed open
@@ -413,6 +412,11 @@ public final class SstReader {
      */
     public long metadataBytes() {
         return fileSize - metadataStart;
+    }
+
+    /** Point reads of this file served by the file system's positional read (for tests). */
+    long positionalReads() {
+        return streams.positionalReads();
     }
 
     /** Streams of this file open right now (idle or in use); 0 after close once reads finished. */

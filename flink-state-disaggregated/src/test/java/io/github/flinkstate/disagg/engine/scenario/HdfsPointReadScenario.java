@@ -20,12 +20,12 @@ import org.apache.flink.core.fs.Path;
 
 /**
  * Point reads of a store whose every block read goes to a real HDFS ({@code MiniDFSCluster}, no
- * memory or disk cache): the file system's positional read ("pread", one stream shared by all reads
- * of a file) against seek and read on a stream per read (the engine's way before it used positional
- * reads; here Flink's HDFS file system behind the test kit's {@link InjectingFileSystem} with
- * positional reads hidden). The two alternate, one store open at a time, for {@code rounds} rounds;
- * each round times {@code gets} random gets on one thread and then on four threads. A scenario, not
- * a test: it asserts nothing and prints a table.
+ * memory or disk cache): the file system's positional read ("pread") against seek and read, each on
+ * a borrowed stream per read (seek and read is the engine's way before it used positional reads;
+ * here Flink's HDFS file system behind the test kit's {@link InjectingFileSystem} with positional
+ * reads hidden). The two alternate, one store open at a time, for {@code rounds} rounds; each round
+ * times {@code gets} random gets on one thread and then on four threads. A scenario, not a test: it
+ * asserts nothing and prints a table.
  *
  * <p>Run: {@code mvn -pl flink-state-disaggregated -o exec:java -Dexec.classpathScope=test
  * -Dexec.mainClass=io.github.flinkstate.disagg.engine.scenario.HdfsPointReadScenario
