@@ -51,7 +51,9 @@ final class GuardedSnapshotFuture extends FutureTask<SnapshotResult<KeyedStateHa
         if (cancelled) {
             onCancelWhileRunning.run(); // close the snapshot's open streams
         }
-        if (!cancelled && isDone() && reduced == null) {
+        // a future cancelled earlier (a registry close while it ran) has no result to reduce: its
+        // late result was discarded when it arrived (set)
+        if (!cancelled && isDone() && !isCancelled() && reduced == null) {
             try {
                 SnapshotResult<KeyedStateHandle> full = super.get();
                 synchronized (this) {
