@@ -206,13 +206,16 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                                     lastCheckpoint,
                                     copier),
                     memory);
-        } catch (Exception e) {
+        } catch (Exception | Error e) {
             // the copy works on the store: stop it first
             inheritedCopy.close();
             IOUtils.closeQuietly(store);
             DisaggRestoreOperation.deleteQuietly(writtenBack);
             IOUtils.closeQuietly(localCache);
             IOUtils.closeQuietly(memory);
+            if (e instanceof Error) {
+                throw (Error) e; // released all the same (an Error thrown by a serializer, say)
+            }
             throw new BackendBuildingException(
                     "Could not build the disaggregated keyed state backend for "
                             + parameters.getOperatorIdentifier()

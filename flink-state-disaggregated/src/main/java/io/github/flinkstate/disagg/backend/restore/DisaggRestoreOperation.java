@@ -1,5 +1,6 @@
 package io.github.flinkstate.disagg.backend.restore;
 
+import io.github.flinkstate.disagg.backend.InterruptSafeDelete;
 import io.github.flinkstate.disagg.backend.KeyLayout;
 import io.github.flinkstate.disagg.backend.RegisteredKvState;
 import io.github.flinkstate.disagg.backend.snapshot.MetaStreamFormat;
@@ -182,24 +183,9 @@ public final class DisaggRestoreOperation<K> {
     public static void deleteQuietly(Collection<String> writtenBack) {
         for (String p : writtenBack) {
             try {
-                deleteEvenIfInterrupted(new Path(p));
+                InterruptSafeDelete.delete(new Path(p));
             } catch (IOException | RuntimeException e) {
                 LOG.warn("Could not delete {} written back by a failed restore", p, e);
-            }
-        }
-    }
-
-    /**
-     * A cancelled restore fails on an interrupted thread, where an interruptible DFS call (HDFS,
-     * S3) fails at once: the interrupt is set aside for the delete and restored after it.
-     */
-    private static void deleteEvenIfInterrupted(Path path) throws IOException {
-        boolean interrupted = Thread.interrupted();
-        try {
-            path.getFileSystem().delete(path, false);
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
             }
         }
     }
@@ -215,7 +201,7 @@ public final class DisaggRestoreOperation<K> {
             return target.toString();
         } catch (IOException e) {
             try {
-                deleteEvenIfInterrupted(target); // a partial copy
+                InterruptSafeDelete.delete(target); // a partial copy
             } catch (IOException suppressed) {
                 e.addSuppressed(suppressed);
             }

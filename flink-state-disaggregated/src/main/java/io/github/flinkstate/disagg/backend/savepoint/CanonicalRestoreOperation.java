@@ -1,5 +1,6 @@
 package io.github.flinkstate.disagg.backend.savepoint;
 
+import io.github.flinkstate.disagg.backend.InterruptSafeDelete;
 import io.github.flinkstate.disagg.backend.KeyLayout;
 import io.github.flinkstate.disagg.backend.RegisteredKvState;
 import io.github.flinkstate.disagg.engine.LsmOptions;
@@ -139,20 +140,23 @@ public final class CanonicalRestoreOperation<K> {
                     entries,
                     (System.nanoTime() - start) / 1_000_000);
             return store;
-        } catch (Exception e) {
+        } catch (Exception | Error e) {
             discard(store);
             throw e;
         }
     }
 
-    /** Closes a store that failed to restore and deletes the files it wrote. */
+    /**
+     * Closes a store that failed to restore and deletes the files it wrote, also on the interrupted
+     * thread of a cancelled restore. Closed first: the close waits for a running flush or
+     * compaction, whose output must be listed (a closed store installs nothing more).
+     */
     private static void discard(LsmStore store) {
-        List<String> files = store.liveFiles();
         IOUtils.closeQuietly(store);
-        for (String f : files) {
+        for (String f : store.liveFiles()) {
             try {
-                new Path(f).getFileSystem().delete(new Path(f), false);
-            } catch (IOException e) {
+                InterruptSafeDelete.delete(new Path(f));
+            } catch (IOException | RuntimeException e) {
                 LOG.warn("Could not delete file {} of a failed restore", f, e);
             }
         }

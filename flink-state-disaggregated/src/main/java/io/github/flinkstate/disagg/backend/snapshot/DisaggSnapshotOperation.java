@@ -1,5 +1,6 @@
 package io.github.flinkstate.disagg.backend.snapshot;
 
+import io.github.flinkstate.disagg.backend.InterruptSafeDelete;
 import io.github.flinkstate.disagg.backend.RegisteredKvState;
 import io.github.flinkstate.disagg.backend.metrics.CheckpointFigures;
 import io.github.flinkstate.disagg.backend.restore.InheritedFileCopier;
@@ -543,7 +544,8 @@ public final class DisaggSnapshotOperation<K> {
                 restored++;
             } else if (ownership.obsolete(f)) {
                 try {
-                    if (new Path(f).getFileSystem().delete(new Path(f), false)) {
+                    // a disposed task may be an interrupted one (a cancellation)
+                    if (InterruptSafeDelete.delete(new Path(f))) {
                         deleted++;
                     } else {
                         notDeleted++; // not there
