@@ -517,6 +517,10 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
     // lifecycle
     // ------------------------------------------------------------------------------------------
 
+    /**
+     * Cancels our snapshots first, then disposes the delegate, for the reason given at {@link
+     * #close()}: Flink's operator state handler disposes a backend before it closes it.
+     */
     @Override
     public void dispose() {
         if (disposed) {
@@ -524,6 +528,7 @@ public class LruCacheKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
         }
         disposed = true;
         cachedStates.clear();
+        IOUtils.closeQuietly(cancelStreamRegistry); // super.dispose() closes it again: a no-op
         IOUtils.closeQuietly(delegate::dispose);
         super.dispose();
     }
