@@ -7,6 +7,7 @@ import io.github.flinkstate.disagg.backend.snapshot.MetaStreamFormat;
 import io.github.flinkstate.disagg.backend.timer.TimerSnapshotFormat;
 import io.github.flinkstate.disagg.engine.LsmOptions;
 import io.github.flinkstate.disagg.engine.LsmStore;
+import io.github.flinkstate.disagg.engine.version.ManifestCodec;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -221,7 +222,7 @@ public final class DisaggRestoreOperation<K> {
         cancelStreamRegistry.registerCloseable(in);
         try {
             return parseMeta(in, metaHandle, queueFactory, queues, kvStates);
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
             if (cancelStreamRegistry.isClosed()) {
                 throw e; // the restore was cancelled
             }
@@ -292,6 +293,8 @@ public final class DisaggRestoreOperation<K> {
             }
         }
         byte[] manifest = MetaStreamFormat.readManifest(view, metaHandle.getStateSize());
+        // checked here, where a corrupt one can be named by its handle (the store decodes it again)
+        ManifestCodec.decode(manifest);
         TimerSnapshotFormat.read(view, queues, keyGroupRange);
         return manifest;
     }

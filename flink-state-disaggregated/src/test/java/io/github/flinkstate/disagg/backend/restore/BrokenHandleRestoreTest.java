@@ -143,6 +143,35 @@ class BrokenHandleRestoreTest {
         }
     }
 
+    /**
+     * A flipped byte inside the manifest (most of the meta stream, and its only checksum) fails
+     * naming the meta stream. Found in a review: the manifest was checked only when the store
+     * opened, whose error did not say which of the restored handles held it.
+     */
+    @Test
+    void aCorruptManifestByte_failsNamingTheStream() throws Exception {
+        try (DisaggBackends source = backends("source");
+                DisaggBackends target = backends("restored")) {
+            IncrementalRemoteKeyedStateHandle h = savepoint(source);
+            byte[] meta = bytes(h.getMetaDataStateHandle());
+            int at = manifestLengthOffset(h, meta) + 4 + 20; // inside the manifest
+            byte[] corrupt = meta.clone();
+            corrupt[at] ^= 0x5A;
+            StreamStateHandle badMeta = new ByteStreamStateHandle("meta-bad-manifest", corrupt);
+            assertThatThrownBy(
+                            () ->
+                                    target.create(
+                                            DisaggBackends.ALL,
+                                            List.of(with(h, h.getSharedState(), badMeta))))
+                    .satisfies(
+                            e ->
+                                    assertThat(messages(e))
+                                            .contains("meta-bad-manifest")
+                                            .contains("Corrupted manifest"));
+            assertThat(writtenBack()).isEmpty();
+        }
+    }
+
     @Test
     void aMissingFile_failsNamingIt_andLeavesNoWrittenBackFile() throws Exception {
         try (DisaggBackends source = backends("source");
