@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -15,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.zip.CRC32C;
 import javax.annotation.concurrent.GuardedBy;
 import javax.annotation.concurrent.ThreadSafe;
 import org.apache.flink.util.FileUtils;
@@ -45,8 +47,12 @@ import org.slf4j.LoggerFactory;
  * free-space reserve of the directory's file system would be exceeded. Data are served only after
  * the reader verified them again (the stored bytes include the file's own CRC32C); a copy that
  * fails verification, is shorter than recorded or cannot be read is {@link #invalidate dropped} and
- * the caller reads the primary file instead. Local trouble (full disk, I/O errors) never fails a
- * read or a write of the store: it only costs cache hits.
+ * the caller reads the primary file instead. The tier also checks its copies against what entered
+ * it, for the bytes no checksum of the SST format covers (the trailer's version byte, which decides
+ * how everything else is decoded): every slab entry against a CRC32C taken when it was offered, and
+ * the last bytes of a whole-file copy against those written; a mismatch drops the unit. Local
+ * trouble (full disk, I/O errors) never fails a read or a write of the store: it only costs cache
+ * hits.
  *
  * <p>The tier is keyed by file path and offset, independently of open readers, so it survives
  * reader eviction. It does not survive the process: the directory is wiped on construction and on
@@ -76,7 +82,8 @@ public final class DiskCache implements Closeable {
     /** A cached block: the byte range of {@code file} starting at {@code offset}. */
     record BlockKey(String file, long offset) {}
 
-    private record Location(DiskSlab slab, int position, int length) {}
+    /** Where an offered block is, and the CRC32C of its bytes as offered. */
+    private record Location(DiskSlab slab, int position, int length, int crc) {}
 
     private final File directory;
     private final long capacityBytes;
@@ -191,9 +198,10 @@ public final class DiskCache implements Closeable {
     public byte[] read(String file, long offset, int length) {
         DiskUnit unit;
         long position;
+        LocalFileCopy copy;
+        Location at = null;
         synchronized (this) {
-            LocalFileCopy copy = closed ? null : wholeFiles.get(file);
-            Location at = null;
+            copy = closed ? null : wholeFiles.get(file);
             if (copy == null && !closed) {
                 at = index.get(new BlockKey(file, offset));
             }
@@ -204,6 +212,7 @@ public final class DiskCache implements Closeable {
             } else if (at != null && at.length() >= length) {
                 // a longer copy from the same offset holds these bytes first: a small file's tail
                 // read from offset 0 (the whole file) serves its first block too
+                copy = null;
                 recency.get(at.slab());
                 unit = at.slab();
                 position = at.position();
@@ -213,7 +222,36 @@ public final class DiskCache implements Closeable {
             }
         }
         try {
-            byte[] data = unit.read(position, length);
+            byte[] data;
+            String wrong = null;
+            if (copy != null) {
+                data = unit.read(position, length);
+                if (!copy.endMatches(position, data)) {
+                    wrong = "its last bytes differ from those written";
+                }
+            } else {
+                // the whole block as offered, checked against its checksum, then the part asked
+                byte[] all = unit.read(position, at.length());
+                data = all.length == length ? all : Arrays.copyOf(all, length);
+                if (crc32c(all, all.length) != at.crc()) {
+                    wrong = "CRC32C mismatch";
+                }
+            }
+            if (wrong != null) {
+                if (!unit.isDropped()) {
+                    LOG.warn(
+                            "Dropping local cache file {} (the copy of {} at {}: {}); reading the"
+                                    + " primary file instead",
+                            unit.file,
+                            file,
+                            offset,
+                            wrong);
+                    dropUnit(unit);
+                    invalidations.increment();
+                }
+                misses.increment();
+                return null;
+            }
             hits.increment();
             return data;
         } catch (IOException e) {
@@ -313,7 +351,7 @@ public final class DiskCache implements Closeable {
         bytesWritten.add(length);
         synchronized (this) {
             if (!slab.isDropped() && recency.containsKey(slab)) {
-                index.put(key, new Location(slab, position, length));
+                index.put(key, new Location(slab, position, length, crc32c(data, data.length)));
                 slab.keys.add(key);
                 offsetsByFile.computeIfAbsent(file, f -> new HashSet<>()).add(offset);
             }
@@ -465,7 +503,7 @@ public final class DiskCache implements Closeable {
      * Enters a complete local copy of {@code file} ({@code length} bytes) as a cache unit; false if
      * it was not kept (no room, closed, already held, local failure).
      */
-    boolean commit(WriteThrough from, String file, File temp, long length) {
+    boolean commit(WriteThrough from, String file, File temp, long length, byte[] end) {
         List<DiskUnit> victims = new ArrayList<>();
         try {
             synchronized (this) {
@@ -479,7 +517,7 @@ public final class DiskCache implements Closeable {
                 }
                 File target = newFile("file-", ".sst");
                 Files.move(temp.toPath(), target.toPath(), StandardCopyOption.ATOMIC_MOVE);
-                LocalFileCopy copy = new LocalFileCopy(target, file, length);
+                LocalFileCopy copy = new LocalFileCopy(target, file, length, end);
                 recency.put(copy, Boolean.TRUE);
                 wholeFiles.put(file, copy);
                 usedBytes += length;
@@ -621,6 +659,12 @@ public final class DiskCache implements Closeable {
     }
 
     @GuardedBy("this")
+    private static int crc32c(byte[] b, int length) {
+        CRC32C crc = new CRC32C();
+        crc.update(b, 0, length);
+        return (int) crc.getValue();
+    }
+
     private File newFile(String prefix, String suffix) {
         return new File(directory, prefix + (nextFileId++) + suffix);
     }

@@ -14,10 +14,32 @@ final class LocalFileCopy extends DiskUnit {
 
     final String sourceFile;
 
-    LocalFileCopy(File file, String sourceFile, long length) throws IOException {
+    /**
+     * The file's last bytes as they were written into the copy ({@link WriteThrough#END_BYTES} or
+     * fewer): the SST format checksums its blocks and footer, but not the trailer's version byte,
+     * which decides how the rest is decoded, so reads that reach the end compare these.
+     */
+    final byte[] end;
+
+    LocalFileCopy(File file, String sourceFile, long length, byte[] end) throws IOException {
         super(file);
         this.sourceFile = sourceFile;
         this.bytes = length;
+        this.end = end;
         open(false);
+    }
+
+    /**
+     * Whether {@code data}, read at {@code position}, agrees with {@link #end} where it overlaps
+     * the file's last bytes.
+     */
+    boolean endMatches(long position, byte[] data) {
+        long endStart = bytes - end.length;
+        for (long at = Math.max(position, endStart); at < position + data.length; at++) {
+            if (data[(int) (at - position)] != end[(int) (at - endStart)]) {
+                return false;
+            }
+        }
+        return true;
     }
 }

@@ -6,6 +6,7 @@ import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
+import java.util.Arrays;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,6 +29,14 @@ public final class WriteThrough {
     private long written;
     private boolean failed;
 
+    /** How many of the last bytes written are kept for {@link LocalFileCopy#end}. */
+    static final int END_BYTES = 32;
+
+    /** The last {@code endFill} bytes written. */
+    private final byte[] end = new byte[END_BYTES];
+
+    private int endFill;
+
     WriteThrough(DiskCache cache, String sourceFile, File temp) throws IOException {
         this.cache = cache;
         this.sourceFile = sourceFile;
@@ -42,6 +51,7 @@ public final class WriteThrough {
         try {
             out.write(b, off, len);
             written += len;
+            keepEnd(b, off, len);
         } catch (IOException | RuntimeException e) {
             fail(e);
         }
@@ -66,7 +76,20 @@ public final class WriteThrough {
             fail(new IOException("copied " + written + " bytes of " + length));
             return false;
         }
-        return cache.commit(this, sourceFile, temp, length);
+        return cache.commit(this, sourceFile, temp, length, Arrays.copyOf(end, endFill));
+    }
+
+    /** Keeps the last {@link #END_BYTES} bytes written, across writes. */
+    private void keepEnd(byte[] b, int off, int len) {
+        if (len >= END_BYTES) {
+            System.arraycopy(b, off + len - END_BYTES, end, 0, END_BYTES);
+            endFill = END_BYTES;
+            return;
+        }
+        int keep = Math.min(endFill, END_BYTES - len);
+        System.arraycopy(end, endFill - keep, end, 0, keep);
+        System.arraycopy(b, off, end, keep, len);
+        endFill = keep + len;
     }
 
     /** The primary write failed or was abandoned: deletes the copy. Idempotent. */
