@@ -6,6 +6,8 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.StandardOpenOption;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.flink.util.FileUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,12 +27,27 @@ final class CacheDirectoryLock {
 
     static final String LOCK_FILE = ".in-use";
 
+    /**
+     * The directories caches of this process hold. A sweep never probes their lock files: on Linux
+     * the JDK's file locks are POSIX record locks, and closing any channel of a file (the probe's)
+     * drops all of the process's locks on it, so another process's sweep would then delete the
+     * directory of a live cache.
+     */
+    private static final Set<String> HELD_HERE = ConcurrentHashMap.newKeySet();
+
     private final FileChannel channel;
     private final FileLock lock;
+    private final String directory;
 
-    private CacheDirectoryLock(FileChannel channel, FileLock lock) {
+    private CacheDirectoryLock(FileChannel channel, FileLock lock, String directory) {
         this.channel = channel;
         this.lock = lock;
+        this.directory = directory;
+    }
+
+    /** The key of {@code dir} in {@link #HELD_HERE}. */
+    private static String keyOf(File dir) {
+        return dir.getAbsoluteFile().toPath().normalize().toString();
     }
 
     /** Locks {@code directory} (which must exist) for this cache. */
@@ -45,7 +62,9 @@ final class CacheDirectoryLock {
             if (lock == null) {
                 throw new IOException("local cache directory " + directory + " is in use");
             }
-            return new CacheDirectoryLock(ch, lock);
+            String key = keyOf(directory);
+            HELD_HERE.add(key);
+            return new CacheDirectoryLock(ch, lock, key);
         } catch (IOException | RuntimeException e) {
             ch.close();
             throw e;
@@ -53,6 +72,7 @@ final class CacheDirectoryLock {
     }
 
     void release() {
+        HELD_HERE.remove(directory);
         try {
             if (lock.isValid()) {
                 lock.release();
@@ -92,6 +112,9 @@ final class CacheDirectoryLock {
     }
 
     private static boolean isAbandoned(File dir, long minAgeMillis) {
+        if (HELD_HERE.contains(keyOf(dir))) {
+            return false; // a cache of this process: never probed (see HELD_HERE)
+        }
         File lockFile = new File(dir, LOCK_FILE);
         if (!lockFile.exists()) {
             return System.currentTimeMillis() - dir.lastModified() > minAgeMillis;

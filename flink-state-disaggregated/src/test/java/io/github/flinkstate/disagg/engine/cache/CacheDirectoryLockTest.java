@@ -1,0 +1,61 @@
+package io.github.flinkstate.disagg.engine.cache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A live cache's directory survives the abandoned-directory sweeps of this process and of another
+ * one (a second TaskManager on the same disk). Found in a review: a sweep in the cache's own
+ * process probed the lock file with a channel of its own and closed it, and on Linux closing any
+ * channel of a file drops all of the process's locks on it (POSIX record locks), so the next sweep
+ * of another process found the directory unlocked and deleted it under the live cache.
+ */
+@Timeout(120)
+class CacheDirectoryLockTest {
+
+    @TempDir File tmp;
+
+    @Test
+    void aLiveDirectory_survivesASweepHere_andThenOneInAnotherProcess() throws Exception {
+        File root = new File(tmp, "root");
+        DiskCache live = new DiskCache(new File(root, "live"), 4 << 20, 0);
+        try {
+            assertThat(sweepInAnotherProcess(root)).as("before").isZero();
+            assertThat(DiskCache.deleteAbandonedDirectories(root)).as("here").isZero();
+            assertThat(sweepInAnotherProcess(root)).as("after a sweep here").isZero();
+            assertThat(new File(root, "live")).exists();
+        } finally {
+            live.close();
+        }
+    }
+
+    private static int sweepInAnotherProcess(File root) throws Exception {
+        String java = new File(System.getProperty("java.home"), "bin/java").getPath();
+        Process p =
+                new ProcessBuilder(
+                                List.of(
+                                        java,
+                                        "-cp",
+                                        System.getProperty("java.class.path"),
+                                        AbandonedDirectoryProbe.class.getName(),
+                                        root.getPath()))
+                        .redirectErrorStream(true)
+                        .start();
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("the other process ended").isTrue();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.exitValue()).as(out).isZero();
+        for (String line : out.split("\n")) {
+            if (line.startsWith("deleted=")) {
+                return Integer.parseInt(line.substring("deleted=".length()).trim());
+            }
+        }
+        throw new AssertionError("no result from the other process: " + out);
+    }
+}
