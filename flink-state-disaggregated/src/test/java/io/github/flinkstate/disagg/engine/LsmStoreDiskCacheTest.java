@@ -1,6 +1,7 @@
 package io.github.flinkstate.disagg.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.cache.DiskCache;
@@ -11,6 +12,7 @@ import io.github.flinkstate.testing.fs.Hang;
 import io.github.flinkstate.testing.fs.InjectingFileSystem;
 import io.github.flinkstate.testing.wait.Waits;
 import java.io.File;
+import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.time.Duration;
 import java.util.List;
@@ -75,6 +77,34 @@ class LsmStoreDiskCacheTest {
     private static void readAll(LsmStore store) throws Exception {
         for (int i = 0; i < KEYS; i++) {
             assertThat(store.get(key(i))).as("key %d", i).isEqualTo(value(i));
+        }
+    }
+
+    /**
+     * A compaction that fails after it wrote some outputs deletes them, and their write-through
+     * copies leave the disk tier with them. Found in a review: the copies stayed (the newest
+     * entries of the tier's order), and repeatedly failing compactions piled them up, pushing out
+     * the copies of live files.
+     */
+    @Test
+    void outputsOfAFailedCompaction_leaveNoLocalCopy() throws Exception {
+        try (LsmStore store =
+                LsmStore.open(options("p", diskOnly(64 << 20)).targetFileBytes(64 << 10))) {
+            write(store);
+            write(store);
+            List<String> live = store.liveFiles();
+            assertThat(disk.wholeFileCount()).isEqualTo(live.size());
+            // the compaction's second output cannot be created: the compaction fails
+            String second = String.format("-%06d\\.sst", live.size() + 2);
+            fs.failCreatesMatching(".*" + second);
+            assertThatThrownBy(store::compactAll).isInstanceOf(IOException.class);
+            fs.heal();
+            assertThat(store.liveFiles()).isEqualTo(live);
+            assertThat(disk.wholeFileCount())
+                    .as("local copies: those of the live files only")
+                    .isEqualTo(live.size());
+            readAll(store);
+            disk.checkInvariants();
         }
     }
 

@@ -127,6 +127,9 @@ public final class SstOutputs {
 
     /** Deletes a file written by this store that never became live (best effort). */
     public void deleteQuietly(FileMeta f) {
+        if (disk != null) {
+            disk.forget(f.path()); // its write-through copy went into the disk tier
+        }
         try {
             fs.delete(new org.apache.flink.core.fs.Path(f.path()), false);
         } catch (IOException | RuntimeException ignored) {
