@@ -75,9 +75,15 @@ public final class ChangelogOffStateBackend implements StateBackend {
         return delegate.createAsyncKeyedStateBackend(parameters);
     }
 
+    /**
+     * False whatever the delegate says: restoring changelog handles, Flink wraps this backend in
+     * its {@code DeactivatedChangelogStateBackend}, which cannot create an asynchronous keyed
+     * backend; operators of the asynchronous state API then get Flink's synchronous adaptor, as
+     * they do with changelog on.
+     */
     @Override
     public boolean supportsAsyncKeyedStateBackend() {
-        return delegate.supportsAsyncKeyedStateBackend();
+        return false;
     }
 
     @Override

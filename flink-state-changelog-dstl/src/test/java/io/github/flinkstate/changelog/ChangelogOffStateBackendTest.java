@@ -15,6 +15,7 @@ import org.apache.flink.runtime.operators.testutils.MockEnvironmentBuilder;
 import org.apache.flink.runtime.state.CheckpointableKeyedStateBackend;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
+import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
 import org.apache.flink.runtime.state.heap.HeapKeyedStateBackend;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
@@ -35,6 +36,28 @@ class ChangelogOffStateBackendTest {
             gauges.put(name, gauge);
             return gauge;
         }
+    }
+
+    /**
+     * The run restores changelog handles, so Flink wraps this backend in its {@code
+     * DeactivatedChangelogStateBackend}, which cannot create an asynchronous keyed backend: it must
+     * not claim to support one even when the delegate (ForSt) does, so that operators using the
+     * asynchronous state API get Flink's synchronous adaptor, as with changelog on. Found in a
+     * review: a NO_CLAIM resume with ForSt and asynchronous state failed on every attempt.
+     */
+    @Test
+    void doesNotOfferTheAsyncStateApi_evenWhenTheDelegateDoes() {
+        StateBackend asyncCapable =
+                new HashMapStateBackend() {
+                    @Override
+                    public boolean supportsAsyncKeyedStateBackend() {
+                        return true;
+                    }
+                };
+        assertThat(
+                        new ChangelogOffStateBackend(asyncCapable, "test")
+                                .supportsAsyncKeyedStateBackend())
+                .isFalse();
     }
 
     @Test
