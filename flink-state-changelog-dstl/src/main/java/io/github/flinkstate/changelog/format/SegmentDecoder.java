@@ -50,7 +50,7 @@ public final class SegmentDecoder {
         byte[] header = new byte[SegmentFormat.SEGMENT_HEADER_SIZE];
         while (offset < length) {
             readFully(in, header, file, offset, "segment header");
-            int storedLength = checkHeader(header, file, offset);
+            int storedLength = checkHeader(header, file, offset, length);
             byte[] stored = new byte[storedLength];
             readFully(in, stored, file, offset, "segment payload");
             checkCrc(header, stored, file, offset);
@@ -62,8 +62,12 @@ public final class SegmentDecoder {
         }
     }
 
-    /** Checks magic, version and lengths of a segment header; returns the stored length. */
-    private static int checkHeader(byte[] header, String file, long offset)
+    /**
+     * Checks magic, version and lengths of a segment header; returns the stored length. The
+     * header's checksum is checked with the payload, so before the payload is allocated its length
+     * is checked against the file's ({@code fileLength}, -1 if unknown).
+     */
+    private static int checkHeader(byte[] header, String file, long offset, long fileLength)
             throws CorruptSegmentException {
         ByteBuffer buffer = ByteBuffer.wrap(header);
         int magic = buffer.getInt();
@@ -92,6 +96,15 @@ public final class SegmentDecoder {
                     String.format(
                             "invalid lengths (count %d, raw %d, stored %d)",
                             count, rawLength, storedLength));
+        }
+        long end = offset + SegmentFormat.SEGMENT_HEADER_SIZE + storedLength;
+        if (fileLength >= 0 && end > fileLength) {
+            throw new CorruptSegmentException(
+                    file,
+                    offset,
+                    String.format(
+                            "stored length %d reaches beyond the end of the file (%d bytes)",
+                            storedLength, fileLength));
         }
         return storedLength;
     }
@@ -134,9 +147,18 @@ public final class SegmentDecoder {
      */
     public static SegmentChanges openSegment(InputStream in, String file, long offset)
             throws IOException {
+        return openSegment(in, file, offset, -1);
+    }
+
+    /**
+     * As {@link #openSegment(InputStream, String, long)} for a file of {@code fileLength} bytes
+     * (-1: unknown), against which the segment's stored length is checked before it is read.
+     */
+    public static SegmentChanges openSegment(
+            InputStream in, String file, long offset, long fileLength) throws IOException {
         byte[] header = new byte[SegmentFormat.SEGMENT_HEADER_SIZE];
         readFully(in, header, file, offset, "segment header");
-        int storedLength = checkHeader(header, file, offset);
+        int storedLength = checkHeader(header, file, offset, fileLength);
         ByteBuffer buffer = ByteBuffer.wrap(header);
         byte codec = buffer.get(5);
         int count = buffer.getInt(8);

@@ -140,7 +140,9 @@ public final class DfsChangelogReader
         try (FSDataInputStream in = DownloadCache.openRemote(file)) {
             SegmentDecoder.readFileHeader(in, name);
             in.seek(offset);
-            return SegmentDecoder.openSegment(new BufferedInputStream(in), name, offset);
+            long size = file.getStateSize();
+            return SegmentDecoder.openSegment(
+                    new BufferedInputStream(in), name, offset, size > 0 ? size : -1);
         } catch (FileNotFoundException e) {
             throw new IOException(
                     "Could not read DSTL segment at offset " + offset + ": " + e.getMessage(), e);
@@ -152,7 +154,8 @@ public final class DfsChangelogReader
         try (FileChannel channel = FileChannel.open(local.toPath(), StandardOpenOption.READ)) {
             channel.position(offset);
             InputStream in = Channels.newInputStream(channel);
-            return SegmentDecoder.openSegment(new BufferedInputStream(in), name, offset);
+            return SegmentDecoder.openSegment(
+                    new BufferedInputStream(in), name, offset, channel.size());
         }
     }
 

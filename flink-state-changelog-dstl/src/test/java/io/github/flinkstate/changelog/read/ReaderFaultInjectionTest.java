@@ -135,6 +135,32 @@ class ReaderFaultInjectionTest {
                 .hasMessageContaining("checksum mismatch");
     }
 
+    /**
+     * A corrupt stored length in a segment header (the header's checksum is checked with the
+     * payload, after it was read) fails naming the file and offset before anything is allocated.
+     * Found in a review: the reader allocated the length it read (up to 2 GiB) and failed with an
+     * OutOfMemoryError, or read to the end of the file.
+     */
+    @ParameterizedTest(name = "distributed={0}")
+    @ValueSource(booleans = {true, false})
+    void corruptSegmentLength_failsNamingFileAndOffset(boolean distributed) throws Exception {
+        ChangelogStateHandleStreamImpl handle = writeHandle(distributed);
+        File file = localFile(handle, 1);
+        long offset = offset(handle, 1);
+        try (RandomAccessFile raf = new RandomAccessFile(file, "rw")) {
+            long pos = offset + 16; // the stored length: bytes 16-19 of the segment header
+            raf.seek(pos);
+            int b = raf.read();
+            raf.seek(pos);
+            raf.write(b | 0x60); // + 1.5 GiB
+        }
+        assertThatThrownBy(() -> Changes.read(view.createReader(), handle))
+                .isNotInstanceOf(OutOfMemoryError.class)
+                .hasMessageContaining(file.getName())
+                .hasMessageContaining("offset " + offset)
+                .hasMessageContaining("beyond the end of the file");
+    }
+
     @ParameterizedTest(name = "distributed={0}")
     @ValueSource(booleans = {true, false})
     void truncatedFile_failsNamingFileAndOffset(boolean distributed) throws Exception {
