@@ -345,7 +345,8 @@ public final class CowLruMap {
      */
     public CacheEntry privateValue(CacheEntry target, TypeSerializer<Object> serializer) {
         if (target.valueVersion >= highestRequiredSnapshotVersion
-                || target.value == CacheEntry.ABSENT) {
+                || target.value == CacheEntry.ABSENT
+                || target.value == null) { // a map entry's null value: nothing to copy
             return target;
         }
         CacheEntry e = writable(target);

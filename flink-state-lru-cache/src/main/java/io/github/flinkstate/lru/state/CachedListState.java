@@ -135,7 +135,10 @@ public final class CachedListState<K, N, V>
             List<V> merged = new ArrayList<>();
             for (N source : sources) {
                 setCurrentNamespace(source);
-                List<V> sourceList = (List<V>) fromCached(entry().value());
+                // a list a running snapshot may still write is copied (its elements too) before
+                // its elements move into the merged list, which is handed out for mutation
+                CacheEntry e = cache.privateValue(entry(), valueSerializerAsObject());
+                List<V> sourceList = (List<V>) fromCached(e.value());
                 if (sourceList != null) {
                     merged.addAll(sourceList);
                     putCachedValue(null);

@@ -12,11 +12,16 @@ import java.util.concurrent.RunnableFuture;
 import org.apache.flink.api.common.functions.AggregateFunction;
 import org.apache.flink.api.common.serialization.SerializerConfigImpl;
 import org.apache.flink.api.common.state.AggregatingStateDescriptor;
+import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.base.IntSerializer;
+import org.apache.flink.api.common.typeutils.base.ListSerializer;
+import org.apache.flink.api.common.typeutils.base.LongSerializer;
+import org.apache.flink.api.common.typeutils.base.StringSerializer;
+import org.apache.flink.api.common.typeutils.base.array.LongPrimitiveArraySerializer;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.checkpoint.SavepointType;
@@ -28,6 +33,7 @@ import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
 import org.apache.flink.runtime.state.internal.InternalAggregatingState;
+import org.apache.flink.runtime.state.internal.InternalListState;
 import org.apache.flink.runtime.state.internal.InternalMapState;
 import org.apache.flink.runtime.state.internal.InternalValueState;
 import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
@@ -174,6 +180,106 @@ class SavepointObjectIsolationTest {
             b.setCurrentKey(7);
             assertThat(map.get(1).count).isEqualTo(99);
             assertThat(map.get(2).count).isEqualTo(99);
+        }
+    }
+
+    /**
+     * A map value that is null (put with null) read while a checkpoint runs: {@code null}, as
+     * without a checkpoint. Found in a review: the copy of a value a running snapshot may read
+     * called the value serializer's copy on null, which Flink's list, map and array serializers
+     * reject with a NullPointerException, failing the task.
+     */
+    @ParameterizedTest(name = "delegate {0}")
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"hashmap", "rocksdb"})
+    void aNullMapValue_readDuringACheckpoint_isNull(String delegate) throws Exception {
+        MapStateDescriptor<Integer, List<Long>> mapDesc =
+                new MapStateDescriptor<>(
+                        "lists",
+                        IntSerializer.INSTANCE,
+                        new ListSerializer<>(LongSerializer.INSTANCE));
+        try (KeyedBackendHarness h = new KeyedBackendHarness(tmp)) {
+            AbstractKeyedStateBackend<Integer> b =
+                    h.create(
+                            new StateBackendWrapperWithLRUCache(delegate(delegate), 1000),
+                            List.of());
+            InternalMapState<Integer, VoidNamespace, Integer, List<Long>> map = state(b, mapDesc);
+            b.setCurrentKey(1);
+            map.put(7, null);
+            RunnableFuture<SnapshotResult<KeyedStateHandle>> checkpoint =
+                    b.snapshot(
+                            1L,
+                            0L,
+                            h.streamFactory(),
+                            CheckpointOptions.forCheckpointWithDefaultLocation());
+            b.setCurrentKey(1);
+            assertThat(map.get(7)).isNull();
+            assertThat(map.contains(7)).isTrue();
+            for (Map.Entry<Integer, List<Long>> e : map.entries()) {
+                assertThat(e.getValue()).isNull();
+            }
+            checkpoint.run();
+            checkpoint.get();
+        }
+    }
+
+    /**
+     * Merging list namespaces (session windows) after a checkpoint's synchronous part must not hand
+     * the checkpoint's elements to the merged list. Found in a review: the merge copied the source
+     * lists but kept their element objects, which the running checkpoint still wrote, so a change
+     * of the merged elements in place after the barrier reached the checkpoint.
+     */
+    @ParameterizedTest(name = "delegate {0}")
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"hashmap", "rocksdb"})
+    void mergedListElements_changedAfterTheBarrier_doNotReachTheCheckpoint(String delegate)
+            throws Exception {
+        ListStateDescriptor<long[]> listDesc =
+                new ListStateDescriptor<>("list", LongPrimitiveArraySerializer.INSTANCE);
+        try (KeyedBackendHarness h = new KeyedBackendHarness(tmp)) {
+            AbstractKeyedStateBackend<Integer> b =
+                    h.create(
+                            new StateBackendWrapperWithLRUCache(delegate(delegate), 1000),
+                            List.of());
+            @SuppressWarnings("unchecked")
+            InternalListState<Integer, String, long[]> list =
+                    (InternalListState<Integer, String, long[]>)
+                            b.getPartitionedState("A", StringSerializer.INSTANCE, listDesc);
+            b.setCurrentKey(1);
+            list.setCurrentNamespace("A");
+            list.update(List.of(new long[] {1}));
+            list.setCurrentNamespace("B");
+            list.update(List.of(new long[] {2}));
+
+            RunnableFuture<SnapshotResult<KeyedStateHandle>> checkpoint =
+                    b.snapshot(
+                            1L,
+                            0L,
+                            h.streamFactory(),
+                            CheckpointOptions.forCheckpointWithDefaultLocation());
+
+            b.setCurrentKey(1);
+            list.mergeNamespaces("C", List.of("A", "B"));
+            list.setCurrentNamespace("C");
+            List<long[]> merged = list.getInternal();
+            for (long[] element : merged) {
+                element[0] += 100; // in place, then written back
+            }
+            list.update(merged);
+
+            checkpoint.run();
+            KeyedStateHandle handle = h.finish(checkpoint.get(), 1L);
+            AbstractKeyedStateBackend<Integer> restored =
+                    h.create(
+                            new StateBackendWrapperWithLRUCache(delegate(delegate), 1000),
+                            List.of(handle));
+            @SuppressWarnings("unchecked")
+            InternalListState<Integer, String, long[]> rl =
+                    (InternalListState<Integer, String, long[]>)
+                            restored.getPartitionedState("A", StringSerializer.INSTANCE, listDesc);
+            restored.setCurrentKey(1);
+            rl.setCurrentNamespace("A");
+            assertThat(rl.getInternal()).containsExactly(new long[] {1});
+            rl.setCurrentNamespace("B");
+            assertThat(rl.getInternal()).containsExactly(new long[] {2});
         }
     }
 
