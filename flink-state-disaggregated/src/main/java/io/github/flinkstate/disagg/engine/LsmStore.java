@@ -313,15 +313,19 @@ public final class LsmStore implements AutoCloseable {
     /**
      * Waits while {@code maxImmutableMemtables} frozen memtables wait for the flush, so that
      * neither a writer nor a snapshot can pile up memtables faster than they are flushed; a flush
-     * that fails meanwhile fails the caller. Called under writeMutex.
+     * that fails while the caller waits fails the caller (one that failed before is being retried:
+     * the caller waits for the retry). Called under writeMutex.
      */
     private void waitForFlushBacklog() throws IOException {
+        long failuresBefore = stats.flushFailures.get();
         while (memtables.size() - 1 >= options.maxImmutableMemtables()) {
-            IOException err = backgroundError;
-            scheduleFlush();
-            if (err != null) {
+            scheduleFlush(); // a retry, if the last flush failed
+            if (stats.flushFailures.get() > failuresBefore) {
+                IOException err = backgroundError;
                 throw new IOException(
-                        "Writes stalled: background flush failed: " + err.getMessage(), err);
+                        "Writes stalled: background flush failed"
+                                + (err == null ? "" : ": " + err.getMessage()),
+                        err);
             }
             awaitBackgroundWork("a flush");
         }
@@ -808,6 +812,10 @@ public final class LsmStore implements AutoCloseable {
         synchronized (writeMutex) {
             ensureOpen();
             if (!memtables.get(0).isEmpty()) {
+                // as for a snapshot: only when the flush is that far behind does the caller wait
+                // here, so that frequent read snapshots (a key listing per broadcast element) do
+                // not pile up frozen memtables
+                waitForFlushBacklog();
                 rotate();
             }
             view = acquireView();

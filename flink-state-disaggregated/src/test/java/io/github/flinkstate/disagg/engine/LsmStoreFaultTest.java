@@ -8,9 +8,13 @@ import io.github.flinkstate.disagg.engine.fs.FileDeletionPolicy;
 import io.github.flinkstate.disagg.engine.iterator.LsmIterator;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.testutil.LsmModelRunner;
+import io.github.flinkstate.testing.fs.FsOp;
+import io.github.flinkstate.testing.fs.Hang;
 import io.github.flinkstate.testing.fs.InjectingFileSystem;
+import io.github.flinkstate.testing.wait.Waits;
 import java.io.File;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -234,6 +238,62 @@ class LsmStoreFaultTest {
             store.flush();
             assertContent(store, model);
             assertThat(store.liveFiles()).isNotEmpty();
+        }
+    }
+
+    /**
+     * A flush that failed before a writer reached the full backlog is retried; the writer waits for
+     * the retry instead of failing on the error it left. Found in a review: the writer failed on
+     * the stale error while the retry was on its way to succeed (in Flink: a task failed on a
+     * transient error the engine recovered from).
+     */
+    @Test
+    void aFlushThatFailedBeforeAWriterWaited_failsNoWrite_whileItsRetrySucceeds() throws Exception {
+        LsmOptions o = options().memtableBytes(4096).maxImmutableMemtables(1);
+        try (LsmStore store = LsmStore.open(o)) {
+            fs.failNextCreates(1);
+            int i = 0;
+            // fill the first memtable until it is frozen; its background flush then fails
+            while (!store.describe().endsWith("memtables=2")) {
+                store.put(LsmModelRunner.key(i % 4, 1, i), new byte[] {(byte) i});
+                i++;
+            }
+            Waits.until(
+                    "the first flush failed",
+                    Duration.ofSeconds(30),
+                    () -> store.stats().flushFailures() == 1);
+            int from = i;
+            java.util.concurrent.ExecutorService writer =
+                    java.util.concurrent.Executors.newSingleThreadExecutor();
+            try (Hang retry = fs.hang(FsOp.CREATE, ".*")) {
+                java.util.concurrent.Future<?> writes =
+                        writer.submit(
+                                () -> {
+                                    // enough to fill the second memtable and wait for the backlog
+                                    for (int j = from; j < from + 500; j++) {
+                                        store.put(
+                                                LsmModelRunner.key(j % 4, 1, j),
+                                                new byte[] {(byte) j});
+                                    }
+                                    return null;
+                                });
+                Waits.until(
+                        "the retry runs while the writer waits",
+                        Duration.ofSeconds(30),
+                        () -> retry.blockedCalls() >= 1 || writes.isDone());
+                assertThat(writes.isDone())
+                        .as("the writer waits for the retry, it did not fail")
+                        .isFalse();
+                retry.release();
+                writes.get(30, java.util.concurrent.TimeUnit.SECONDS);
+            } finally {
+                writer.shutdownNow();
+            }
+            assertThat(store.stats().flushFailures()).isEqualTo(1);
+            for (int j = 0; j < from + 500; j++) {
+                assertThat(store.get(LsmModelRunner.key(j % 4, 1, j)))
+                        .isEqualTo(new byte[] {(byte) j});
+            }
         }
     }
 
