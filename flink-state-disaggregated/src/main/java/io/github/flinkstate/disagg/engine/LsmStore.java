@@ -155,6 +155,16 @@ public final class LsmStore implements AutoCloseable {
 
     private LsmStore(LsmOptions options, List<List<FileMeta>> levels, long lastSeq)
             throws IOException {
+        if (options.backgroundCompaction()
+                && options.l0StopWritesTrigger() < options.l0CompactionTrigger()) {
+            // writers would wait for a level-0 compaction the picker never chooses
+            throw new IllegalArgumentException(
+                    "l0StopWritesTrigger ("
+                            + options.l0StopWritesTrigger()
+                            + ") must not be below l0CompactionTrigger ("
+                            + options.l0CompactionTrigger()
+                            + "): writes would stop before a compaction starts");
+        }
         this.options = options;
         this.span = options.keyGroups();
         this.fs = options.fileSystem();

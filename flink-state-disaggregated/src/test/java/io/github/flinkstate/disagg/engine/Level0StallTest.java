@@ -109,4 +109,24 @@ class Level0StallTest {
             }
         }
     }
+
+    /**
+     * Writes stop at {@code l0StopWritesTrigger} level-0 files and wait for a compaction that
+     * starts at {@code l0CompactionTrigger}: a stop below the trigger is refused when the store
+     * opens. Found in a review: the writer waited forever for a compaction the picker never chose.
+     */
+    @Test
+    void aStopTriggerBelowTheCompactionTrigger_isRefused() {
+        LsmOptions o =
+                new LsmOptions(
+                                FileSystem.getLocalFileSystem(),
+                                new Path(new Path(tmp.toURI()), "refused"),
+                                KeyGroupSpan.of(0, 3))
+                        .l0CompactionTrigger(8)
+                        .l0StopWritesTrigger(4);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> LsmStore.open(o))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("l0StopWritesTrigger (4)")
+                .hasMessageContaining("l0CompactionTrigger (8)");
+    }
 }
