@@ -114,15 +114,10 @@ public final class CachedFile {
                 return load(block, loader, mine);
             }
             cache.recordJoinedLoad();
-            try {
-                return InFlight.await(running, "a read");
-            } catch (IOException e) {
-                if (retries >= InFlight.RETRIES_AFTER_OTHERS_INTERRUPT
-                        || !InFlight.failedByOthersInterrupt(running)) {
-                    throw e;
-                }
-                // the loader's thread was interrupted, not this one: read the block again
-            }
+            payload = InFlight.awaitOrRetry(running, "a read", retries);
+            if (payload != null) {
+                return payload;
+            } // else the loader's thread was interrupted, not this one: read the block again
         }
     }
 

@@ -20,7 +20,7 @@ public final class InFlight {
      * How many times a waiter loads again after joined loads that failed only because their loading
      * thread was interrupted (see {@link #failedByOthersInterrupt}).
      */
-    public static final int RETRIES_AFTER_OTHERS_INTERRUPT = 3;
+    private static final int RETRIES_AFTER_OTHERS_INTERRUPT = 3;
 
     private InFlight() {}
 
@@ -29,7 +29,7 @@ public final class InFlight {
      * checkpoint's or warm-up's thread, say) while the calling thread was not: the caller should
      * then load again itself instead of failing for another thread's interrupt.
      */
-    public static boolean failedByOthersInterrupt(CompletableFuture<?> load) {
+    private static boolean failedByOthersInterrupt(CompletableFuture<?> load) {
         if (!load.isCompletedExceptionally() || Thread.currentThread().isInterrupted()) {
             return false;
         }
@@ -49,6 +49,24 @@ public final class InFlight {
             }
         }
         return false;
+    }
+
+    /**
+     * As {@link #await}, for a caller that can load again itself: null (a load never yields null)
+     * when the joined load failed only because its thread was interrupted, for the caller's first
+     * {@link #RETRIES_AFTER_OTHERS_INTERRUPT} retries ({@code retry} counts them); else the result
+     * or the failure.
+     */
+    public static <T> T awaitOrRetry(CompletableFuture<T> load, String what, int retry)
+            throws IOException {
+        try {
+            return await(load, what);
+        } catch (IOException e) {
+            if (retry < RETRIES_AFTER_OTHERS_INTERRUPT && failedByOthersInterrupt(load)) {
+                return null;
+            }
+            throw e;
+        }
     }
 
     /**

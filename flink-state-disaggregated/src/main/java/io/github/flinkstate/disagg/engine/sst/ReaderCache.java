@@ -85,15 +85,10 @@ public final class ReaderCache {
             if (running == null) {
                 return openOnce(path, expectedSize, mine);
             }
-            try {
-                return InFlight.await(running, "a file to open");
-            } catch (IOException e) {
-                if (retries >= InFlight.RETRIES_AFTER_OTHERS_INTERRUPT
-                        || !InFlight.failedByOthersInterrupt(running)) {
-                    throw e;
-                }
-                // the opening thread was interrupted, not this one: open it again
-            }
+            r = InFlight.awaitOrRetry(running, "a file to open", retries);
+            if (r != null) {
+                return r;
+            } // else the opening thread was interrupted, not this one: open it again
         }
     }
 
