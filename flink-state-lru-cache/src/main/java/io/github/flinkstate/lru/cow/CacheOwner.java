@@ -12,6 +12,12 @@ public interface CacheOwner {
     /** Writes a dirty entry (value or deletion) to the delegate backend under the entry's key. */
     void writeBack(CacheEntry entry) throws Exception;
 
+    /**
+     * Called when a new entry of this owner became live, before the insert evicts anything: the
+     * entry stays live even if an eviction's write-back then fails the insert.
+     */
+    default void onInserted(CacheEntry entry) {}
+
     /** Called after an entry of this owner was removed from the live map (evicted or dropped). */
     default void onRemoved(CacheEntry entry) {}
 

@@ -1,9 +1,11 @@
 package io.github.flinkstate.lru.cow;
 
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.TreeSet;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Predicate;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 
@@ -37,8 +39,9 @@ import org.apache.flink.api.common.typeutils.TypeSerializer;
  * that holds its working set (no evictions) never relinks.
  *
  * <p>Thread safety: one writer (the task thread) performs every operation except {@link
- * #release(int)}, which a snapshot's thread calls when it is done, and the reads of a {@link
- * CowSnapshot}. Only the snapshot-version bookkeeping is synchronized.
+ * #release(int)}, which a snapshot's thread calls when it is done, the reads of a {@link
+ * CowSnapshot}, and {@link #peekFromOtherThread} (queryable state). Only the snapshot-version
+ * bookkeeping is synchronized; resizes are announced to other threads' lookups by a stamp.
  *
  * <p>Invariants (checked by {@link #checkInvariants()}):
  *
@@ -59,6 +62,10 @@ import org.apache.flink.api.common.typeutils.TypeSerializer;
 public final class CowLruMap {
 
     private static final int MIN_CAPACITY = 16;
+
+    /** How long {@link #peekFromOtherThread} waits for a running resize. */
+    private static final long RESIZE_WAIT_NANOS = 10_000_000_000L;
+
     private static final int MAX_CAPACITY = 1 << 30;
 
     /** log2 of {@link #SEGMENT_BUCKETS}. */
@@ -97,6 +104,12 @@ public final class CowLruMap {
 
     /** The newest version any running snapshot still reads; 0 when no snapshot runs. */
     private volatile int highestRequiredSnapshotVersion;
+
+    /**
+     * A sequence lock for {@link #peekFromOtherThread}: odd while {@link #resize} relinks the
+     * entries into a new table, incremented before and after it. Only the writer changes it.
+     */
+    private volatile int resizeStamp;
 
     /** Versions of the running snapshots. Guarded by itself. */
     private final TreeSet<Integer> snapshotVersions = new TreeSet<>();
@@ -163,23 +176,56 @@ public final class CowLruMap {
     }
 
     /**
-     * Like {@link #peek}, for a thread other than the writer (queryable state): reads the
-     * directory, its mask and the bucket once each, changes nothing. Not synchronized with the
-     * writer, so an entry being inserted, copied or moved by a resize or a segment copy at that
-     * moment may be missed (the caller then asks the delegate, which has every clean value); never
-     * loops, never throws because of a concurrent write.
+     * Like {@link #peek}, for a thread other than the writer (queryable state); changes nothing.
+     * Not synchronized with the writer's other operations: an entry being inserted or copied at
+     * that moment may be missed or seen in its previous version (the caller then answers from the
+     * delegate, as a read just before the write would). A resize, which relinks every entry, would
+     * make entries that stay cached look absent: a lookup that a resize overlapped is repeated
+     * ({@link #resizeStamp}), waiting at most {@link #RESIZE_WAIT_NANOS} for a running resize.
+     *
+     * @throws IllegalStateException if a resize kept the table busy for that long
      */
     public CacheEntry peekFromOtherThread(
             CacheOwner owner, Object key, Object namespace, Object userKey) {
         int h = hash(owner, key, namespace, userKey);
-        CacheEntry[][] directory = segments;
-        CacheEntry[] segment = directory[(h >>> SEGMENT_SHIFT) & (directory.length - 1)];
-        for (CacheEntry e = segment[h & (segment.length - 1)]; e != null; e = e.next) {
-            if (e.matches(owner, key, namespace, userKey, h)) {
-                return e;
+        long start = System.nanoTime();
+        for (int attempt = 1; ; attempt++) {
+            int stamp = resizeStamp;
+            if ((stamp & 1) == 0) {
+                CacheEntry[][] directory = segments;
+                CacheEntry[] segment = directory[(h >>> SEGMENT_SHIFT) & (directory.length - 1)];
+                CacheEntry found = null;
+                int steps = 0;
+                for (CacheEntry e = segment[h & (segment.length - 1)]; e != null; e = e.next) {
+                    if (e.matches(owner, key, namespace, userKey, h)) {
+                        found = e; // an entry with this identity is the right one in any case
+                        break;
+                    }
+                    // a chain walked during a resize may mix old and new links: check on the way
+                    if (++steps % 256 == 0 && resizeStamp != stamp) {
+                        break;
+                    }
+                }
+                if (found != null) {
+                    return found;
+                }
+                VarHandle.acquireFence(); // the chain reads above happen before the re-check
+                if (resizeStamp == stamp) {
+                    return null; // no resize overlapped the lookup: a real miss
+                }
+            }
+            if (System.nanoTime() - start > RESIZE_WAIT_NANOS) {
+                throw new IllegalStateException(
+                        "The LRU cache's table was resizing for over "
+                                + RESIZE_WAIT_NANOS / 1_000_000
+                                + " ms; the read from another thread gave up");
+            }
+            if (attempt < 1_000) {
+                Thread.onSpinWait();
+            } else {
+                LockSupport.parkNanos(100_000); // a large table's resize takes milliseconds
             }
         }
-        return null;
     }
 
     /**
@@ -226,6 +272,7 @@ public final class CowLruMap {
         setBucket(idx, e);
         linkFront(e);
         size++;
+        owner.onInserted(e);
         if (dirty) {
             owner.onDirtyChanged(e, true);
         }
@@ -557,6 +604,16 @@ public final class CowLruMap {
 
     /** Doubles the table into new segments; a snapshot keeps the old ones. */
     private void resize() {
+        resizeStamp++; // odd: lookups from other threads that overlap this one look again
+        VarHandle.storeStoreFence(); // ... and see it odd before any relinking below
+        try {
+            relinkIntoDoubledTable();
+        } finally {
+            resizeStamp++;
+        }
+    }
+
+    private void relinkIntoDoubledTable() {
         CacheEntry[][] old = segments;
         allocateTable((bucketMask + 1) * 2);
         int required = highestRequiredSnapshotVersion;

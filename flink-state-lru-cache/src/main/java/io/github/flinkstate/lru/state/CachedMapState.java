@@ -146,7 +146,10 @@ public final class CachedMapState<K, N, UK, UV>
         if (e != null) {
             cache.setValue(e, stored, true);
         } else {
-            insertUserKey(copyForWrite(key, userKeySerializer), stored, true);
+            insert(
+                    copyForWrite(key, userKeySerializer),
+                    stored,
+                    true); // the row learns of it in onInserted
         }
     }
 
@@ -331,13 +334,16 @@ public final class CachedMapState<K, N, UK, UV>
         } else {
             cached = d.contains(userKey) ? null : CacheEntry.ABSENT;
         }
-        return insertUserKey(userKey, cached, false);
+        return insert(userKey, cached, false);
     }
 
-    private CacheEntry insertUserKey(UK userKey, Object value, boolean dirty) throws Exception {
-        CacheEntry e = insert(userKey, value, dirty);
-        rows.computeIfAbsent(currentRow(), r -> new Row()).userKeys.add(userKey);
-        return e;
+    @Override
+    public void onInserted(CacheEntry entry) {
+        // called inside insert(), before it evicts: a failing write-back of a victim leaves the
+        // new entry live, and its row must list it
+        rows.computeIfAbsent(new RowKey(entry.key(), entry.namespace()), r -> new Row())
+                .userKeys
+                .add(entry.userKey());
     }
 
     @Override
@@ -358,7 +364,7 @@ public final class CachedMapState<K, N, UK, UV>
 
     @Override
     public void onDirtyChanged(CacheEntry entry, boolean dirty) {
-        // called from inside insert() before the user key is added to the row: create the row
+        // called from inside insert(), after onInserted created the row
         Row row = rows.computeIfAbsent(new RowKey(entry.key(), entry.namespace()), r -> new Row());
         row.dirty += dirty ? 1 : -1;
     }
@@ -477,7 +483,6 @@ public final class CachedMapState<K, N, UK, UV>
             } catch (Exception ex) {
                 throw new RuntimeException("Error while writing map state " + name, ex);
             }
-            rows.computeIfAbsent(new RowKey(key, namespace), r -> new Row()).userKeys.add(userKey);
         }
     }
 
