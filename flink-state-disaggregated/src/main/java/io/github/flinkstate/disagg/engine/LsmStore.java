@@ -419,13 +419,23 @@ public final class LsmStore implements AutoCloseable {
     /**
      * Charges {@code bytes} (negative: gives back) to the shared memtable budget, if any. The store
      * and the budget move together; once the store is closed nothing moves, and {@link #close}
-     * gives back what is left.
+     * gives back what is left. A charge that raced the close (it found the store open, the close
+     * gave back before it added) finds the store closed afterwards and gives back itself: each
+     * give-back takes the store's whole balance, so nothing is given back twice.
      */
     private void charge(long bytes) {
         if (writeBudget != null && bytes != 0 && !closed) {
             chargedBytes.addAndGet(bytes);
             writeBudget.charge(bytes);
+            if (closed) {
+                giveBackAll();
+            }
         }
+    }
+
+    /** Gives the store's whole balance back to the shared budget. */
+    private void giveBackAll() {
+        writeBudget.charge(-chargedBytes.getAndSet(0));
     }
 
     /** The memtable budget this store shares with others, or null. */
@@ -1352,8 +1362,10 @@ public final class LsmStore implements AutoCloseable {
     }
 
     /**
-     * Stops background work (waiting a bounded time for running jobs) and closes readers. Files are
-     * kept. A job that ends later changes nothing (see {@link #install}).
+     * Stops background work (waiting a bounded time for running jobs, and not at all on an
+     * interrupted thread: a cancelled task must not wait on a hung file system) and closes readers.
+     * Files are kept. A job that ends later changes nothing and deletes the new files it wrote (see
+     * {@link #install}).
      */
     @Override
     public void close() {
@@ -1381,7 +1393,7 @@ public final class LsmStore implements AutoCloseable {
         readers.close();
         if (writeBudget != null) {
             // the memtables left are dropped with the store (their data is in the last checkpoint)
-            writeBudget.charge(-chargedBytes.getAndSet(0));
+            giveBackAll();
         }
     }
 

@@ -5,13 +5,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.sst.IoRateLimiter;
 import io.github.flinkstate.disagg.engine.testutil.LsmModelRunner;
+import io.github.flinkstate.testing.wait.Waits;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
 import org.junit.jupiter.api.Test;
@@ -48,9 +51,11 @@ class Level0StallTest {
                 new IoRateLimiter(1, System::nanoTime, (limiter, nanos) -> release.await());
         try (LsmStore store = LsmStore.open(options("gated").compactionRateLimiter(gate))) {
             AtomicInteger maxLevel0 = new AtomicInteger();
+            AtomicReference<Thread> writerThread = new AtomicReference<>();
             CompletableFuture<Void> writer =
                     CompletableFuture.runAsync(
                             () -> {
+                                writerThread.set(Thread.currentThread());
                                 try {
                                     for (int i = 0; i < 6_000; i++) {
                                         store.put(LsmModelRunner.key(0, 0, i), new byte[32]);
@@ -61,7 +66,15 @@ class Level0StallTest {
                                     throw new UncheckedIOException(e);
                                 }
                             });
-            Thread.sleep(1000); // the writer runs ahead while compaction is held
+            // the writer runs ahead while compaction is held, until it stalls (waiting on the
+            // store's monitor in bounded waits) with the stop trigger's level-0 files
+            Waits.until(
+                    "the writer stalls at the level-0 stop trigger",
+                    Duration.ofSeconds(60),
+                    () ->
+                            store.filesPerLevel()[0] >= STOP
+                                    && writerThread.get() != null
+                                    && writerThread.get().getState() == Thread.State.TIMED_WAITING);
             assertThat(maxLevel0.get()).isLessThanOrEqualTo(STOP + 1);
             assertThat(writer).isNotDone();
 

@@ -182,7 +182,9 @@ class LsmStoreAsyncSnapshotTest {
         try (LsmStore store = LsmStore.open(options(false))) {
             NavigableMap<byte[], byte[]> model = LsmModelRunner.newModel();
             write(store, model, 100, 1);
-            fs.failNextCreates(2); // the background flush and the await's own attempt
+            // the background flush fails; the retry the failed await schedules then succeeds
+            // (a second injected failure would race that retry against heal() below)
+            fs.failNextCreates(1);
             LsmStore.PendingSnapshot pending = store.beginSnapshot();
             assertThatThrownBy(pending::await).isInstanceOf(IOException.class);
             pending.close();

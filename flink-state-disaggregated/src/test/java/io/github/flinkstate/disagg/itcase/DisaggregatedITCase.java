@@ -76,13 +76,12 @@ class DisaggregatedITCase {
         try (ExactlyOnceJob job =
                         ExactlyOnceJob.builder(RECORDS)
                                 .keys(KeyFunction.modulo(KEYS))
-                                .throttle(Throttle.every(20).whileThrottled())
+                                .throttle(Throttle.every(2).untilCheckpoints(2))
                                 .failOnceAfter(RECORDS / 3)
                                 .name("disagg-failure")
                                 .build();
                 MiniCluster cluster = cluster(2)) {
             cluster.start();
-            job.run().throttled(true);
             JobGraph graph = jobGraph(job, 2);
             JobResult result =
                     cluster.submitJob(graph)
@@ -134,7 +133,7 @@ class DisaggregatedITCase {
         try (ExactlyOnceJob job =
                         ExactlyOnceJob.builder(CHAIN_RECORDS)
                                 .keys(KeyFunction.modulo(KEYS))
-                                .throttle(Throttle.every(5).whileThrottled())
+                                .throttle(Throttle.every(2).whileThrottled())
                                 .name("disagg-chain-" + handoff)
                                 .build();
                 MiniCluster cluster = cluster(3)) {
@@ -178,7 +177,7 @@ class DisaggregatedITCase {
         try (ExactlyOnceJob job =
                         ExactlyOnceJob.builder(CHAIN_RECORDS)
                                 .keys(KeyFunction.modulo(KEYS))
-                                .throttle(Throttle.every(5).whileThrottled())
+                                .throttle(Throttle.every(2).whileThrottled())
                                 .name("disagg-claim-native")
                                 .build();
                 MiniCluster cluster = cluster(3)) {

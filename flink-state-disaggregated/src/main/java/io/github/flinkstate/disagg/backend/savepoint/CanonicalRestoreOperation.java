@@ -149,7 +149,8 @@ public final class CanonicalRestoreOperation<K> {
     /**
      * Closes a store that failed to restore and deletes the files it wrote, also on the interrupted
      * thread of a cancelled restore. Closed first: the close waits for a running flush or
-     * compaction, whose output must be listed (a closed store installs nothing more).
+     * compaction, whose output must be listed (a closed store installs nothing more); on an
+     * interrupted thread it does not wait, and such work deletes its own output when it ends.
      */
     private static void discard(LsmStore store) {
         IOUtils.closeQuietly(store);

@@ -533,7 +533,9 @@ public final class DisaggSnapshotOperation<K> {
     public void close() {
         // stop the background copy before the store: its unfinished copies are deleted
         inheritedCopy.close();
-        // close first: it waits for a running flush or compaction, whose output must be listed
+        // close first: it waits for a running flush or compaction, whose output must be listed;
+        // on an interrupted thread (a cancelled task) it does not wait, and work ending later
+        // deletes its own new files when it finds the store closed (LsmStore.install)
         store.close();
         List<String> live = store.liveFiles();
         int deleted = 0;

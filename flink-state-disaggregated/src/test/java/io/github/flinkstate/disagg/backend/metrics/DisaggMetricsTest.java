@@ -2,6 +2,7 @@ package io.github.flinkstate.disagg.backend.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.flinkstate.disagg.DisaggregatedOptions;
 import io.github.flinkstate.disagg.backend.DisaggregatedKeyedStateBackend;
 import io.github.flinkstate.disagg.backend.testutil.DisaggBackends;
 import java.io.File;
@@ -47,8 +48,11 @@ class DisaggMetricsTest {
         try (DisaggBackends backends =
                 new DisaggBackends(
                         DisaggBackends.backend(
-                                new File(tmp, "primary").toURI().toString(),
-                                MemorySize.parse("64kb")))) {
+                                        new File(tmp, "primary").toURI().toString(),
+                                        MemorySize.parse("64kb"))
+                                // no warm-up: its reads, done before the restore's count was
+                                // taken on a slow machine, would leave the gets nothing to read
+                                .with(DisaggregatedOptions.LOCAL_CACHE_WARM_UP, false))) {
             CapturingGroup before = new CapturingGroup("");
             DisaggregatedKeyedStateBackend<Integer> writer =
                     backends.create(DisaggBackends.ALL, List.of(), before);

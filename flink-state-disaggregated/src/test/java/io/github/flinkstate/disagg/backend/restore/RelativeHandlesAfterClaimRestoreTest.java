@@ -112,7 +112,9 @@ class RelativeHandlesAfterClaimRestoreTest {
                             .getJobManagerOwnedSnapshot());
             CompletedCheckpoint later = job2.complete(id, 1);
             // the checkpoint ran while the background copy may still have been copying (it then
-            // waits for it)
+            // waits for it, or finds the copies already swapped in while the copier thread has
+            // not yet recorded them: so the test waits for the copier too)
+            b2.inheritedCopy().awaitDone();
             assertThat(b2.inheritedCopy().isDone()).isTrue();
             assertThat(b2.inheritedCopy().copies())
                     .as("the background copy copies the savepoint's files also in CLAIM mode")
