@@ -71,7 +71,7 @@ abstract class ChangelogDfsBatchedConformanceBase extends ChangelogWrappedStateB
     void closeStorages() throws Exception {
         for (DfsBatchedChangelogStorage storage : storages) {
             storage.getRegistry().checkInvariants();
-            storage.close();
+            TestStorages.closeAndAwait(storage); // no upload writes into the deleted temp dir
         }
         storages.clear();
     }

@@ -54,7 +54,7 @@ class ChangelogDfsBatchedITCase {
         try (ExactlyOnceJob job =
                 ExactlyOnceJob.builder(RECORDS)
                         .keys(KeyFunction.modulo(16))
-                        .throttle(Throttle.every(10).untilCheckpoints(3))
+                        .throttle(Throttle.every(2).untilCheckpoints(3))
                         .failOnceAfter(RECORDS / 2)
                         .name("dstl-" + delegate)
                         .build()) {

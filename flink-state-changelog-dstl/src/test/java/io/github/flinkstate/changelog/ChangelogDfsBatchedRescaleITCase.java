@@ -63,7 +63,7 @@ class ChangelogDfsBatchedRescaleITCase {
                 ExactlyOnceJob job =
                         ExactlyOnceJob.builder(RECORDS)
                                 .keys(KeyFunction.modulo(100))
-                                .throttle(Throttle.every(4).whileThrottled())
+                                .throttle(Throttle.every(1).whileThrottled())
                                 .name("dstl-rescale-" + delegate)
                                 .build()) {
             cluster.start();

@@ -76,7 +76,7 @@ class ChangelogNoClaimResumeITCase {
                 ExactlyOnceJob job =
                         ExactlyOnceJob.builder(RECORDS)
                                 .keys(KeyFunction.modulo(50))
-                                .throttle(Throttle.every(5).whileThrottled())
+                                .throttle(Throttle.every(1).whileThrottled())
                                 .name("no-claim-" + from)
                                 .build()) {
             miniCluster.start();

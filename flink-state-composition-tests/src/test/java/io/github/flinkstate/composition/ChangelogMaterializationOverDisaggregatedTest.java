@@ -174,7 +174,7 @@ class ChangelogMaterializationOverDisaggregatedTest {
             Collection<KeyedStateHandle> handles)
             throws Exception {
         StateChangelogStorage<?> storage = ComposedBackends.changelogStorage(config);
-        toClose.add(storage);
+        toClose.add(() -> ComposedBackends.closeAndAwait(storage));
         MockEnvironment env =
                 MockEnvironment.builder()
                         .setTaskStateManager(

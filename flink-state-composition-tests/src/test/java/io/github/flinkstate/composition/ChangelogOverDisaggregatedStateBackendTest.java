@@ -90,7 +90,7 @@ public class ChangelogOverDisaggregatedStateBackendTest
     @AfterEach
     void closeStorages() throws Exception {
         for (StateChangelogStorage<?> storage : storages) {
-            storage.close();
+            ComposedBackends.closeAndAwait(storage);
         }
         storages.clear();
     }

@@ -44,7 +44,7 @@ public class ChangelogOverDisaggregatedTtlStateTest extends ChangelogTtlStateTes
 
     @AfterAll
     static void closeStorage() throws Exception {
-        storage.close();
+        ComposedBackends.closeAndAwait(storage);
     }
 
     @Override

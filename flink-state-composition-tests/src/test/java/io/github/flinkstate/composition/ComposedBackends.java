@@ -1,6 +1,7 @@
 package io.github.flinkstate.composition;
 
 import io.github.flinkstate.changelog.ChangelogStateBackendFactory;
+import io.github.flinkstate.changelog.DfsBatchedChangelogStorage;
 import io.github.flinkstate.changelog.DfsChangelogOptions;
 import io.github.flinkstate.disagg.DisaggregatedOptions;
 import io.github.flinkstate.disagg.DisaggregatedStateBackendFactory;
@@ -111,5 +112,18 @@ final class ComposedBackends {
                 config,
                 UnregisteredMetricGroups.createUnregisteredTaskManagerJobMetricGroup(),
                 LocalRecoveryConfig.BACKUP_AND_RECOVERY_DISABLED);
+    }
+
+    /**
+     * Closes a changelog storage and, for ours, waits until its uploads and deletions stopped
+     * ({@code close()} never waits): a hedged upload still running would write into the test's
+     * temporary directory while JUnit deletes it.
+     */
+    static void closeAndAwait(StateChangelogStorage<?> storage) throws Exception {
+        storage.close();
+        if (storage instanceof DfsBatchedChangelogStorage ours
+                && !ours.awaitBackgroundWork(Duration.ofSeconds(60))) {
+            throw new AssertionError("uploads or deletions still running 60 s after close");
+        }
     }
 }

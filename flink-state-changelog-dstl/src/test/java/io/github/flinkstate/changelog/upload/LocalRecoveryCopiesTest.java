@@ -62,7 +62,7 @@ class LocalRecoveryCopiesTest {
     @AfterEach
     void close() throws Exception {
         storage.getRegistry().checkInvariants();
-        storage.close();
+        TestStorages.closeAndAwait(storage);
     }
 
     private static File file(StreamStateHandle handle) {

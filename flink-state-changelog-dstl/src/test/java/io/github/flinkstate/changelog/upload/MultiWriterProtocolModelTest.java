@@ -404,7 +404,8 @@ class MultiWriterProtocolModelTest {
         for (Subtask subtask : subtasks) {
             subtask.writer.close();
         }
-        storage.close();
+        TestStorages.closeAndAwait(
+                storage); // the uploads and deletions end before the files are listed
         storage = null;
         // those the JobManager registered it deleted above; the others nobody deletes (see the
         // class comment)

@@ -110,14 +110,14 @@ class UploadFaultInjectionTest {
         }
         assertThat(Changes.read(storage.createReader(), handle)).containsExactly("1:hedged");
         String winner = fileName(handle);
-        Waits.until(
-                "all attempts finished and only the winner's file remains",
-                WAIT,
-                () ->
-                        storage.getMetrics().attempts() == FS.counters().calls(FsOp.CREATE)
-                                && TestStorages.files(storage).equals(List.of(winner)));
         assertThat(storage.getRegistry().isTracked(handle.getHandlesAndOffsets().get(0).f0))
                 .isTrue();
+        // every attempt ends (a hedge started just before the winner finished ends without
+        // writing, so started attempts and file creations need not match): wait for the attempts
+        // themselves, then only the winner's file is left
+        storage.getRegistry().checkInvariants();
+        TestStorages.closeAndAwait(storage);
+        assertThat(TestStorages.files(storage)).containsExactly(winner);
     }
 
     @Test
@@ -204,7 +204,9 @@ class UploadFaultInjectionTest {
                             .getJobManagerOwnedSnapshot();
             assertThat(stuck.blockedCalls()).isEqualTo(1);
         }
-        assertThat(storage.getMetrics().hedgedAttempts()).isEqualTo(1);
+        // one hedge at the initial delay; a second one if that hedge itself was slow (a loaded
+        // machine), which changes nothing below
+        assertThat(storage.getMetrics().hedgedAttempts()).isBetween(1L, 2L);
         assertThat(Changes.read(storage.createReader(), handle)).containsExactly("1:first");
         String winner = fileName(handle);
         Waits.until(
@@ -291,7 +293,9 @@ class UploadFaultInjectionTest {
         config.set(DfsChangelogOptions.UPLOAD_TIMEOUT, Duration.ofMillis(20));
         config.set(DfsChangelogOptions.MAX_ATTEMPTS, 2);
         config.set(DfsChangelogOptions.UPLOAD_THREADS, 2);
-        config.set(DfsChangelogOptions.UPLOAD_DEADLINE, Duration.ofMillis(300));
+        // far above the 20 ms hedge delay, so the hedge surely reaches the hang and the healthy
+        // persist afterwards finishes in time on a loaded machine
+        config.set(DfsChangelogOptions.UPLOAD_DEADLINE, Duration.ofSeconds(3));
         DfsChangelogWriter writer = open(config);
         try (Hang hung = FS.hang(FsOp.CREATE, DSTL_FILES)) {
             writer.append(1, bytes("a"));

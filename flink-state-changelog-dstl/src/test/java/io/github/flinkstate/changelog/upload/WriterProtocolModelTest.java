@@ -227,7 +227,8 @@ class WriterProtocolModelTest {
         jmDeleteUnused(registered, retained);
         writer.checkInvariants();
         writer.close();
-        storage.close();
+        TestStorages.closeAndAwait(
+                storage); // the uploads and deletions end before the files are listed
         storage = null;
         File dir = new File(tmp, "dfs");
         // close() does not wait for scheduled deletions

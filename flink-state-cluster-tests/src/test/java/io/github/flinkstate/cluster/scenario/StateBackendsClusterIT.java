@@ -208,7 +208,10 @@ class StateBackendsClusterIT {
     @ParameterizedTest(name = "{0}")
     @EnumSource(mode = EnumSource.Mode.EXCLUDE, names = "ROCKSDB")
     void resumeFromRetainedCheckpointsRescaling(Backend backend) throws Exception {
-        JobInput input = new JobInput(60_000, KEYS, BLOCK);
+        // the first two jobs stop after two checkpoints each: as much input as the savepoint
+        // scenario, so that slow first checkpoints of a cold cluster do not leave the second job
+        // (at parallelism 1, half the pace) too little input to complete its two
+        JobInput input = new JobInput(120_000, KEYS, BLOCK);
         try (Scenario s = scenario(backend, "rescale", "retained checkpoints, p=2 -> 1 -> 3")) {
             run(
                     s,

@@ -111,13 +111,12 @@ class LruCacheSavepointITCase {
         try (ExactlyOnceJob job =
                         ExactlyOnceJob.builder(RECORDS)
                                 .keys(KeyFunction.modulo(KEYS))
-                                .throttle(Throttle.every(20).whileThrottled())
+                                .throttle(Throttle.every(2).untilCheckpoints(2))
                                 .failOnceAfter(RECORDS / 3)
                                 .name("failure")
                                 .build();
                 MiniCluster cluster = cluster(2)) {
             cluster.start();
-            job.run().throttled(true);
             JobGraph graph = jobGraph(job, backend, 2);
             JobResult result =
                     cluster.submitJob(graph)

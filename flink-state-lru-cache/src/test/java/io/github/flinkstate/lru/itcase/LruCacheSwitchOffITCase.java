@@ -47,7 +47,7 @@ class LruCacheSwitchOffITCase {
         try (ExactlyOnceJob job =
                         ExactlyOnceJob.builder(RECORDS)
                                 .keys(KeyFunction.modulo(KEYS))
-                                .throttle(Throttle.every(5).whileThrottled())
+                                .throttle(Throttle.every(1).whileThrottled())
                                 .name("switch-off")
                                 .build();
                 MiniCluster cluster = cluster()) {

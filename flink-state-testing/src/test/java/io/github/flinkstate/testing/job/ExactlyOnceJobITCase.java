@@ -30,7 +30,7 @@ class ExactlyOnceJobITCase {
         try (ExactlyOnceJob job =
                 ExactlyOnceJob.builder(20_000)
                         .keys(KeyFunction.modulo(50))
-                        .throttle(Throttle.every(10).untilCheckpoints(2))
+                        .throttle(Throttle.every(2).untilCheckpoints(2))
                         .failOnceAfter(5_000)
                         .name(backend)
                         .build()) {
