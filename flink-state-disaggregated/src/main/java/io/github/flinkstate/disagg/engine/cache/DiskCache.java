@@ -63,7 +63,8 @@ import org.slf4j.LoggerFactory;
  * appends run outside the lock (positional I/O on shared channels).
  *
  * <p>Invariants (checked by {@link #checkInvariants()}): {@code usedBytes} is the sum of the bytes
- * of the units in the recency order and never exceeds the capacity; every index entry points into a
+ * of the units in the recency order and of the space reserved by write-through copies still being
+ * written ({@code reservedBytes}), and never exceeds the capacity; every index entry points into a
  * slab in the recency order; every whole-file copy is in the recency order.
  */
 @ThreadSafe
@@ -116,6 +117,12 @@ public final class DiskCache implements Closeable {
 
     @GuardedBy("this")
     private long usedBytes;
+
+    /**
+     * Space taken by the temp files of write-through copies being written (see {@link #reserve}).
+     */
+    @GuardedBy("this")
+    private long reservedBytes;
 
     @GuardedBy("this")
     private long wholeFileBytes;
@@ -507,10 +514,14 @@ public final class DiskCache implements Closeable {
         List<DiskUnit> victims = new ArrayList<>();
         try {
             synchronized (this) {
+                // the reservation becomes the entry: its bytes are on disk already, so only
+                // what it does not cover needs room (and the free-space check)
+                long reserved = from.takeReservation();
+                unreserve(reserved);
                 if (closed
                         || wholeFiles.containsKey(file)
                         || wholeBytesStaying() + length > wholeFileLimitBytes()
-                        || !makeRoom(length, victims)) {
+                        || !makeRoom(Math.max(0, length - reserved), victims)) {
                     refusals.increment();
                     Files.deleteIfExists(temp.toPath());
                     return false;
@@ -533,6 +544,44 @@ public final class DiskCache implements Closeable {
         } finally {
             victims.forEach(DiskUnit::drop);
         }
+    }
+
+    /**
+     * Reserves {@code bytes} more for the temp file of a write-through copy of {@code file} that
+     * has grown to {@code total} bytes, evicting least recently used units to make room: a copy
+     * takes its space while it is written, not only when it is committed. False (and nothing
+     * reserved or evicted) if the cache is closed, holds the file already, or would refuse a whole
+     * file of {@code total} bytes at commit; false also if the bytes cannot fit. The copy is then
+     * abandoned. A copy of unknown length that the whole-file limit refuses only when it has grown
+     * has evicted, at most, for the steps it reserved while it still fitted.
+     */
+    boolean reserve(String file, long total, long bytes) {
+        List<DiskUnit> victims = new ArrayList<>();
+        try {
+            synchronized (this) {
+                if (closed
+                        || wholeFiles.containsKey(file)
+                        || wholeBytesStaying() + total > wholeFileLimitBytes()
+                        || !makeRoom(bytes, victims)) {
+                    refusals.increment();
+                    return false;
+                }
+                usedBytes += bytes;
+                reservedBytes += bytes;
+                return true;
+            }
+        } finally {
+            victims.forEach(DiskUnit::drop);
+        }
+    }
+
+    /** Gives back space {@link #reserve reserved} by a copy that was committed or abandoned. */
+    synchronized void unreserve(long bytes) {
+        if (closed || bytes == 0) {
+            return; // a close resets the accounting
+        }
+        usedBytes -= bytes;
+        reservedBytes -= bytes;
     }
 
     /** {@code file} is no longer read by anyone: forgets its cached bytes. */
@@ -698,6 +747,7 @@ public final class DiskCache implements Closeable {
             wholeFiles.clear();
             active = null;
             usedBytes = 0;
+            reservedBytes = 0;
             wholeFileBytes = 0;
         }
         all.forEach(DiskUnit::drop);
@@ -765,10 +815,11 @@ public final class DiskCache implements Closeable {
 
     /** Verifies the class invariants; throws {@link IllegalStateException} on violation. */
     public synchronized void checkInvariants() {
-        long sum = 0;
+        long sum = reservedBytes;
         for (DiskUnit u : recency.keySet()) {
             sum += u.bytes;
         }
+        check(reservedBytes >= 0, "reserved " + reservedBytes);
         check(sum == usedBytes, "accounting " + sum + " != " + usedBytes);
         check(usedBytes <= capacityBytes, "used " + usedBytes + " > " + capacityBytes);
         for (Map.Entry<BlockKey, Location> e : index.entrySet()) {

@@ -14,7 +14,9 @@ import org.slf4j.LoggerFactory;
  * The local copy of an SST file while the store writes it: every byte written to the primary file
  * is also written here, and {@link #commit} hands the finished copy to the {@link DiskCache}, so
  * the first reads of a freshly flushed or compacted file are local. A local failure (full disk, I/O
- * error) only abandons the copy: it never fails the primary write.
+ * error) only abandons the copy: it never fails the primary write. The copy reserves its space in
+ * the cache in steps of {@link #RESERVE_STEP} bytes ahead of its writes, so that the cache's
+ * capacity bounds the copies being written too; a copy that cannot reserve is abandoned.
  *
  * <p>Thread safety: confined to the writing thread.
  */
@@ -28,6 +30,12 @@ public final class WriteThrough {
     private OutputStream out;
     private long written;
     private boolean failed;
+
+    /** Space reserved ahead of the writes at least this many bytes at a time. */
+    static final long RESERVE_STEP = 1L << 20;
+
+    /** Bytes reserved in the cache for this copy and not yet given back. */
+    private long reserved;
 
     /** How many of the last bytes written are kept for {@link LocalFileCopy#end}. */
     static final int END_BYTES = 32;
@@ -46,6 +54,11 @@ public final class WriteThrough {
 
     public void write(byte[] b, int off, int len) {
         if (failed) {
+            return;
+        }
+        if (written + len > reserved && !reserveFor(written + len)) {
+            LOG.debug("Local copy of {} abandoned: no room in the disk cache", sourceFile);
+            abort();
             return;
         }
         try {
@@ -92,6 +105,26 @@ public final class WriteThrough {
         endFill = keep + len;
     }
 
+    /** Reserves space up to {@code total} bytes: a step ahead if it fits, else exactly. */
+    private boolean reserveFor(long total) {
+        long need = total - reserved;
+        long step = Math.max(RESERVE_STEP, need);
+        if (cache.reserve(sourceFile, total, step)) {
+            reserved += step;
+            return true;
+        }
+        if (step > need && cache.reserve(sourceFile, total, need)) {
+            reserved += need; // the last bytes of a file that just fits
+            return true;
+        }
+        return false;
+    }
+
+    /** Whether the copy was abandoned (a local failure or no room): its writes do nothing. */
+    public boolean abandoned() {
+        return failed;
+    }
+
     /** The primary write failed or was abandoned: deletes the copy. Idempotent. */
     public void abort() {
         if (out != null) {
@@ -104,6 +137,14 @@ public final class WriteThrough {
         }
         failed = true;
         deleteTemp();
+        cache.unreserve(takeReservation()); // after the delete: the space is free now
+    }
+
+    /** Hands over the space reserved so far (to be given back by the caller); zero afterwards. */
+    long takeReservation() {
+        long r = reserved;
+        reserved = 0;
+        return r;
     }
 
     private void fail(Exception e) {

@@ -202,7 +202,8 @@ public final class CompactionJob {
                 produced.add(finish(out, lower, lastLimit(lastKey)));
                 out = null;
             }
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException | Error e) {
+            // also on an Error: an output left open would keep its local copy's disk reservation
             if (out != null) {
                 out.close();
             }

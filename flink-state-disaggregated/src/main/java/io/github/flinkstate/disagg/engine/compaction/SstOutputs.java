@@ -112,6 +112,9 @@ public final class SstOutputs {
             FileMeta file = out.finish(null);
             filtered.addAndGet(dropped);
             return file;
+        } catch (Error e) {
+            out.close(); // an output left open would keep its local copy's disk reservation
+            throw e;
         } catch (IOException | RuntimeException e) {
             out.close();
             throw new IOException(

@@ -296,7 +296,8 @@ public final class SstReader {
      *
      * @param cancelled checked before each chunk; when it says true the copy is abandoned
      * @return bytes copied and kept; 0 if the tier already holds the file or the copy was
-     *     abandoned; -1 if there is no disk tier or it admits no more whole files
+     *     cancelled; -1 if there is no disk tier or it admits no more whole files, also when the
+     *     copy was abandoned part-way (no room, a local failure) without reading the rest
      */
     public long copyToDisk(java.util.function.BooleanSupplier cancelled) throws IOException {
         DiskCache disk = cached.disk();
@@ -334,6 +335,9 @@ public final class SstReader {
                 }
                 next = last + 1;
                 copy.write(buf, 0, buf.length);
+                if (copy.abandoned()) {
+                    return -1; // no room for it as a whole after all: the next file may fit
+                }
                 pos = end;
             }
             kept = copy.commit(fileSize);
