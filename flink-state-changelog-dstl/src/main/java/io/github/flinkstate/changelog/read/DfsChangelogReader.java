@@ -1,12 +1,13 @@
 package io.github.flinkstate.changelog.read;
 
+import io.github.flinkstate.changelog.format.CorruptSegmentException;
 import io.github.flinkstate.changelog.format.SegmentChanges;
 import io.github.flinkstate.changelog.format.SegmentDecoder;
 import java.io.BufferedInputStream;
 import java.io.File;
-import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InterruptedIOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
@@ -28,6 +29,8 @@ import org.apache.flink.runtime.state.changelog.StateChange;
 import org.apache.flink.runtime.state.changelog.StateChangelogHandleReader;
 import org.apache.flink.runtime.state.filesystem.FileStateHandle;
 import org.apache.flink.util.CloseableIterator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Reads the state changes behind a {@link ChangelogStateHandleStreamImpl} written by the {@code
@@ -51,6 +54,8 @@ import org.apache.flink.util.CloseableIterator;
 @ThreadSafe
 public final class DfsChangelogReader
         implements StateChangelogHandleReader<ChangelogStateHandleStreamImpl> {
+
+    private static final Logger LOG = LoggerFactory.getLogger(DfsChangelogReader.class);
 
     /**
      * At most this many stored (possibly compressed) payload bytes of one handle are held in memory
@@ -103,49 +108,79 @@ public final class DfsChangelogReader
      */
     SegmentChanges readSegment(StreamStateHandle file, long offset) throws IOException {
         String name = ReadUtils.nameOf(file);
-        if (cache != null && DownloadCache.isCacheable(file)) {
-            FileStateHandle remote = (FileStateHandle) file;
-            File local;
-            try {
-                local = cache.pin(remote);
-            } catch (IOException e) {
-                throw new IOException(
-                        "Could not read DSTL segment at offset "
-                                + offset
-                                + " of file '"
-                                + name
-                                + "': "
-                                + e.getMessage(),
-                        e);
+        try {
+            if (cache != null && DownloadCache.isCacheable(file)) {
+                return readThroughCache((FileStateHandle) file, name, offset);
             }
+            return readInPlace(file, name, offset);
+        } catch (CorruptSegmentException e) {
+            throw e; // names the file and what is wrong with it
+        } catch (InterruptedIOException e) {
+            InterruptedIOException named =
+                    new InterruptedIOException(
+                            "Interrupted reading DSTL segment at offset "
+                                    + offset
+                                    + " of file '"
+                                    + name
+                                    + "'");
+            named.initCause(e);
+            throw named;
+        } catch (IOException e) {
+            // every other failure (download, local copy, file system) names the file here
+            throw new IOException(
+                    "Could not read DSTL segment at offset "
+                            + offset
+                            + " of file '"
+                            + name
+                            + "': "
+                            + e.getMessage(),
+                    e);
+        }
+    }
+
+    /** Reads a segment from the local copy of its file, downloading the copy if needed. */
+    private SegmentChanges readThroughCache(FileStateHandle remote, String name, long offset)
+            throws IOException {
+        File local = cache.pin(remote);
+        try {
+            return readLocal(local, name, offset);
+        } catch (IOException first) {
+            // the local copy went bad after its verification: evict it and read a fresh one
+            LOG.warn(
+                    "Local copy {} of DSTL file {} could not be read ({}); downloading it again",
+                    local,
+                    name,
+                    first.toString());
+            cache.unpin(remote, local);
+            cache.evict(remote, local);
+            local = null;
             try {
-                return readLocal(local, name, offset);
-            } catch (IOException e) {
-                // the local copy went bad after its verification: evict it and read a fresh one
-                cache.unpin(remote, local);
-                cache.evict(remote, local);
-                local = null;
                 File fresh = cache.pin(remote);
                 try {
                     return readLocal(fresh, name, offset);
                 } finally {
                     cache.unpin(remote, fresh);
                 }
-            } finally {
-                if (local != null) {
-                    cache.unpin(remote, local);
-                }
+            } catch (IOException retry) {
+                retry.addSuppressed(first);
+                throw retry;
+            }
+        } finally {
+            if (local != null) {
+                cache.unpin(remote, local);
             }
         }
+    }
+
+    /** Reads a segment straight from the file system. */
+    private static SegmentChanges readInPlace(StreamStateHandle file, String name, long offset)
+            throws IOException {
         try (FSDataInputStream in = DownloadCache.openRemote(file)) {
             SegmentDecoder.readFileHeader(in, name);
             in.seek(offset);
             long size = file.getStateSize();
             return SegmentDecoder.openSegment(
                     new BufferedInputStream(in), name, offset, size > 0 ? size : -1);
-        } catch (FileNotFoundException e) {
-            throw new IOException(
-                    "Could not read DSTL segment at offset " + offset + ": " + e.getMessage(), e);
         }
     }
 

@@ -20,6 +20,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import javax.annotation.concurrent.GuardedBy;
 import javax.annotation.concurrent.ThreadSafe;
@@ -286,16 +287,28 @@ final class DownloadCache implements Closeable {
         Entry entry = entries.get(key);
         if (entry == null) {
             entry = new Entry();
+            CompletableFuture<File> download;
+            try {
+                download = CompletableFuture.supplyAsync(() -> download(handle), downloadExecutor);
+            } catch (RejectedExecutionException e) {
+                // the view is closing (its executor stopped first): fail this read, keep nothing
+                entry.file =
+                        CompletableFuture.failedFuture(
+                                new IOException(
+                                        "The DSTL download cache is closed; not downloading "
+                                                + handle.getFilePath(),
+                                        e));
+                return entry;
+            }
             entries.put(key, entry);
             Entry created = entry;
             entry.file =
-                    CompletableFuture.supplyAsync(() -> download(handle), downloadExecutor)
-                            .whenComplete(
-                                    (file, failure) -> {
-                                        if (failure != null) {
-                                            forget(key, created);
-                                        }
-                                    });
+                    download.whenComplete(
+                            (file, failure) -> {
+                                if (failure != null) {
+                                    forget(key, created);
+                                }
+                            });
         }
         entry.lastUsedNanos = System.nanoTime();
         return entry;

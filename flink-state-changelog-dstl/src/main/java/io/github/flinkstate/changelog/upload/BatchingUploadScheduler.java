@@ -315,7 +315,9 @@ public final class BatchingUploadScheduler implements AutoCloseable {
 
     private IOException deadlineExceeded() {
         return new IOException(
-                "DSTL upload did not finish within "
+                "DSTL upload to "
+                        + directory
+                        + " did not finish within "
                         + settings.uploadDeadline()
                         + " ('"
                         + DfsChangelogOptions.UPLOAD_DEADLINE.key()

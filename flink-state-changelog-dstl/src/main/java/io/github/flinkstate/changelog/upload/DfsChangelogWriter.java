@@ -543,7 +543,9 @@ public final class DfsChangelogWriter
                             "Could not persist the changelog of "
                                     + logId
                                     + " for checkpoint "
-                                    + persist.checkpointId,
+                                    + persist.checkpointId
+                                    + ": "
+                                    + failure.getMessage(),
                             failure));
         }
         completed.forEach(c -> c.complete(localRegistry));

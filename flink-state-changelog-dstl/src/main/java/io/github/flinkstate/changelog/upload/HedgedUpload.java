@@ -72,6 +72,10 @@ final class HedgedUpload {
     @GuardedBy("this")
     private Throwable failures;
 
+    /** The files of the attempts started so far, for the final error. */
+    @GuardedBy("this")
+    private final List<Path> attemptPaths = new ArrayList<>();
+
     /** Threads of running attempts, by attempt number; interrupted when abandoned. */
     @GuardedBy("this")
     private final Map<Integer, Thread> runningThreads = new HashMap<>();
@@ -109,6 +113,7 @@ final class HedgedUpload {
                 return;
             }
             attempt = ++started;
+            attemptPaths.add(path);
             running++;
             retryScheduled = false;
         }
@@ -199,6 +204,7 @@ final class HedgedUpload {
     private void onAttemptDone(int attempt, Path path, Throwable error) {
         FileStateHandle winner = null;
         Throwable finalFailure = null;
+        String attempts = null;
         boolean deleteFile = false;
         boolean retry = false;
         synchronized (this) {
@@ -224,6 +230,7 @@ final class HedgedUpload {
                     } else {
                         done = true;
                         finalFailure = failures;
+                        attempts = started + " attempt(s) (" + attemptPaths + ")";
                     }
                 }
             }
@@ -240,7 +247,11 @@ final class HedgedUpload {
         } else if (finalFailure != null) {
             result.completeExceptionally(
                     new IOException(
-                            "DSTL upload failed after " + attempt + " attempt(s)", finalFailure));
+                            "DSTL upload failed after "
+                                    + attempts
+                                    + ": "
+                                    + finalFailure.getMessage(),
+                            finalFailure));
         } else if (retry) {
             scheduleRetry();
         }

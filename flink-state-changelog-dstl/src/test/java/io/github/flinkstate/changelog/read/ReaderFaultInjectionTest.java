@@ -17,6 +17,7 @@ import java.io.File;
 import java.io.RandomAccessFile;
 import java.util.ArrayList;
 import java.util.List;
+import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.CoreOptions;
 import org.apache.flink.core.fs.Path;
@@ -187,6 +188,30 @@ class ReaderFaultInjectionTest {
                 .hasMessageContaining(file.getName())
                 .hasMessageContaining("offset " + offset(handle, 0))
                 .hasMessageContaining("missing");
+    }
+
+    /**
+     * A file whose file system cannot be reached at all (here: no file system for its scheme, as
+     * with a plugin missing on the TaskManager) fails naming the file; the file system's message
+     * names only the scheme. Found in a review of the read path's error messages.
+     */
+    @Test
+    void unreachableFileSystem_failsNamingTheFile() throws Exception {
+        writeHandle(true);
+        ChangelogStateHandleStreamImpl unreachable =
+                new ChangelogStateHandleStreamImpl(
+                        List.of(
+                                Tuple2.of(
+                                        new FileStateHandle(
+                                                new Path("nosuchfs:///dstl/dstl-unreachable"), 100),
+                                        0L)),
+                        RANGE,
+                        100,
+                        100,
+                        "dfs-batched");
+        assertThatThrownBy(() -> Changes.read(view.createReader(), unreachable))
+                .hasMessageContaining("dstl-unreachable")
+                .hasMessageContaining("nosuchfs");
     }
 
     @Test

@@ -240,7 +240,10 @@ class UploadFaultInjectionTest {
                 writer.persist(SequenceNumber.of(0), 1);
         assertThatThrownBy(failed::get)
                 .isInstanceOf(ExecutionException.class)
-                .hasStackTraceContaining("injected failure");
+                .hasStackTraceContaining("injected failure")
+                // the failure the checkpoint reports says how many attempts failed, to which files
+                .hasMessageContaining("after 2 attempt(s)")
+                .hasMessageContaining(storage.getDirectory().toString() + "/dstl-");
         assertThat(storage.getMetrics().uploadFailures()).isEqualTo(1);
         writer.checkInvariants();
 
@@ -304,7 +307,9 @@ class UploadFaultInjectionTest {
 
             assertThatThrownBy(() -> stuck.get(20, TimeUnit.SECONDS))
                     .isInstanceOf(ExecutionException.class)
-                    .hasStackTraceContaining("did not finish within");
+                    .hasStackTraceContaining("did not finish within")
+                    .hasMessageContaining(
+                            "DSTL upload to " + storage.getDirectory() + " did not finish");
             Waits.until("in-flight bytes freed", WAIT, () -> inFlight(storage) == 0);
             // both upload threads were taken by the hung attempts: they were interrupted
             Waits.until("upload threads left the hang", WAIT, () -> hung.blockedCalls() == 0);
