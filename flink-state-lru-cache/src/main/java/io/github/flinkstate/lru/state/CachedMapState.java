@@ -32,8 +32,9 @@ import org.slf4j.LoggerFactory;
  * iterables belong to the key and namespace current when they were obtained, and each iteration
  * shows the map as it is when the iteration starts. Iteration order: the delegate's order for the
  * user keys the delegate has, then cached user keys it lacks (Flink leaves map order unspecified).
- * A map state whose user keys compare by identity (arrays, classes without {@code equals}) is left
- * to the delegate once such a key is seen ({@link ValueEquality}).
+ * A map state whose user keys compare by identity (arrays, classes without {@code equals}, or with
+ * an {@code equals} that compares a component by identity) is left to the delegate once such a key
+ * is seen ({@link UserKeyEquality}).
  *
  * <p>Thread safety: task thread only.
  *
@@ -57,12 +58,14 @@ public final class CachedMapState<K, N, UK, UV>
     private TypeSerializer<UK> userKeySerializer;
 
     /**
-     * True once a user key without value equality was seen ({@link ValueEquality}): the cache finds
-     * entries by {@code equals} and {@code hashCode}, the delegate (RocksDB) by the serialized key,
-     * so two equal arrays would be two cache entries for one delegate key. From then on this state
-     * is the delegate's alone: nothing of it is cached.
+     * True once a user key without value equality was seen ({@link UserKeyEquality}): the cache
+     * finds entries by {@code equals} and {@code hashCode}, the delegate (RocksDB) by the
+     * serialized key, so two equal arrays would be two cache entries for one delegate key. From
+     * then on this state is the delegate's alone: nothing of it is cached.
      */
     private boolean uncached;
+
+    private final UserKeyEquality userKeyEquality = new UserKeyEquality();
 
     public CachedMapState(
             CacheContext<K> context,
@@ -106,8 +109,12 @@ public final class CachedMapState<K, N, UK, UV>
      * Whether this state leaves {@code userKey} (and from now on every user key) to the delegate;
      * the first key without value equality writes back and drops what this state has cached.
      */
+    @SuppressWarnings("unchecked")
     private boolean uncached(Object userKey) throws Exception {
-        if (!uncached && userKey != null && !ValueEquality.of(userKey.getClass())) {
+        if (!uncached
+                && userKey != null
+                && !userKeyEquality.byValue(
+                        userKey, (TypeSerializer<Object>) (TypeSerializer<?>) userKeySerializer)) {
             flushAndDropEntries();
             uncached = true;
             LOG.info(
@@ -334,7 +341,10 @@ public final class CachedMapState<K, N, UK, UV>
         } else {
             cached = d.contains(userKey) ? null : CacheEntry.ABSENT;
         }
-        return insert(userKey, cached, false);
+        // the entry keeps its key: a copy, since the caller may reuse its object for other reads
+        // (safe with RocksDB and HashMap, which keep nothing of a read's key)
+        UK key = userKeySerializer.isImmutableType() ? userKey : userKeySerializer.copy(userKey);
+        return insert(key, cached, false);
     }
 
     @Override

@@ -11,10 +11,12 @@ import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.serialization.SerializerConfigImpl;
 import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.typeinfo.TypeHint;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.base.IntSerializer;
 import org.apache.flink.api.common.typeutils.base.array.BytePrimitiveArraySerializer;
+import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
 import org.apache.flink.runtime.state.KeyedStateHandle;
@@ -61,6 +63,86 @@ class MapUserKeyEqualityTest {
         TypeSerializer<Id> ids =
                 TypeInformation.of(Id.class).createSerializer(new SerializerConfigImpl());
         check(new MapStateDescriptor<>("ids", ids, IntSerializer.INSTANCE), Id::new);
+    }
+
+    /**
+     * A key class whose {@code equals} compares an array component by identity (a {@code Tuple2}
+     * with a {@code byte[]}, a record with an array): it declares {@code equals}, so the class
+     * check alone let it be cached, and two equal keys were two entries for one RocksDB key. Found
+     * in a review.
+     */
+    @Test
+    void tupleKeysWithAnArrayField_behaveAsOnRocksDb() throws Exception {
+        TypeSerializer<Tuple2<String, byte[]>> tuples =
+                TypeInformation.of(new TypeHint<Tuple2<String, byte[]>>() {})
+                        .createSerializer(new SerializerConfigImpl());
+        check(
+                new MapStateDescriptor<>("tuples", tuples, IntSerializer.INSTANCE),
+                i -> Tuple2.of("k", new byte[] {(byte) i}));
+    }
+
+    /** A mutable key with value equality (equals and hashCode on its field). */
+    public static class Key {
+        public int id;
+
+        public Key() {}
+
+        public Key(int id) {
+            this.id = id;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Key k && k.id == id;
+        }
+
+        @Override
+        public int hashCode() {
+            return id;
+        }
+    }
+
+    /**
+     * A job that reuses one key object for its map reads (safe on RocksDB and HashMap, which keep
+     * nothing of a read's key): the cache kept the probe object as the entry's key, so changing the
+     * probe moved the cached entry (and a later write to it) to another user key. Found in a
+     * review; the cache now keeps a copy of a read's key.
+     */
+    @Test
+    void aReusedProbeKey_doesNotMoveCachedEntries() throws Exception {
+        TypeSerializer<Key> keys =
+                TypeInformation.of(Key.class).createSerializer(new SerializerConfigImpl());
+        MapStateDescriptor<Key, Integer> desc =
+                new MapStateDescriptor<>("probe", keys, IntSerializer.INSTANCE);
+        try (KeyedBackendHarness h = new KeyedBackendHarness(tmp)) {
+            AbstractKeyedStateBackend<Integer> b =
+                    h.create(
+                            new StateBackendWrapperWithLRUCache(
+                                    KeyedBackendHarness.delegate("rocksdb", tmp), 1_000_000),
+                            List.of());
+            InternalMapState<Integer, VoidNamespace, Key, Integer> map = state(b, desc);
+            b.setCurrentKey(7);
+            Key probe = new Key(1);
+            assertThat(map.contains(probe)).isFalse(); // caches "absent" for user key 1
+            map.put(new Key(1), 10);
+            probe.id = 2; // the job reuses its probe
+            assertThat(map.contains(probe)).isFalse();
+            assertThat(map.get(new Key(1))).isEqualTo(10);
+            assertThat(map.get(new Key(2))).isNull();
+
+            KeyedStateHandle checkpoint =
+                    h.snapshot(b, CheckpointOptions.forCheckpointWithDefaultLocation());
+            AbstractKeyedStateBackend<Integer> restored =
+                    h.create(
+                            new StateBackendWrapperWithLRUCache(
+                                    KeyedBackendHarness.delegate("rocksdb", new File(tmp, "r")),
+                                    1_000_000),
+                            List.of(checkpoint));
+            InternalMapState<Integer, VoidNamespace, Key, Integer> rm = state(restored, desc);
+            restored.setCurrentKey(7);
+            assertThat(rm.get(new Key(1))).isEqualTo(10);
+            assertThat(rm.get(new Key(2))).isNull();
+        }
     }
 
     private <UK> void check(
