@@ -126,7 +126,8 @@ public final class LeveledCompactionPicker {
 
     /**
      * A rewrite of the live file {@code path} into its own level (so that every entry passes the
-     * compaction filter), or null when the file is no longer live.
+     * compaction filter), or null when the file is no longer live. A file live twice (two clips
+     * after a rescale) is rewritten one entry at a time: the first found.
      */
     public Compaction pickRewrite(Version v, String path) {
         for (int l = 0; l < v.numLevels(); l++) {
