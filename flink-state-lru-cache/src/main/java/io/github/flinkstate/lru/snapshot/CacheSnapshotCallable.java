@@ -113,10 +113,45 @@ public final class CacheSnapshotCallable
                     SnapshotEnvelope.wrap(delegateHandle, cacheStream, checkpointId, keyGroupRange);
             return result == null ? SnapshotResult.empty() : SnapshotResult.of(result);
         } catch (Exception e) {
-            StateUtil.discardStateObjectQuietly(delegateHandle);
+            discardDelegate();
             StateUtil.discardStateObjectQuietly(cacheStream);
             throw e;
         }
+    }
+
+    /**
+     * Discards the delegate's part of this snapshot the way Flink discards a snapshot: cancel its
+     * future, then discard what the future returns. Never the delegate's handle itself: a delegate
+     * may name files its running store still reads (the disaggregated backend names every live
+     * file) and reduce its handle for discarding only when its finished future is cancelled.
+     */
+    void discardDelegate() {
+        try {
+            StateUtil.discardStateFuture(delegateFuture);
+        } catch (Exception e) {
+            LOG.warn("Could not discard the delegate's part of snapshot {}", checkpointId, e);
+        }
+    }
+
+    /**
+     * The result to discard in place of {@code full}, a result of this snapshot that Flink is about
+     * to discard (its finished future was cancelled): the cache stream, and the delegate's part as
+     * the delegate's cancelled future returns it (see {@link #discardDelegate}).
+     */
+    SnapshotResult<KeyedStateHandle> reducedForDiscard(SnapshotResult<KeyedStateHandle> full)
+            throws Exception {
+        delegateFuture.cancel(true); // finished: a delegate may now reduce what get() returns
+        SnapshotResult<KeyedStateHandle> delegate = delegateFuture.get();
+        KeyedStateHandle envelope = full == null ? null : full.getJobManagerOwnedSnapshot();
+        StreamStateHandle cacheStream =
+                envelope == null ? null : SnapshotEnvelope.cacheStreamOf(envelope);
+        KeyedStateHandle reduced =
+                SnapshotEnvelope.wrap(
+                        delegate == null ? null : delegate.getJobManagerOwnedSnapshot(),
+                        cacheStream,
+                        checkpointId,
+                        keyGroupRange);
+        return reduced == null ? SnapshotResult.empty() : SnapshotResult.of(reduced);
     }
 
     @Override

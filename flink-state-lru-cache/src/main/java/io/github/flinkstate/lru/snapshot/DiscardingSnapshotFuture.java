@@ -2,10 +2,12 @@ package io.github.flinkstate.lru.snapshot;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
 import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.SnapshotResult;
+import org.apache.flink.runtime.state.StateUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -17,8 +19,11 @@ import org.slf4j.LoggerFactory;
  * JobManager, and they would stay on the checkpoint storage forever (an upload that ignores the
  * interrupt of the cancellation finishes after it).
  *
- * <p>A result completed before the cancellation is not touched here: {@code cancel} then returns
- * {@code false} and Flink discards what {@code get()} returns itself.
+ * <p>A result completed before the cancellation is not discarded here: {@code cancel} then returns
+ * {@code false} and Flink discards what {@code get()} returns itself, so from then on {@code get()}
+ * returns the result with the delegate's part as the delegate's own cancelled future returns it
+ * ({@link CacheSnapshotCallable#reducedForDiscard}): a delegate may name files its running store
+ * still reads and protect them only that way (the disaggregated backend).
  *
  * <p>Thread safety: as {@link FutureTask}; {@code set} runs on the thread that runs the callable.
  */
@@ -29,6 +34,9 @@ final class DiscardingSnapshotFuture extends FutureTask<SnapshotResult<KeyedStat
     private final CacheSnapshotCallable callable;
     private final CloseableRegistry taskRegistry;
     private final Closeable cancelOnClose = () -> cancel(true);
+
+    /** What {@code get()} returns once a finished future was cancelled (see the class comment). */
+    private volatile SnapshotResult<KeyedStateHandle> reduced;
 
     DiscardingSnapshotFuture(CacheSnapshotCallable callable, CloseableRegistry taskRegistry)
             throws IOException {
@@ -44,7 +52,29 @@ final class DiscardingSnapshotFuture extends FutureTask<SnapshotResult<KeyedStat
         if (mayInterruptIfRunning) {
             callable.cancelSnapshot();
         }
+        if (!cancelled && isDone() && !isCancelled() && reduced == null) {
+            try {
+                SnapshotResult<KeyedStateHandle> full = super.get();
+                synchronized (this) {
+                    if (reduced == null) {
+                        reduced = callable.reducedForDiscard(full);
+                    }
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (Exception e) {
+                // the snapshot failed, or the delegate's part cannot be had: nothing to protect
+                LOG.debug("No result to reduce for discarding", e);
+            }
+        }
         return cancelled;
+    }
+
+    @Override
+    public SnapshotResult<KeyedStateHandle> get() throws InterruptedException, ExecutionException {
+        SnapshotResult<KeyedStateHandle> r = super.get();
+        SnapshotResult<KeyedStateHandle> red = reduced;
+        return red != null ? red : r;
     }
 
     @Override
@@ -52,11 +82,12 @@ final class DiscardingSnapshotFuture extends FutureTask<SnapshotResult<KeyedStat
         super.set(result);
         if (isCancelled() && result != null) {
             LOG.info("Deleting the files of a snapshot that completed after it was cancelled");
-            try {
-                result.discardState();
-            } catch (Exception e) {
-                LOG.warn("Could not delete the files of a cancelled snapshot", e);
-            }
+            // the cache stream here, the delegate's part through its own future
+            StateUtil.discardStateObjectQuietly(
+                    result.getJobManagerOwnedSnapshot() == null
+                            ? null
+                            : SnapshotEnvelope.cacheStreamOf(result.getJobManagerOwnedSnapshot()));
+            callable.discardDelegate();
         }
     }
 
