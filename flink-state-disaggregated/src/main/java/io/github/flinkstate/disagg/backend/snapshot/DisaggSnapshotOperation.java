@@ -483,7 +483,8 @@ public final class DisaggSnapshotOperation<K> {
         for (String f : delete) {
             everReferenced.remove(f);
             try {
-                new Path(f).getFileSystem().delete(new Path(f), false);
+                // Flink may discard on the interrupted thread of a cancelled task
+                InterruptSafeDelete.delete(new Path(f));
             } catch (IOException e) {
                 LOG.warn("Could not delete unreferenced file {}", f, e);
             }

@@ -8,12 +8,17 @@ import io.github.flinkstate.disagg.backend.testutil.KeyedFixture;
 import io.github.flinkstate.disagg.backend.testutil.LocalDirs;
 import io.github.flinkstate.testing.checkpoint.ForwardingOutputStream;
 import io.github.flinkstate.testing.checkpoint.ForwardingStreamFactory;
+import io.github.flinkstate.testing.fs.FsOp;
+import io.github.flinkstate.testing.fs.InjectingFileSystem;
+import io.github.flinkstate.testing.fs.Latency;
 import java.io.File;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RunnableFuture;
 import java.util.concurrent.TimeUnit;
+import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.state.CheckpointStateOutputStream;
 import org.apache.flink.runtime.state.CheckpointStreamFactory;
@@ -101,6 +106,49 @@ class LateSnapshotCleanupTest {
 
             assertThat(files("primary")).as("engine files left").isEmpty();
             assertThat(files("chk")).as("checkpoint files left").isEmpty();
+        }
+    }
+
+    /**
+     * The same discard on an interrupted thread (Flink cancels the task, then discards its async
+     * checkpoint there), with a primary directory whose deletes are interruptible (an injected
+     * delay, as HDFS and S3 calls are): the files the discard deletes itself must still go. Found
+     * in a review: they were deleted with a plain delete, which failed at once, and nobody retried.
+     */
+    @Test
+    void discardedAfterDispose_onAnInterruptedThread_leavesNoFile() throws Exception {
+        InjectingFileSystem fs = InjectingFileSystem.shared();
+        fs.reset();
+        KeyedFixture fixture = new KeyedFixture(200);
+        File primary = new File(tmp, "primary-inject");
+        try (DisaggBackends backends =
+                new DisaggBackends(
+                        DisaggBackends.backend(fs.uri(primary), MemorySize.parse("1mb")))) {
+            DisaggregatedKeyedStateBackend<Integer> b =
+                    backends.create(DisaggBackends.ALL, List.of());
+            fixture.write(b, 1);
+            RunnableFuture<SnapshotResult<KeyedStateHandle>> f =
+                    b.snapshot(
+                            1,
+                            0L,
+                            LocalDirs.checkpointLocation(new File(tmp, "chk"), 1),
+                            CheckpointOptions.forCheckpointWithDefaultLocation());
+            f.run();
+            assertThat(f.get().getJobManagerOwnedSnapshot()).isNotNull();
+            assertThat(LocalDirs.files(primary)).as("the checkpoint flushed a file").isNotEmpty();
+
+            backends.dispose(b);
+            fs.latency(FsOp.DELETE, Latency.fixed(Duration.ofMillis(5)));
+            Thread.currentThread().interrupt();
+            try {
+                StateUtil.discardStateFuture(f);
+            } finally {
+                Thread.interrupted();
+            }
+            assertThat(LocalDirs.files(primary)).as("engine files left").isEmpty();
+        } finally {
+            Thread.interrupted();
+            fs.reset();
         }
     }
 
