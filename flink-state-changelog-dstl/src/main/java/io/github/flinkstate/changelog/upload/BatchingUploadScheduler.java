@@ -430,6 +430,7 @@ public final class BatchingUploadScheduler implements AutoCloseable {
             registry.track(file, image.segmentCount(), localCopy);
         }
         int segment = 0;
+        FileNaming naming = new FileNaming(); // one per file, shared by all its change sets
         for (UploadTask task : batch) {
             List<UploadResult> results = null;
             if (failure == null) {
@@ -441,7 +442,8 @@ public final class BatchingUploadScheduler implements AutoCloseable {
                                     file,
                                     image.offsetOf(segment),
                                     image.sizeOf(segment),
-                                    localCopy));
+                                    localCopy,
+                                    naming));
                     segment++;
                 }
             }

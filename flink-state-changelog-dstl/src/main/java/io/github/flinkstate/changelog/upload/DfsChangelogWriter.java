@@ -118,6 +118,12 @@ public final class DfsChangelogWriter
     @GuardedBy("this")
     private long lastUploadId;
 
+    /**
+     * The highest checkpoint this writer persisted for so far (see uploadAgainIfPossiblyDeleted).
+     */
+    @GuardedBy("this")
+    private long previousPersist = Long.MIN_VALUE;
+
     /** {@code activeBytes + notUploadedBytes} as last published to {@link #preemptive}. */
     @GuardedBy("this")
     private long publishedBytes;
@@ -229,6 +235,8 @@ public final class DfsChangelogWriter
                     new PendingPersist(
                             checkpointId,
                             new ArrayList<>(changeSets.subMap(start, activeSqn).values()));
+            uploadAgainIfPossiblyDeleted(persist.changeSets);
+            previousPersist = Math.max(previousPersist, checkpointId);
             task = startUploads(persist.changeSets);
             if (persist.allUploaded()) {
                 ready = completion(persist);
@@ -550,6 +558,44 @@ public final class DfsChangelogWriter
         }
         completed.forEach(c -> c.complete(localRegistry));
         retries.forEach(this::submit);
+    }
+
+    /**
+     * Change sets this writer hands out for the first time may sit in a file that another writer's
+     * result named at an older checkpoint than this writer's previous persist (that writer was a
+     * checkpoint behind: a late acknowledgement of an aborted checkpoint, then a reset). A
+     * checkpoint this writer took part in may then have completed without naming the file, and the
+     * JobManager deletes such a file: those change sets are uploaded again instead. Any completed
+     * checkpoint is one this writer persisted, so a file last named at or after its previous
+     * persist is safe.
+     */
+    @GuardedBy("this")
+    private void uploadAgainIfPossiblyDeleted(List<ChangeSetState> states) {
+        int again = 0;
+        for (ChangeSetState state : states) {
+            if (state.status != ChangeSetState.Status.UPLOADED
+                    || state.confirmed
+                    || state.firstCheckpoint != Long.MAX_VALUE) {
+                continue;
+            }
+            long named = state.result.naming().lastNamed();
+            if (named == Long.MIN_VALUE || named >= previousPersist) {
+                continue;
+            }
+            registry.release(state.result.file());
+            backToNotUploaded(state);
+            state.reportedIncrementally = false;
+            again++;
+        }
+        if (again > 0) {
+            LOG.info(
+                    "{} uploads {} change set(s) again: their file was last named by checkpoint"
+                            + " results older than this writer's checkpoint {}, so the JobManager"
+                            + " may have deleted it",
+                    logId,
+                    again,
+                    previousPersist);
+        }
     }
 
     @GuardedBy("this")

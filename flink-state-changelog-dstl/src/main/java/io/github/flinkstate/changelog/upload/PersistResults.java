@@ -40,6 +40,7 @@ final class PersistResults {
         for (ChangeSetState state : changeSets) {
             UploadResult uploaded = state.result;
             handles.add(Tuple2.of(uploaded.file(), uploaded.offset()));
+            uploaded.naming().named(checkpointId);
             if (uploaded.localFile() != null) {
                 localHandles.add(Tuple2.of(uploaded.localFile(), uploaded.offset()));
                 localFilesOut.add(uploaded.localFile());

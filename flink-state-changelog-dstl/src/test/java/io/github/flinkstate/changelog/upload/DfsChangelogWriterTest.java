@@ -406,6 +406,50 @@ class DfsChangelogWriterTest {
         TestStorages.waitUntil(() -> TestStorages.files(storage).isEmpty(), "shared file deleted");
     }
 
+    /**
+     * From a review of the ownership protocol: a file named by a late acknowledgement of an aborted
+     * checkpoint (registered by the JobManager at that checkpoint) that also holds another writer's
+     * change set handed out only later. The aborted checkpoint's writer resets and re-uploads its
+     * change set, the next checkpoint completes without naming the file, the JobManager deletes it
+     * (its last registration is below the retained checkpoint), and the other writer's next
+     * checkpoint names the deleted file.
+     */
+    @Test
+    void aFileOfAnAbortedCheckpointsLateAck_isNotHandedOutAfterTheJobManagerDeletedIt()
+            throws Exception {
+        Configuration config = TestStorages.config(new Path(new File(tmp, "dfs").toURI()));
+        config.set(DfsChangelogOptions.PERSIST_DELAY, Duration.ZERO);
+        config.set(DfsChangelogOptions.PREEMPTIVE_PERSIST_THRESHOLD, MemorySize.parse("10b"));
+        open(config);
+        DfsChangelogWriter a = writer();
+        DfsChangelogWriter b = writer();
+        // b, a checkpoint ahead of a, takes checkpoint 2 first
+        b.append(1, bytes("b0"));
+        SequenceNumber bTo2 = b.nextSequenceNumber();
+        ChangelogStateHandleStreamImpl b2 = persist(b, 0, 2);
+        // after that, b's and a's changes go pre-emptively into one file f (a's 12 bytes pass
+        // the threshold and take b's 9 pending bytes along)
+        b.append(2, bytes("abcdefghi"));
+        a.append(1, bytes("0123456789AB"));
+        TestStorages.waitUntil(
+                () -> a.notUploadedBytes() == 0 && b.notUploadedBytes() == 0, "both uploaded");
+        // a reaches barrier 1 late: its acknowledgement names f (the JobManager registers f at 1)
+        SequenceNumber aTo1 = a.nextSequenceNumber();
+        StreamStateHandle f = files(persist(a, 0, 1)).iterator().next();
+        a.reset(SequenceNumber.of(0), aTo1, 1); // checkpoint 1 was aborted
+        SequenceNumber aTo2 = a.nextSequenceNumber();
+        ChangelogStateHandleStreamImpl a2 = persist(a, 0, 2);
+        a.confirm(SequenceNumber.of(0), aTo2, 2);
+        b.confirm(SequenceNumber.of(0), bTo2, 2);
+        assertThat(files(b2)).doesNotContain(f);
+        assertThat(files(a2)).as("a's change set went to a new file").doesNotContain(f);
+        f.discardState(); // checkpoint 2 completed and subsumed 1: f was last registered at 1
+
+        ChangelogStateHandleStreamImpl b3 = persist(b, 0, 3);
+        assertThat(files(b3)).as("files named by checkpoint 3").allMatch(h -> exists(h));
+        assertThat(Changes.read(storage.createReader(), b3)).contains("2:abcdefghi");
+    }
+
     @Test
     void preemptiveUpload_happensWithoutPersist_andIsReused() throws Exception {
         Configuration config = TestStorages.config(new Path(new File(tmp, "dfs").toURI()));
