@@ -133,6 +133,13 @@ public final class CacheSnapshotCallable
         }
     }
 
+    /** {@code full}'s cache stream alone, as a result to discard (the delegate's part kept). */
+    SnapshotResult<KeyedStateHandle> cacheStreamOnly(SnapshotResult<KeyedStateHandle> full) {
+        KeyedStateHandle only =
+                SnapshotEnvelope.wrap(null, cacheStreamOf(full), checkpointId, keyGroupRange);
+        return only == null ? SnapshotResult.empty() : SnapshotResult.of(only);
+    }
+
     /**
      * The result to discard in place of {@code full}, a result of this snapshot that Flink is about
      * to discard (its finished future was cancelled): the cache stream, and the delegate's part as
@@ -142,16 +149,18 @@ public final class CacheSnapshotCallable
             throws Exception {
         delegateFuture.cancel(true); // finished: a delegate may now reduce what get() returns
         SnapshotResult<KeyedStateHandle> delegate = delegateFuture.get();
-        KeyedStateHandle envelope = full == null ? null : full.getJobManagerOwnedSnapshot();
-        StreamStateHandle cacheStream =
-                envelope == null ? null : SnapshotEnvelope.cacheStreamOf(envelope);
         KeyedStateHandle reduced =
                 SnapshotEnvelope.wrap(
                         delegate == null ? null : delegate.getJobManagerOwnedSnapshot(),
-                        cacheStream,
+                        cacheStreamOf(full),
                         checkpointId,
                         keyGroupRange);
         return reduced == null ? SnapshotResult.empty() : SnapshotResult.of(reduced);
+    }
+
+    private static StreamStateHandle cacheStreamOf(SnapshotResult<KeyedStateHandle> full) {
+        KeyedStateHandle envelope = full == null ? null : full.getJobManagerOwnedSnapshot();
+        return envelope == null ? null : SnapshotEnvelope.cacheStreamOf(envelope);
     }
 
     @Override

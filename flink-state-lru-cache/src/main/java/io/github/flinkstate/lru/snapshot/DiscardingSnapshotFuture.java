@@ -33,7 +33,7 @@ final class DiscardingSnapshotFuture extends FutureTask<SnapshotResult<KeyedStat
 
     private final CacheSnapshotCallable callable;
     private final CloseableRegistry taskRegistry;
-    private final Closeable cancelOnClose = () -> cancel(true);
+    private final Closeable cancelOnClose = this::onRegistryClose;
 
     /** What {@code get()} returns once a finished future was cancelled (see the class comment). */
     private volatile SnapshotResult<KeyedStateHandle> reduced;
@@ -53,21 +53,49 @@ final class DiscardingSnapshotFuture extends FutureTask<SnapshotResult<KeyedStat
             callable.cancelSnapshot();
         }
         if (!cancelled && isDone() && !isCancelled() && reduced == null) {
-            try {
-                SnapshotResult<KeyedStateHandle> full = super.get();
-                synchronized (this) {
-                    if (reduced == null) {
-                        reduced = callable.reducedForDiscard(full);
-                    }
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } catch (Exception e) {
-                // the snapshot failed, or the delegate's part cannot be had: nothing to protect
-                LOG.debug("No result to reduce for discarding", e);
-            }
+            reduceForDiscard();
         }
         return cancelled;
+    }
+
+    /**
+     * Closing the backend's cancellation registry (dispose, task cancellation) cancels a running
+     * snapshot; a finished one is left as it is: its result may be reported at this very moment
+     * (the registry copied its closeables before this future unregistered), so only Flink's own
+     * cancel of the finished future, which precedes its discard, reduces it.
+     */
+    private void onRegistryClose() {
+        super.cancel(true);
+        callable.cancelSnapshot();
+    }
+
+    private void reduceForDiscard() {
+        SnapshotResult<KeyedStateHandle> full;
+        try {
+            full = super.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        } catch (ExecutionException e) {
+            return; // the snapshot failed: no result to discard
+        }
+        SnapshotResult<KeyedStateHandle> r;
+        try {
+            r = callable.reducedForDiscard(full);
+        } catch (Exception e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            // without the delegate's reduced part, keep its files (a leak) rather than delete
+            // files its running store may still read
+            LOG.warn("Discarding only the cache stream of a cancelled snapshot", e);
+            r = callable.cacheStreamOnly(full);
+        }
+        synchronized (this) {
+            if (reduced == null) {
+                reduced = r;
+            }
+        }
     }
 
     @Override
