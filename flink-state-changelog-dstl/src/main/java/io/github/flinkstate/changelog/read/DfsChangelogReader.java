@@ -117,25 +117,18 @@ public final class DfsChangelogReader
             throw e; // names the file and what is wrong with it
         } catch (InterruptedIOException e) {
             InterruptedIOException named =
-                    new InterruptedIOException(
-                            "Interrupted reading DSTL segment at offset "
-                                    + offset
-                                    + " of file '"
-                                    + name
-                                    + "'");
+                    new InterruptedIOException("Interrupted reading " + segment(name, offset));
             named.initCause(e);
             throw named;
         } catch (IOException e) {
             // every other failure (download, local copy, file system) names the file here
             throw new IOException(
-                    "Could not read DSTL segment at offset "
-                            + offset
-                            + " of file '"
-                            + name
-                            + "': "
-                            + e.getMessage(),
-                    e);
+                    "Could not read " + segment(name, offset) + ": " + e.getMessage(), e);
         }
+    }
+
+    private static String segment(String file, long offset) {
+        return "DSTL segment at offset " + offset + " of file '" + file + "'";
     }
 
     /** Reads a segment from the local copy of its file, downloading the copy if needed. */

@@ -326,13 +326,7 @@ public final class DfsChangelogWriter
                     continue;
                 }
                 // only the aborted checkpoint used it: re-upload if requested again
-                registry.release(state.result.file());
-                state.result = null;
-                state.status = ChangeSetState.Status.NOT_UPLOADED;
-                state.firstCheckpoint = Long.MAX_VALUE;
-                state.lastCheckpoint = Long.MIN_VALUE;
-                state.reportedIncrementally = false;
-                notUploadedBytes += state.rawBytes;
+                releaseToUploadAgain(state);
             }
             Iterator<PendingPersist> it = pending.iterator();
             while (it.hasNext()) {
@@ -582,9 +576,7 @@ public final class DfsChangelogWriter
             if (named == Long.MIN_VALUE || named >= previousPersist) {
                 continue;
             }
-            registry.release(state.result.file());
-            backToNotUploaded(state);
-            state.reportedIncrementally = false;
+            releaseToUploadAgain(state);
             again++;
         }
         if (again > 0) {
@@ -596,6 +588,19 @@ public final class DfsChangelogWriter
                     again,
                     previousPersist);
         }
+    }
+
+    /**
+     * Gives up a live, uploaded change set's claim on its file (never handed over for it): it is
+     * uploaded again when a persist needs it.
+     */
+    @GuardedBy("this")
+    private void releaseToUploadAgain(ChangeSetState state) {
+        registry.release(state.result.file());
+        backToNotUploaded(state);
+        state.firstCheckpoint = Long.MAX_VALUE;
+        state.lastCheckpoint = Long.MIN_VALUE;
+        state.reportedIncrementally = false;
     }
 
     @GuardedBy("this")

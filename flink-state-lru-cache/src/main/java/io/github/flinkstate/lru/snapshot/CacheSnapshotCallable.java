@@ -158,7 +158,8 @@ public final class CacheSnapshotCallable
         return reduced == null ? SnapshotResult.empty() : SnapshotResult.of(reduced);
     }
 
-    private static StreamStateHandle cacheStreamOf(SnapshotResult<KeyedStateHandle> full) {
+    /** The cache stream of a result of this kind of snapshot, or null. */
+    static StreamStateHandle cacheStreamOf(SnapshotResult<KeyedStateHandle> full) {
         KeyedStateHandle envelope = full == null ? null : full.getJobManagerOwnedSnapshot();
         return envelope == null ? null : SnapshotEnvelope.cacheStreamOf(envelope);
     }

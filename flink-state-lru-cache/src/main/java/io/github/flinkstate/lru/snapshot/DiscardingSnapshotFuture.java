@@ -111,10 +111,7 @@ final class DiscardingSnapshotFuture extends FutureTask<SnapshotResult<KeyedStat
         if (isCancelled() && result != null) {
             LOG.info("Deleting the files of a snapshot that completed after it was cancelled");
             // the cache stream here, the delegate's part through its own future
-            StateUtil.discardStateObjectQuietly(
-                    result.getJobManagerOwnedSnapshot() == null
-                            ? null
-                            : SnapshotEnvelope.cacheStreamOf(result.getJobManagerOwnedSnapshot()));
+            StateUtil.discardStateObjectQuietly(CacheSnapshotCallable.cacheStreamOf(result));
             callable.discardDelegate();
         }
     }

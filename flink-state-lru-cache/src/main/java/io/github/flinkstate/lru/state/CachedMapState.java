@@ -153,10 +153,8 @@ public final class CachedMapState<K, N, UK, UV>
         if (e != null) {
             cache.setValue(e, stored, true);
         } else {
-            insert(
-                    copyForWrite(key, userKeySerializer),
-                    stored,
-                    true); // the row learns of it in onInserted
+            // the row learns of the new user key in onInserted
+            insert(copyForWrite(key, userKeySerializer), stored, true);
         }
     }
 

@@ -115,11 +115,7 @@ class MapUserKeyEqualityTest {
         MapStateDescriptor<Key, Integer> desc =
                 new MapStateDescriptor<>("probe", keys, IntSerializer.INSTANCE);
         try (KeyedBackendHarness h = new KeyedBackendHarness(tmp)) {
-            AbstractKeyedStateBackend<Integer> b =
-                    h.create(
-                            new StateBackendWrapperWithLRUCache(
-                                    KeyedBackendHarness.delegate("rocksdb", tmp), 1_000_000),
-                            List.of());
+            AbstractKeyedStateBackend<Integer> b = overRocksDb(h, tmp, 1_000_000, List.of());
             InternalMapState<Integer, VoidNamespace, Key, Integer> map = state(b, desc);
             b.setCurrentKey(7);
             Key probe = new Key(1);
@@ -133,11 +129,7 @@ class MapUserKeyEqualityTest {
             KeyedStateHandle checkpoint =
                     h.snapshot(b, CheckpointOptions.forCheckpointWithDefaultLocation());
             AbstractKeyedStateBackend<Integer> restored =
-                    h.create(
-                            new StateBackendWrapperWithLRUCache(
-                                    KeyedBackendHarness.delegate("rocksdb", new File(tmp, "r")),
-                                    1_000_000),
-                            List.of(checkpoint));
+                    overRocksDb(h, new File(tmp, "r"), 1_000_000, List.of(checkpoint));
             InternalMapState<Integer, VoidNamespace, Key, Integer> rm = state(restored, desc);
             restored.setCurrentKey(7);
             assertThat(rm.get(new Key(1))).isEqualTo(10);
@@ -145,15 +137,21 @@ class MapUserKeyEqualityTest {
         }
     }
 
+    /** A cache of {@code entries} over RocksDB in {@code dir}, restored from {@code handles}. */
+    private static AbstractKeyedStateBackend<Integer> overRocksDb(
+            KeyedBackendHarness h, File dir, int entries, List<KeyedStateHandle> handles)
+            throws Exception {
+        return h.create(
+                new StateBackendWrapperWithLRUCache(
+                        KeyedBackendHarness.delegate("rocksdb", dir), entries),
+                handles);
+    }
+
     private <UK> void check(
             MapStateDescriptor<UK, Integer> desc, java.util.function.IntFunction<UK> newKey)
             throws Exception {
         try (KeyedBackendHarness h = new KeyedBackendHarness(tmp)) {
-            AbstractKeyedStateBackend<Integer> b =
-                    h.create(
-                            new StateBackendWrapperWithLRUCache(
-                                    KeyedBackendHarness.delegate("rocksdb", tmp), 2),
-                            List.of());
+            AbstractKeyedStateBackend<Integer> b = overRocksDb(h, tmp, 2, List.of());
             InternalMapState<Integer, VoidNamespace, UK, Integer> map = state(b, desc);
             b.setCurrentKey(7);
             map.put(newKey.apply(1), 1);
@@ -178,10 +176,7 @@ class MapUserKeyEqualityTest {
             KeyedStateHandle checkpoint =
                     h.snapshot(b, CheckpointOptions.forCheckpointWithDefaultLocation());
             AbstractKeyedStateBackend<Integer> restored =
-                    h.create(
-                            new StateBackendWrapperWithLRUCache(
-                                    KeyedBackendHarness.delegate("rocksdb", new File(tmp, "r")), 2),
-                            List.of(checkpoint));
+                    overRocksDb(h, new File(tmp, "r"), 2, List.of(checkpoint));
             InternalMapState<Integer, VoidNamespace, UK, Integer> rm = state(restored, desc);
             restored.setCurrentKey(7);
             assertThat(rm.get(newKey.apply(1))).isEqualTo(3);

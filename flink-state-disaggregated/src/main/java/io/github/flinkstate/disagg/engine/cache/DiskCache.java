@@ -240,7 +240,7 @@ public final class DiskCache implements Closeable {
                 // the whole block as offered, checked against its checksum, then the part asked
                 byte[] all = unit.read(position, at.length());
                 data = all.length == length ? all : Arrays.copyOf(all, length);
-                if (crc32c(all, all.length) != at.crc()) {
+                if (crc32c(all) != at.crc()) {
                     wrong = "CRC32C mismatch";
                 }
             }
@@ -358,7 +358,7 @@ public final class DiskCache implements Closeable {
         bytesWritten.add(length);
         synchronized (this) {
             if (!slab.isDropped() && recency.containsKey(slab)) {
-                index.put(key, new Location(slab, position, length, crc32c(data, data.length)));
+                index.put(key, new Location(slab, position, length, crc32c(data)));
                 slab.keys.add(key);
                 offsetsByFile.computeIfAbsent(file, f -> new HashSet<>()).add(offset);
             }
@@ -518,9 +518,7 @@ public final class DiskCache implements Closeable {
                 // what it does not cover needs room (and the free-space check)
                 long reserved = from.takeReservation();
                 unreserve(reserved);
-                if (closed
-                        || wholeFiles.containsKey(file)
-                        || wholeBytesStaying() + length > wholeFileLimitBytes()
+                if (refusesWholeCopy(file, length)
                         || !makeRoom(Math.max(0, length - reserved), victims)) {
                     refusals.increment();
                     Files.deleteIfExists(temp.toPath());
@@ -559,10 +557,7 @@ public final class DiskCache implements Closeable {
         List<DiskUnit> victims = new ArrayList<>();
         try {
             synchronized (this) {
-                if (closed
-                        || wholeFiles.containsKey(file)
-                        || wholeBytesStaying() + total > wholeFileLimitBytes()
-                        || !makeRoom(bytes, victims)) {
+                if (refusesWholeCopy(file, total) || !makeRoom(bytes, victims)) {
                     refusals.increment();
                     return false;
                 }
@@ -573,6 +568,17 @@ public final class DiskCache implements Closeable {
         } finally {
             victims.forEach(DiskUnit::drop);
         }
+    }
+
+    /**
+     * Whether a whole copy of {@code file} of {@code length} bytes is refused now: the cache is
+     * closed, holds one already, or whole files would pass their limit.
+     */
+    @GuardedBy("this")
+    private boolean refusesWholeCopy(String file, long length) {
+        return closed
+                || wholeFiles.containsKey(file)
+                || wholeBytesStaying() + length > wholeFileLimitBytes();
     }
 
     /** Gives back space {@link #reserve reserved} by a copy that was committed or abandoned. */
@@ -707,13 +713,13 @@ public final class DiskCache implements Closeable {
         unit.drop();
     }
 
-    @GuardedBy("this")
-    private static int crc32c(byte[] b, int length) {
+    private static int crc32c(byte[] b) {
         CRC32C crc = new CRC32C();
-        crc.update(b, 0, length);
+        crc.update(b, 0, b.length);
         return (int) crc.getValue();
     }
 
+    @GuardedBy("this")
     private File newFile(String prefix, String suffix) {
         return new File(directory, prefix + (nextFileId++) + suffix);
     }

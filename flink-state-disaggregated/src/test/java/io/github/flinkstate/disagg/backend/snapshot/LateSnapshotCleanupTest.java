@@ -90,15 +90,7 @@ class LateSnapshotCleanupTest {
         try (DisaggBackends backends = backends()) {
             DisaggregatedKeyedStateBackend<Integer> b =
                     backends.create(DisaggBackends.ALL, List.of());
-            fixture.write(b, 1);
-            RunnableFuture<SnapshotResult<KeyedStateHandle>> f =
-                    b.snapshot(
-                            1,
-                            0L,
-                            LocalDirs.checkpointLocation(new File(tmp, "chk"), 1),
-                            CheckpointOptions.forCheckpointWithDefaultLocation());
-            f.run();
-            assertThat(f.get().getJobManagerOwnedSnapshot()).isNotNull();
+            RunnableFuture<SnapshotResult<KeyedStateHandle>> f = writeAndCheckpoint(b, fixture);
             assertThat(files("primary")).as("the checkpoint flushed a file").isNotEmpty();
 
             backends.dispose(b); // the operators close first ...
@@ -126,15 +118,7 @@ class LateSnapshotCleanupTest {
                         DisaggBackends.backend(fs.uri(primary), MemorySize.parse("1mb")))) {
             DisaggregatedKeyedStateBackend<Integer> b =
                     backends.create(DisaggBackends.ALL, List.of());
-            fixture.write(b, 1);
-            RunnableFuture<SnapshotResult<KeyedStateHandle>> f =
-                    b.snapshot(
-                            1,
-                            0L,
-                            LocalDirs.checkpointLocation(new File(tmp, "chk"), 1),
-                            CheckpointOptions.forCheckpointWithDefaultLocation());
-            f.run();
-            assertThat(f.get().getJobManagerOwnedSnapshot()).isNotNull();
+            RunnableFuture<SnapshotResult<KeyedStateHandle>> f = writeAndCheckpoint(b, fixture);
             assertThat(LocalDirs.files(primary)).as("the checkpoint flushed a file").isNotEmpty();
 
             backends.dispose(b);
@@ -150,6 +134,21 @@ class LateSnapshotCleanupTest {
             Thread.interrupted();
             fs.reset();
         }
+    }
+
+    /** Writes the fixture into {@code b} and runs a checkpoint of it; returns its future. */
+    private RunnableFuture<SnapshotResult<KeyedStateHandle>> writeAndCheckpoint(
+            DisaggregatedKeyedStateBackend<Integer> b, KeyedFixture fixture) throws Exception {
+        fixture.write(b, 1);
+        RunnableFuture<SnapshotResult<KeyedStateHandle>> f =
+                b.snapshot(
+                        1,
+                        0L,
+                        LocalDirs.checkpointLocation(new File(tmp, "chk"), 1),
+                        CheckpointOptions.forCheckpointWithDefaultLocation());
+        f.run();
+        assertThat(f.get().getJobManagerOwnedSnapshot()).isNotNull();
+        return f;
     }
 
     private DisaggBackends backends() {
