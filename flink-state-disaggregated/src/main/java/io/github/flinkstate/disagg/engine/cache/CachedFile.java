@@ -99,11 +99,12 @@ public final class CachedFile {
     /**
      * The payload of {@code block}: from the cache, or loaded with {@code loader} and inserted. Of
      * concurrent misses of the same block only one calls the loader; the others wait for its result
-     * (or its exception, unless it only says that the loader's thread was interrupted: then they
-     * read again).
+     * or its exception, unless that only says that the loader's thread was interrupted: then they
+     * read the block themselves, joining no other load.
      */
     public byte[] get(int block, Loader loader) throws IOException {
-        for (int retries = 0; ; retries++) {
+        boolean joinedAnInterruptedLoad = false;
+        while (true) {
             byte[] payload = lookup(block);
             if (payload != null) {
                 return payload;
@@ -113,11 +114,16 @@ public final class CachedFile {
             if (running == null) {
                 return load(block, loader, mine);
             }
+            if (joinedAnInterruptedLoad) { // its own read: another load may fail the same way
+                payload = slots.get(block);
+                return payload != null ? payload : insert(block, loader.load(block));
+            }
             cache.recordJoinedLoad();
-            payload = InFlight.awaitOrRetry(running, "a read", retries);
+            payload = InFlight.awaitUnlessInterruptedElsewhere(running, "a read");
             if (payload != null) {
                 return payload;
-            } // else the loader's thread was interrupted, not this one: read the block again
+            }
+            joinedAnInterruptedLoad = true; // the loader's thread was interrupted, not this one
         }
     }
 

@@ -9,18 +9,14 @@ import java.util.concurrent.ExecutionException;
  * Waiting for a load that another thread runs (a block read, a file open): callers that miss the
  * same thing join the first caller's future instead of reading again. The waiter gets the loader's
  * failure as its own exception, so each thread's stack shows where it waited; a failure that only
- * says the loader's thread was interrupted is no failure of the waiter's read, which loads again
- * ({@link #failedByOthersInterrupt}).
+ * says the loader's thread was interrupted is no failure of the waiter's read: the waiter then
+ * loads again itself, without joining another thread's load (see {@link
+ * #awaitUnlessInterruptedElsewhere}; a thread interrupted over and over, such as a cancelled
+ * task's, could otherwise fail every waiter that keeps joining its loads).
  *
  * <p>Stateless and thread-safe.
  */
 public final class InFlight {
-
-    /**
-     * How many times a waiter loads again after joined loads that failed only because their loading
-     * thread was interrupted (see {@link #failedByOthersInterrupt}).
-     */
-    private static final int RETRIES_AFTER_OTHERS_INTERRUPT = 3;
 
     private InFlight() {}
 
@@ -52,17 +48,16 @@ public final class InFlight {
     }
 
     /**
-     * As {@link #await}, for a caller that can load again itself: null (a load never yields null)
-     * when the joined load failed only because its thread was interrupted, for the caller's first
-     * {@link #RETRIES_AFTER_OTHERS_INTERRUPT} retries ({@code retry} counts them); else the result
-     * or the failure.
+     * As {@link #await}, for a caller that can load itself: null (a load never yields null) when
+     * the joined load failed only because its thread was interrupted; the caller must then load
+     * without joining any other thread's load. Else the result or the failure.
      */
-    public static <T> T awaitOrRetry(CompletableFuture<T> load, String what, int retry)
+    public static <T> T awaitUnlessInterruptedElsewhere(CompletableFuture<T> load, String what)
             throws IOException {
         try {
             return await(load, what);
         } catch (IOException e) {
-            if (retry < RETRIES_AFTER_OTHERS_INTERRUPT && failedByOthersInterrupt(load)) {
+            if (failedByOthersInterrupt(load)) {
                 return null;
             }
             throw e;

@@ -73,9 +73,14 @@ public final class ReaderCache {
                         .build();
     }
 
-    /** The reader of a file, opened (and its size verified) on first use. */
+    /**
+     * The reader of a file, opened (and its size verified) on first use. Concurrent first uses open
+     * it once, unless that open fails only because its thread was interrupted: then each waiter
+     * opens the file itself, joining no other open.
+     */
     public SstReader get(String path, long expectedSize) throws IOException {
-        for (int retries = 0; ; retries++) {
+        boolean joinedAnInterruptedOpen = false;
+        while (true) {
             SstReader r = readers.getIfPresent(path);
             if (r != null) {
                 return r;
@@ -85,29 +90,21 @@ public final class ReaderCache {
             if (running == null) {
                 return openOnce(path, expectedSize, mine);
             }
-            r = InFlight.awaitOrRetry(running, "a file to open", retries);
+            if (joinedAnInterruptedOpen) { // its own open: another may fail the same way
+                return openAndPublish(path, expectedSize);
+            }
+            r = InFlight.awaitUnlessInterruptedElsewhere(running, "a file to open");
             if (r != null) {
                 return r;
-            } // else the opening thread was interrupted, not this one: open it again
+            }
+            joinedAnInterruptedOpen = true; // the opening thread was interrupted, not this one
         }
     }
 
     private SstReader openOnce(String path, long expectedSize, CompletableFuture<SstReader> mine)
             throws IOException {
-        SstReader r;
         try {
-            r = readers.getIfPresent(path);
-            if (r == null) {
-                r = open(path, expectedSize);
-                SstReader present = readers.asMap().putIfAbsent(path, r);
-                if (present != null) {
-                    r.close();
-                    r = present;
-                }
-                if (closed) {
-                    readers.invalidate(path); // closed meanwhile: its streams go now
-                }
-            }
+            SstReader r = openAndPublish(path, expectedSize);
             // no longer in flight before waiters wake: one that opens again must not find it
             opening.remove(path, mine);
             mine.complete(r);
@@ -117,6 +114,24 @@ public final class ReaderCache {
             mine.completeExceptionally(t);
             throw t;
         }
+    }
+
+    /** The cached reader of a file, or one opened now and cached (the first to be cached wins). */
+    private SstReader openAndPublish(String path, long expectedSize) throws IOException {
+        SstReader r = readers.getIfPresent(path);
+        if (r != null) {
+            return r;
+        }
+        r = open(path, expectedSize);
+        SstReader present = readers.asMap().putIfAbsent(path, r);
+        if (present != null) {
+            r.close();
+            return present;
+        }
+        if (closed) {
+            readers.invalidate(path); // closed meanwhile: its streams go now
+        }
+        return r;
     }
 
     private SstReader open(String path, long expectedSize) throws IOException {

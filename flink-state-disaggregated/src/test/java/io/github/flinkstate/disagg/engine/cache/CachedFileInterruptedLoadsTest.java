@@ -1,0 +1,79 @@
+package io.github.flinkstate.disagg.engine.cache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.channels.ClosedByInterruptException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Loads that fail only because their own thread was interrupted never fail a thread that joined
+ * them, however often they repeat. Found by the project's CI: {@code SstReadConcurrencyTest}'s
+ * healthy reader joined the constantly interrupted reader's loads of one block four times in a row
+ * on a slow machine and failed with the other thread's {@code ClosedByInterruptException} (a waiter
+ * then retried at most three times, joining again each time).
+ */
+class CachedFileInterruptedLoadsTest {
+
+    private static final int INTERRUPTED_LOADERS = 3;
+
+    private final ExecutorService pool = Executors.newFixedThreadPool(INTERRUPTED_LOADERS + 1);
+
+    @AfterEach
+    void stopPool() throws Exception {
+        pool.shutdownNow();
+        assertThat(pool.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+    }
+
+    @Test
+    void aReaderAmongLoadsThatKeepFailingByInterrupt_alwaysGetsItsBlock() throws Exception {
+        CachedFile file = new BlockCache(0).open("f", 1); // nothing cached: every get loads
+        byte[] payload = {1, 2, 3};
+        AtomicBoolean stop = new AtomicBoolean();
+        List<Future<?>> interrupted = new ArrayList<>();
+        for (int t = 0; t < INTERRUPTED_LOADERS; t++) {
+            interrupted.add(
+                    pool.submit(
+                            () -> {
+                                while (!stop.get()) {
+                                    try {
+                                        file.get(
+                                                0,
+                                                block -> {
+                                                    LockSupport.parkNanos(200_000);
+                                                    throw new ClosedByInterruptException();
+                                                });
+                                    } catch (ClosedByInterruptException expected) {
+                                        // its own "interrupt"
+                                    }
+                                }
+                                return null;
+                            }));
+        }
+        Future<?> healthy =
+                pool.submit(
+                        () -> {
+                            for (int i = 0; i < 2000; i++) {
+                                assertThat(file.get(0, block -> payload.clone()))
+                                        .containsExactly(payload);
+                            }
+                            return null;
+                        });
+        try {
+            healthy.get(60, TimeUnit.SECONDS); // never failed by another thread's interrupt
+        } finally {
+            stop.set(true);
+        }
+        for (Future<?> f : interrupted) {
+            f.get(30, TimeUnit.SECONDS);
+        }
+    }
+}
