@@ -219,6 +219,20 @@ public final class DfsChangelogOptions {
                     .withDescription(
                             "A cached file not read for this long is deleted from the local cache.");
 
+    public static final ConfigOption<Duration> DOWNLOAD_STALL_TIMEOUT =
+            ConfigOptions.key(PREFIX + "download.stall-timeout")
+                    .durationType()
+                    .defaultValue(Duration.ofMinutes(2))
+                    .withDescription(
+                            "A restore waiting for a DSTL file's download fails once no byte of any"
+                                    + " download arrived for this long: the file system is taken"
+                                    + " as unreachable or hanging, the download is abandoned and"
+                                    + " the restoring task fails (Flink restarts it) instead of"
+                                    + " waiting as long as the file system does. Applies to the"
+                                    + " local download cache, so to files on distributed file"
+                                    + " systems; with the cache disabled, reads in place wait as"
+                                    + " long as the file system (until Flink cancels the task).");
+
     /** Option of {@link ChangelogStateBackendFactory}: the backend that Flink's changelog wraps. */
     public static final ConfigOption<String> DELEGATE =
             ConfigOptions.key("state.backend.changelog.delegate")

@@ -39,6 +39,7 @@ public record DfsChangelogSettings(
         int downloadThreads,
         boolean downloadCacheEnabled,
         Duration downloadCacheIdleTimeout,
+        Duration downloadStallTimeout,
         int retainedCheckpoints) {
 
     /** Reads the settings of a writing storage; the base path is required. */
@@ -82,6 +83,7 @@ public record DfsChangelogSettings(
                         config.get(DfsChangelogOptions.DOWNLOAD_THREADS),
                         config.get(DfsChangelogOptions.DOWNLOAD_CACHE_ENABLED),
                         config.get(DfsChangelogOptions.DOWNLOAD_CACHE_IDLE_TIMEOUT),
+                        config.get(DfsChangelogOptions.DOWNLOAD_STALL_TIMEOUT),
                         config.get(CheckpointingOptions.MAX_RETAINED_CHECKPOINTS));
         settings.validate();
         return settings;
@@ -99,6 +101,10 @@ public record DfsChangelogSettings(
         if (uploadDeadline.isZero() || uploadDeadline.isNegative()) {
             throw new IllegalConfigurationException(
                     "'" + DfsChangelogOptions.UPLOAD_DEADLINE.key() + "' must be positive");
+        }
+        if (downloadStallTimeout.isZero() || downloadStallTimeout.isNegative()) {
+            throw new IllegalConfigurationException(
+                    "'" + DfsChangelogOptions.DOWNLOAD_STALL_TIMEOUT.key() + "' must be positive");
         }
         if (encodeAheadBytes <= 0) {
             throw new IllegalConfigurationException(

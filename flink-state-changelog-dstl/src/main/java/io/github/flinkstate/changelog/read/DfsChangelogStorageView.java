@@ -57,7 +57,8 @@ public final class DfsChangelogStorageView
                                 new File(localTempDirectory, "dstl-cache-" + UUID.randomUUID()),
                                 downloadExecutor,
                                 settings.downloadCacheIdleTimeout(),
-                                CLOSE_WAIT)
+                                CLOSE_WAIT,
+                                settings.downloadStallTimeout())
                         : null;
     }
 

@@ -1,10 +1,12 @@
 package io.github.flinkstate.changelog.read;
 
+import io.github.flinkstate.changelog.DfsChangelogOptions;
 import io.github.flinkstate.changelog.format.SegmentDecoder;
 import java.io.BufferedInputStream;
 import java.io.Closeable;
 import java.io.File;
 import java.io.FileNotFoundException;
+import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -22,6 +24,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import javax.annotation.concurrent.GuardedBy;
 import javax.annotation.concurrent.ThreadSafe;
 import org.apache.flink.core.fs.FSDataInputStream;
@@ -29,6 +32,7 @@ import org.apache.flink.runtime.state.StreamStateHandle;
 import org.apache.flink.runtime.state.filesystem.FileStateHandle;
 import org.apache.flink.util.FileUtils;
 import org.apache.flink.util.ShutdownHookUtil;
+import org.apache.flink.util.TimeUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -49,13 +53,20 @@ import org.slf4j.LoggerFactory;
  * opens; a TaskManager may exit without releasing a job) deletes its directory when the JVM exits
  * (a shutdown hook, removed by {@link #close()}).
  *
+ * <p>A hanging file system: a reader waits for a download only as long as some download makes
+ * progress; once no byte of any download arrived for the stall timeout, the waited-for download is
+ * abandoned (forgotten, its stream closed) and the read fails naming the file and the option. The
+ * next read downloads again; an abandoned download that ends later deletes its own copy.
+ *
  * <p>Invariants: (1) an entry with {@code users > 0} is never deleted; (2) at most one download per
- * file path is running.
+ * file path is in {@link #entries} (abandoned ones may still run).
  */
 @ThreadSafe
 final class DownloadCache implements Closeable {
 
     private static final Logger LOG = LoggerFactory.getLogger(DownloadCache.class);
+
+    private static final int COPY_BUFFER_BYTES = 64 * 1024;
 
     private final File directory;
     private final Executor downloadExecutor;
@@ -65,6 +76,11 @@ final class DownloadCache implements Closeable {
     private final Map<String, Entry> entries = new HashMap<>();
 
     private final long closeWaitNanos;
+
+    private final long stallTimeoutNanos;
+
+    /** When a download last started, moved bytes or ended (or a new one was asked for). */
+    private volatile long lastProgressNanos = System.nanoTime();
 
     @GuardedBy("this")
     private boolean closed;
@@ -83,6 +99,26 @@ final class DownloadCache implements Closeable {
      */
     DownloadCache(
             File directory, Executor downloadExecutor, Duration idleTimeout, Duration closeWait) {
+        this(
+                directory,
+                downloadExecutor,
+                idleTimeout,
+                closeWait,
+                DfsChangelogOptions.DOWNLOAD_STALL_TIMEOUT.defaultValue());
+    }
+
+    /**
+     * @param closeWait how long {@link #close()} waits for downloads in flight to end before it
+     *     deletes the directory; a download that ends later deletes its own copy
+     * @param stallTimeout how long a reader waits for a download while no download moves a byte
+     */
+    DownloadCache(
+            File directory,
+            Executor downloadExecutor,
+            Duration idleTimeout,
+            Duration closeWait,
+            Duration stallTimeout) {
+        this.stallTimeoutNanos = stallTimeout.toNanos();
         this.directory = directory;
         this.downloadExecutor = downloadExecutor;
         this.idleTimeoutNanos = idleTimeout.toNanos();
@@ -124,28 +160,39 @@ final class DownloadCache implements Closeable {
      * reading.
      */
     File pin(FileStateHandle handle) throws IOException {
-        Entry entry;
-        synchronized (this) {
-            if (closed) {
-                throw new IOException("The DSTL download cache is closed");
-            }
-            entry = entryFor(handle);
-            entry.users++;
+        Entry entry = take(handle);
+        File local = awaitPinned(entry, handle);
+        if (!local.isFile() || !hasExpectedLength(local, handle)) {
+            // deleted or truncated behind our back: download it again
+            LOG.warn(
+                    "Local copy {} of DSTL file {} is missing or has the wrong size;"
+                            + " downloading it again",
+                    local,
+                    handle.getFilePath());
+            release(entry);
+            evict(handle, local);
+            return awaitPinned(take(handle), handle); // no second chance for a fresh copy
         }
+        return local;
+    }
+
+    /** The entry of the file, downloading it if needed, with one more user. */
+    private synchronized Entry take(FileStateHandle handle) throws IOException {
+        if (closed) {
+            throw new IOException("The DSTL download cache is closed");
+        }
+        Entry entry = entryFor(handle);
+        entry.users++;
+        return entry;
+    }
+
+    /**
+     * Waits for the copy of a taken entry; on any failure the entry's user is released and the
+     * failure names the file.
+     */
+    private File awaitPinned(Entry entry, FileStateHandle handle) throws IOException {
         try {
-            File local = entry.file.get();
-            if (!local.isFile() || !hasExpectedLength(local, handle)) {
-                // deleted or truncated behind our back: download it again
-                LOG.warn(
-                        "Local copy {} of DSTL file {} is missing or has the wrong size;"
-                                + " downloading it again",
-                        local,
-                        handle.getFilePath());
-                release(entry);
-                evict(handle, local);
-                return pinFresh(handle);
-            }
-            return local;
+            return awaitDownload(entry, handle);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             release(entry);
@@ -160,36 +207,85 @@ final class DownloadCache implements Closeable {
                 throw (IOException) cause;
             }
             throw new IOException("Could not download DSTL file " + handle.getFilePath(), cause);
+        } catch (IOException e) {
+            release(entry);
+            throw e;
         }
     }
 
-    /** Like {@link #pin}, but without a second chance: for a copy that was just evicted. */
-    private File pinFresh(FileStateHandle handle) throws IOException {
-        Entry entry;
+    /**
+     * The entry's copy, waiting while some download makes progress; once none did for the stall
+     * timeout, abandons the entry's download and fails.
+     */
+    private File awaitDownload(Entry entry, FileStateHandle handle)
+            throws InterruptedException, ExecutionException, IOException {
+        while (true) {
+            long left = lastProgressNanos + stallTimeoutNanos - System.nanoTime();
+            if (left <= 0 && abandonIfRunning(entry, handle)) {
+                throw new IOException(
+                        "No byte of any DSTL download arrived for "
+                                + stallTimeout()
+                                + " while waiting for DSTL file '"
+                                + handle.getFilePath()
+                                + "': the file system may be unreachable or hanging; the"
+                                + " download was abandoned (raise '"
+                                + DfsChangelogOptions.DOWNLOAD_STALL_TIMEOUT.key()
+                                + "' if the file system is only slow)");
+            }
+            try {
+                return entry.file.get(Math.max(left, 1), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException stillRunning) {
+                // check the progress again
+            }
+        }
+    }
+
+    /**
+     * Abandons the download of {@code entry} unless it has finished: forgets the entry (the next
+     * read downloads again), interrupts the download's thread and closes its stream on another
+     * thread (a stream's close may wait for its blocked read: HDFS's does). The download fails or,
+     * if it ends anyway, deletes its copy.
+     */
+    private boolean abandonIfRunning(Entry entry, FileStateHandle handle) {
+        Closeable stream;
         synchronized (this) {
-            if (closed) {
-                throw new IOException("The DSTL download cache is closed");
+            if (entry.finished) {
+                return false;
             }
-            entry = entryFor(handle);
-            entry.users++;
-        }
-        try {
-            return entry.file.get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            release(entry);
-            throw new IOException("Interrupted while downloading " + handle.getFilePath(), e);
-        } catch (ExecutionException e) {
-            release(entry);
-            Throwable cause =
-                    e.getCause() instanceof CompletionException
-                            ? e.getCause().getCause()
-                            : e.getCause();
-            if (cause instanceof IOException) {
-                throw (IOException) cause;
+            if (entry.abandoned) {
+                return true;
             }
-            throw new IOException("Could not download DSTL file " + handle.getFilePath(), cause);
+            entry.abandoned = true;
+            entries.remove(key(handle), entry);
+            if (entry.thread != null) {
+                entry.thread.interrupt(); // cleared by the pool before its next task
+            }
+            stream = entry.stream;
         }
+        LOG.warn(
+                "Abandoning the download of DSTL file {}: no byte of any download arrived for {}",
+                handle.getFilePath(),
+                stallTimeout());
+        if (stream != null) {
+            Thread closer =
+                    new Thread(
+                            () -> {
+                                try {
+                                    stream.close();
+                                } catch (IOException | RuntimeException e) {
+                                    LOG.debug("Closing an abandoned DSTL download failed", e);
+                                }
+                            },
+                            "dstl-abandoned-download-close");
+            closer.setDaemon(true);
+            closer.setContextClassLoader(DownloadCache.class.getClassLoader()); // not the job's
+            closer.start();
+        }
+        return true;
+    }
+
+    private String stallTimeout() {
+        return TimeUtils.formatWithHighestUnit(Duration.ofNanos(stallTimeoutNanos));
     }
 
     /**
@@ -287,9 +383,13 @@ final class DownloadCache implements Closeable {
         Entry entry = entries.get(key);
         if (entry == null) {
             entry = new Entry();
+            Entry created = entry;
+            lastProgressNanos = System.nanoTime(); // a new wait begins
             CompletableFuture<File> download;
             try {
-                download = CompletableFuture.supplyAsync(() -> download(handle), downloadExecutor);
+                download =
+                        CompletableFuture.supplyAsync(
+                                () -> download(handle, created), downloadExecutor);
             } catch (RejectedExecutionException e) {
                 // the view is closing (its executor stopped first): fail this read, keep nothing
                 entry.file =
@@ -301,21 +401,29 @@ final class DownloadCache implements Closeable {
                 return entry;
             }
             entries.put(key, entry);
-            Entry created = entry;
-            entry.file =
-                    download.whenComplete(
-                            (file, failure) -> {
-                                if (failure != null) {
-                                    forget(key, created);
-                                }
-                            });
+            entry.file = download.whenComplete((file, failure) -> finish(key, created, file));
         }
         entry.lastUsedNanos = System.nanoTime();
         return entry;
     }
 
-    private synchronized void forget(String key, Entry entry) {
-        entries.remove(key, entry);
+    /**
+     * Ends an entry's download: a failed one is forgotten (the next read retries), an abandoned one
+     * deletes its copy.
+     */
+    private void finish(String key, Entry entry, File copy) {
+        boolean abandoned;
+        synchronized (this) {
+            entry.finished = true;
+            abandoned = entry.abandoned;
+            if (copy == null) {
+                entries.remove(key, entry);
+            }
+        }
+        if (abandoned && copy != null) {
+            LOG.info("Deleting the copy of an abandoned DSTL download that ended late: {}", copy);
+            deleteQuietly(copy);
+        }
     }
 
     @GuardedBy("this")
@@ -340,20 +448,27 @@ final class DownloadCache implements Closeable {
      * leaves nothing behind (not even the directory, which {@code close()} may already have
      * deleted).
      */
-    private File download(FileStateHandle handle) {
+    private File download(FileStateHandle handle, Entry entry) {
         synchronized (this) {
             if (closed) {
                 throw new CompletionException(new IOException("The DSTL download cache is closed"));
             }
+            if (entry.abandoned) { // while queued: do not open the file on a hanging DFS
+                throw new CompletionException(abandonedFailure(handle));
+            }
             downloading++;
+            entry.thread = Thread.currentThread();
         }
+        lastProgressNanos = System.nanoTime();
         File target = new File(directory, "dstl-" + UUID.randomUUID());
         boolean closedMeanwhile;
         try {
-            return downloadTo(target, handle);
+            return downloadTo(target, handle, entry);
         } finally {
+            lastProgressNanos = System.nanoTime();
             synchronized (this) {
                 downloading--;
+                entry.thread = null;
                 closedMeanwhile = closed;
                 notifyAll();
             }
@@ -365,13 +480,23 @@ final class DownloadCache implements Closeable {
         }
     }
 
-    private File downloadTo(File target, FileStateHandle handle) {
+    private File downloadTo(File target, FileStateHandle handle, Entry entry) {
         String name = handle.getFilePath().toString();
         try {
             Files.createDirectories(directory.toPath());
             try (FSDataInputStream in = openRemote(handle);
                     OutputStream out = Files.newOutputStream(target.toPath())) {
-                in.transferTo(out);
+                entry.stream = in;
+                if (entry.abandoned) { // abandoned while it opened: the closer saw no stream
+                    throw abandonedFailure(handle);
+                }
+                byte[] buffer = new byte[COPY_BUFFER_BYTES];
+                for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
+                    out.write(buffer, 0, n);
+                    lastProgressNanos = System.nanoTime();
+                }
+            } finally {
+                entry.stream = null;
             }
             long expected = handle.getStateSize();
             if (expected > 0 && target.length() != expected) {
@@ -384,12 +509,16 @@ final class DownloadCache implements Closeable {
                                 + expected);
             }
             try (InputStream in =
-                    new BufferedInputStream(Files.newInputStream(target.toPath()), 64 * 1024)) {
+                    new BufferedInputStream(
+                            new ProgressStream(Files.newInputStream(target.toPath())), 64 * 1024)) {
                 SegmentDecoder.verifyFile(in, name, target.length());
             }
             synchronized (this) {
                 if (closed) {
                     throw new IOException("The DSTL download cache was closed");
+                }
+                if (entry.abandoned) {
+                    throw abandonedFailure(handle);
                 }
             }
             LOG.debug("Downloaded DSTL file {} to {}", name, target);
@@ -397,6 +526,32 @@ final class DownloadCache implements Closeable {
         } catch (IOException e) {
             deleteQuietly(target);
             throw new CompletionException(e);
+        }
+    }
+
+    private IOException abandonedFailure(FileStateHandle handle) {
+        return new IOException(
+                "The download of DSTL file '"
+                        + handle.getFilePath()
+                        + "' was abandoned: no byte of any download arrived for "
+                        + stallTimeout()
+                        + " ('"
+                        + DfsChangelogOptions.DOWNLOAD_STALL_TIMEOUT.key()
+                        + "')");
+    }
+
+    /** Counts reading the local copy to verify it as progress (a large file takes a while). */
+    private final class ProgressStream extends FilterInputStream {
+
+        ProgressStream(InputStream in) {
+            super(in);
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            int n = super.read(b, off, len);
+            lastProgressNanos = System.nanoTime();
+            return n;
         }
     }
 
@@ -419,9 +574,22 @@ final class DownloadCache implements Closeable {
         }
     }
 
+    /** One file's download and copy. Fields without a volatile are guarded by the cache. */
     private static final class Entry {
         CompletableFuture<File> file;
         int users;
         long lastUsedNanos;
+
+        /** The download's stream while it reads; closed to end a blocked read when abandoned. */
+        volatile Closeable stream;
+
+        /** The thread running the download, while it runs; guarded by the cache. */
+        Thread thread;
+
+        /** Given up by a reader after a stall; never set once {@link #finished}. */
+        volatile boolean abandoned;
+
+        /** The download ended (copy or failure); an abandoned one deletes its copy then. */
+        boolean finished;
     }
 }

@@ -12,11 +12,15 @@ import io.github.flinkstate.changelog.testutils.Changes;
 import io.github.flinkstate.changelog.testutils.TestStorages;
 import io.github.flinkstate.changelog.upload.DfsChangelogWriter;
 import io.github.flinkstate.testing.fs.FsOp;
+import io.github.flinkstate.testing.fs.Hang;
 import io.github.flinkstate.testing.fs.InjectingFileSystem;
+import io.github.flinkstate.testing.wait.Waits;
 import java.io.File;
 import java.io.RandomAccessFile;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.regex.Pattern;
 import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.CoreOptions;
@@ -24,7 +28,9 @@ import org.apache.flink.core.fs.Path;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl;
 import org.apache.flink.runtime.state.changelog.SequenceNumber;
+import org.apache.flink.runtime.state.changelog.StateChange;
 import org.apache.flink.runtime.state.filesystem.FileStateHandle;
+import org.apache.flink.util.CloseableIterator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -267,6 +273,49 @@ class ReaderFaultInjectionTest {
         assertThat(Changes.read(view.createReader(), handle))
                 .containsExactly("1:v1", "2:v2", "3:v3");
         assertThat(opens()).isEqualTo(6);
+    }
+
+    // ---- a hanging file system during restore ----------------------------------------------
+
+    /**
+     * A download from a file system that stops answering fails the restore once no byte arrived for
+     * the stall timeout, naming the file and the option, instead of hanging the restoring task
+     * (before: it waited as long as the file system did). The abandoned download is forgotten: the
+     * next restore downloads again and succeeds, and the abandoned download leaves no copy behind.
+     */
+    @Test
+    void hangingDownload_failsAfterTheStallTimeout_namingTheFileAndTheOption() throws Exception {
+        ChangelogStateHandleStreamImpl handle = writeHandle(true);
+        view.close();
+        Configuration config = new Configuration();
+        config.set(CoreOptions.TMP_DIRS, new File(tmp, "cache").getAbsolutePath());
+        config.set(DfsChangelogOptions.DOWNLOAD_STALL_TIMEOUT, Duration.ofSeconds(2));
+        view = new DfsBatchedChangelogStorageFactory().createStorageView(config);
+        FS.hangLimit(Duration.ofSeconds(30));
+        String firstFile =
+                ((FileStateHandle) handle.getHandlesAndOffsets().get(0).f0).getFilePath().getName();
+        try (Hang hang = FS.hang(FsOp.READ, ".*/" + Pattern.quote(firstFile))) {
+            CloseableIterator<StateChange> changes = view.createReader().getChanges(handle);
+            Waits.until(
+                    "the download reads the hanging file",
+                    Duration.ofSeconds(30),
+                    () -> hang.blockedCalls() > 0);
+            assertThatThrownBy(changes::hasNext)
+                    .hasMessageContaining(firstFile)
+                    .hasMessageContaining(DfsChangelogOptions.DOWNLOAD_STALL_TIMEOUT.key());
+            changes.close();
+        }
+        assertThat(Changes.read(view.createReader(), handle))
+                .containsExactly("1:v1", "2:v2", "3:v3");
+        List<File> copies = new ArrayList<>();
+        Waits.until(
+                "the abandoned download leaves no copy",
+                Duration.ofSeconds(30),
+                () -> {
+                    copies.clear();
+                    collectCachedCopies(new File(tmp, "cache"), copies);
+                    return copies.size() == 3;
+                });
     }
 
     private static void collectCachedCopies(File dir, List<File> out) {
