@@ -125,6 +125,19 @@ public final class DisaggregatedOptions {
                                     + " localCacheWarmUpPlannedBytes). The job does not wait for it:"
                                     + " reads go to the primary directory until their file is copied.");
 
+    public static final ConfigOption<MemorySize> LOCAL_CACHE_WARM_UP_RATE_LIMIT =
+            ConfigOptions.key("state.backend.disaggregated.local-cache.warm-up.rate-limit")
+                    .memoryType()
+                    .defaultValue(MemorySize.ZERO)
+                    .withDescription(
+                            "Bytes per second that the warm-up of each keyed state backend may read"
+                                    + " from the primary directory to copy files into the local disk"
+                                    + " cache, on average (a token bucket with a tenth of a second of"
+                                    + " burst), so that a TaskManager restoring many backends at once"
+                                    + " leaves bandwidth to the state reads of the job. The warm-up"
+                                    + " then takes longer: until a file is copied its reads go to the"
+                                    + " primary directory. 0 (default): no limit.");
+
     public static final ConfigOption<Integer> BACKGROUND_THREADS =
             ConfigOptions.key("state.backend.disaggregated.background-threads")
                     .intType()
@@ -231,6 +244,7 @@ public final class DisaggregatedOptions {
                 LOCAL_CACHE_SIZE,
                 LOCAL_CACHE_RESERVE,
                 LOCAL_CACHE_WARM_UP,
+                LOCAL_CACHE_WARM_UP_RATE_LIMIT,
                 BACKGROUND_THREADS,
                 TTL_PERIODIC_COMPACTION_TIME,
                 COPY_THREADS,

@@ -147,6 +147,13 @@ public class RemoteReadBenchmark {
     public boolean warmUp;
 
     /**
+     * The warm-up's read rate limit in MB/s ({@code LsmOptions.warmUpBytesPerSecond}); 0: none.
+     * Below {@code bandwidthMBps} it leaves the rest of the link to the gets.
+     */
+    @Param({"0"})
+    public int warmUpRateMBps;
+
+    /**
      * Largest readahead window of compactions and long scans ({@code LsmOptions.readaheadBytes}) in
      * KiB; 0: one remote read per block.
      */
@@ -218,13 +225,11 @@ public class RemoteReadBenchmark {
                         options.copy(
                                         new Path(new File(dir, "restored").toURI()),
                                         KeyGroupSpan.of(0, KeyGroupSpan.MAX_KEY_GROUP))
-                                .blockCache(new BlockCache((long) cacheMiB << 20, disk)),
+                                .blockCache(new BlockCache((long) cacheMiB << 20, disk))
+                                .warmUpBytesPerSecond(warmUpRateMBps * 1_000_000L),
                         List.of(loaded.manifest()));
-        if (warmUp) {
-            if (disk == null) {
-                throw new IllegalArgumentException("warmUp needs localCachePercent > 0");
-            }
-            store.startWarmUp();
+        if (warmUp && disk == null) {
+            throw new IllegalArgumentException("warmUp needs localCachePercent > 0");
         }
         draws = KeyDraws.of(keys, keyCount);
         System.out.printf(
@@ -240,6 +245,9 @@ public class RemoteReadBenchmark {
         fs.latency(FsOp.OPEN, Latency.fixed(Duration.ofMillis(readLatencyMs)));
         fs.latency(FsOp.STATUS, Latency.fixed(Duration.ofMillis(readLatencyMs)));
         fs.bandwidth((long) bandwidthMBps * 1_000_000L);
+        if (warmUp) {
+            store.startWarmUp(); // on the slow link, like a restore's
+        }
     }
 
     @TearDown(Level.Trial)

@@ -38,6 +38,7 @@ import org.slf4j.LoggerFactory;
  *     option is not set and the primary directory is not on a distributed file system)
  * @param localCacheReserveBytes free space the local disk cache leaves on its file system
  * @param localCacheWarmUp whether a restore starts copying its files into the local disk cache
+ * @param warmUpBytesPerSecond the warm-up's read rate limit, 0 for none
  * @param readaheadBytes the largest read of consecutive blocks by compactions and long scans
  * @param compactionBytesPerSecond the compaction I/O rate limit, 0 for none
  * @param backgroundCopy whether inherited restored files are copied into this job's directory in
@@ -60,6 +61,7 @@ public record BackendSettings(
         long localCacheBytes,
         long localCacheReserveBytes,
         boolean localCacheWarmUp,
+        long warmUpBytesPerSecond,
         int readaheadBytes,
         long compactionBytesPerSecond,
         boolean backgroundCopy,
@@ -116,6 +118,7 @@ public record BackendSettings(
                         : 0,
                 options.get(DisaggregatedOptions.LOCAL_CACHE_RESERVE).getBytes(),
                 options.get(DisaggregatedOptions.LOCAL_CACHE_WARM_UP),
+                options.get(DisaggregatedOptions.LOCAL_CACHE_WARM_UP_RATE_LIMIT).getBytes(),
                 (int) options.get(DisaggregatedOptions.READAHEAD_SIZE).getBytes(),
                 options.get(DisaggregatedOptions.COMPACTION_RATE_LIMIT).getBytes(),
                 options.get(DisaggregatedOptions.BACKGROUND_COPY),

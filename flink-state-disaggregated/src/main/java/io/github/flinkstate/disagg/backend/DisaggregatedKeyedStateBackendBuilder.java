@@ -116,6 +116,7 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                             .compression(settings.compression())
                             .readaheadBytes(settings.readaheadBytes())
                             .compactionBytesPerSecond(settings.compactionBytesPerSecond())
+                            .warmUpBytesPerSecond(settings.warmUpBytesPerSecond())
                             .deletionPolicy(
                                     f ->
                                             (f.createdHere() || writtenBack.contains(f.path()))

@@ -45,6 +45,8 @@ public final class LsmOptions {
     private int readaheadBytes = DEFAULT_READAHEAD_BYTES;
     private long compactionBytesPerSecond;
     private IoRateLimiter compactionRateLimiter;
+    private long warmUpBytesPerSecond;
+    private IoRateLimiter warmUpRateLimiter;
     private BlockCache blockCache;
     private WriteBufferBudget writeBufferBudget;
     private FileDeletionPolicy deletionPolicy = FileDeletionPolicy.ownedFilesOnly();
@@ -88,6 +90,7 @@ public final class LsmOptions {
         o.readaheadBytes = readaheadBytes;
         o.compactionBytesPerSecond = compactionBytesPerSecond;
         o.compactionRateLimiter = compactionRateLimiter;
+        o.warmUpBytesPerSecond = warmUpBytesPerSecond;
         o.blockCache = blockCache;
         o.writeBufferBudget = writeBufferBudget;
         o.deletionPolicy = deletionPolicy;
@@ -311,6 +314,39 @@ public final class LsmOptions {
 
     public LsmOptions compactionRateLimiter(IoRateLimiter v) {
         compactionRateLimiter = v;
+        return this;
+    }
+
+    /**
+     * Average bytes per second the warm-up after a restore ({@code LsmStore#startWarmUp}) may read
+     * from the primary storage to copy files into the local disk tier (a token bucket with a tenth
+     * of a second of burst), so that it leaves bandwidth to the reads of the job. 0 (default), or
+     * more than {@link #MAX_PACED_BYTES_PER_SECOND}: no limit.
+     */
+    public long warmUpBytesPerSecond() {
+        return warmUpBytesPerSecond;
+    }
+
+    public LsmOptions warmUpBytesPerSecond(long v) {
+        if (v < 0) {
+            throw new IllegalArgumentException("must not be negative: " + v);
+        }
+        warmUpBytesPerSecond = v;
+        return this;
+    }
+
+    /**
+     * A limiter for the warm-up's copies, or null (default): set, it replaces {@link
+     * #warmUpBytesPerSecond} (tests inject a clock this way). It belongs to one store: the
+     * warm-up's cancel shuts it down (so that a copy waiting for its rate sees the cancel), after
+     * which it paces nothing; so {@link #copy} does not carry it over.
+     */
+    public IoRateLimiter warmUpRateLimiter() {
+        return warmUpRateLimiter;
+    }
+
+    public LsmOptions warmUpRateLimiter(IoRateLimiter v) {
+        warmUpRateLimiter = v;
         return this;
     }
 

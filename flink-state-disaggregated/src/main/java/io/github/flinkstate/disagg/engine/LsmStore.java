@@ -1345,6 +1345,11 @@ public final class LsmStore implements AutoCloseable {
         } finally {
             versions.release(v);
         }
+        IoRateLimiter pacing = options.warmUpRateLimiter();
+        long rate = options.warmUpBytesPerSecond();
+        if (pacing == null && rate > 0 && rate <= LsmOptions.MAX_PACED_BYTES_PER_SECOND) {
+            pacing = new IoRateLimiter(rate);
+        }
         WarmUp w =
                 new WarmUp(
                         toOpen,
@@ -1354,6 +1359,7 @@ public final class LsmStore implements AutoCloseable {
                         readers,
                         disk,
                         path -> !closed && liveFiles().contains(path),
+                        pacing,
                         options.primaryDir().getName());
         warmUp = w;
         w.start();

@@ -1,9 +1,11 @@
 package io.github.flinkstate.disagg.engine;
 
 import io.github.flinkstate.disagg.engine.cache.DiskCache;
+import io.github.flinkstate.disagg.engine.sst.IoRateLimiter;
 import io.github.flinkstate.disagg.engine.sst.ReaderCache;
 import io.github.flinkstate.disagg.engine.version.FileMeta;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
@@ -15,6 +17,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
+import javax.annotation.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,8 +48,10 @@ import org.slf4j.LoggerFactory;
  * <p>It does not hold up records: it runs on its own daemon thread (and opens files on {@link
  * #OPENERS}), reads on the file's scan stream (point reads keep theirs) in chunks of at most 512
  * KiB, so a point read that shares the link with it waits for at most one chunk, and takes no store
- * lock. {@link #cancel} (called by the store's close) stops it before its next chunk or open; an
- * open still on its way (a slow primary) is closed by the closed reader cache when it returns.
+ * lock. With a rate limit ({@code LsmOptions#warmUpBytesPerSecond}) each chunk first takes its
+ * bytes from the limiter, so the copies leave the rest of the link to the job's reads. {@link
+ * #cancel} (called by the store's close) stops it before its next chunk or open; an open still on
+ * its way (a slow primary) is closed by the closed reader cache when it returns.
  *
  * <p>Thread safety: progress getters and {@link #cancel} may be called from any thread.
  */
@@ -97,6 +102,7 @@ public final class WarmUp {
     private final ReaderCache readers;
     private final DiskCache disk;
     private final Predicate<String> live;
+    @Nullable private final IoRateLimiter pacing;
     private final long bytesPlanned;
     private final AtomicLong bytesDone = new AtomicLong();
     private final AtomicLong filesDone = new AtomicLong();
@@ -112,6 +118,7 @@ public final class WarmUp {
      * @param disk the store's disk tier; progress is reported against the smaller of the files'
      *     total and what it takes as whole files ({@code DiskCache#wholeFileLimitBytes})
      * @param live whether a file is still live in the store
+     * @param pacing paces the copies' reads of the primary storage, or null; shut down on cancel
      */
     WarmUp(
             List<FileMeta> toOpen,
@@ -121,6 +128,7 @@ public final class WarmUp {
             ReaderCache readers,
             DiskCache disk,
             Predicate<String> live,
+            @Nullable IoRateLimiter pacing,
             String name) {
         this.toOpen = toOpen;
         this.alwaysOpen = alwaysOpen;
@@ -129,6 +137,7 @@ public final class WarmUp {
         this.readers = readers;
         this.disk = disk;
         this.live = live;
+        this.pacing = pacing;
         long total = 0;
         for (FileMeta f : files) {
             total += f.fileSize();
@@ -167,7 +176,12 @@ public final class WarmUp {
                 }
                 long copied;
                 try {
-                    copied = readers.get(f.path(), f.fileSize()).copyToDisk(() -> cancelled);
+                    copied =
+                            readers.get(f.path(), f.fileSize()).copyToDisk(() -> cancelled, pacing);
+                } catch (InterruptedIOException e) {
+                    cancelled = true; // nothing else interrupts this thread: stop, do not skip on
+                    Thread.currentThread().interrupt();
+                    break;
                 } catch (IOException e) {
                     LOG.info("Warm-up skips {}: {}", f.path(), e.getMessage());
                     continue;
@@ -257,6 +271,9 @@ public final class WarmUp {
     /** Stops before the next chunk and waits (at most {@code waitMillis}) for the thread to end. */
     public void cancel(long waitMillis) {
         cancelled = true;
+        if (pacing != null) {
+            pacing.shutdown(); // a copy waiting for its rate goes on at once, and sees the cancel
+        }
         try {
             thread.join(waitMillis);
         } catch (InterruptedException e) {

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.cache.DiskCache;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
+import io.github.flinkstate.disagg.engine.sst.IoRateLimiter;
 import io.github.flinkstate.disagg.engine.testutil.LsmModelRunner;
 import io.github.flinkstate.testing.fs.FsOp;
 import io.github.flinkstate.testing.fs.Hang;
@@ -16,6 +17,7 @@ import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
 import org.junit.jupiter.api.AfterEach;
@@ -427,6 +429,66 @@ class LsmStoreDiskCacheTest {
                     .isEqualTo(afterWarmUp);
             disk.checkInvariants();
         }
+        snap.release();
+    }
+
+    /**
+     * With a rate limit the warm-up takes every byte it reads from the limiter, before reading it
+     * (a fake clock: the sleeps are counted, not slept), and still copies every file.
+     */
+    @Test
+    void warmUp_withARateLimit_takesEveryByteItReadsFromTheLimiter() throws Exception {
+        LsmSnapshot snap = loadedSnapshot();
+        AtomicLong now = new AtomicLong();
+        AtomicLong slept = new AtomicLong();
+        IoRateLimiter pacing =
+                new IoRateLimiter(
+                        1 << 20,
+                        now::get,
+                        (l, nanos) -> {
+                            slept.addAndGet(nanos);
+                            now.addAndGet(nanos);
+                        });
+        try (LsmStore restored =
+                LsmStore.open(
+                        options("dst", diskOnly(64 << 20)).warmUpRateLimiter(pacing),
+                        List.of(snap.manifest()))) {
+            WarmUp w = warmedUp(restored);
+            assertThat(w.filesDone()).isEqualTo(restored.liveFiles().size());
+            assertThat(pacing.grantedBytes()).isEqualTo(w.bytesDone()).isPositive();
+            assertThat(w.bytesDone()).isGreaterThan(pacing.burstBytes());
+            assertThat(slept.get())
+                    .as("the bytes beyond the burst, at 1 MiB/s (in fake nanoseconds)")
+                    .isGreaterThanOrEqualTo(
+                            (w.bytesDone() - pacing.burstBytes()) * 1_000_000_000L / (1 << 20)
+                                    - 1_000_000L);
+        }
+        snap.release();
+    }
+
+    /** A warm-up waiting for its rate (here: days) is cancelled by the store's close at once. */
+    @Test
+    void warmUp_waitingForItsRate_isCancelledByClose() throws Exception {
+        LsmSnapshot snap = loadedSnapshot();
+        IoRateLimiter pacing = new IoRateLimiter(1); // one byte per second
+        LsmStore restored =
+                LsmStore.open(
+                        options("dst", diskOnly(64 << 20)).warmUpRateLimiter(pacing),
+                        List.of(snap.manifest()));
+        WarmUp w;
+        try {
+            w = restored.startWarmUp();
+            Waits.until(
+                    "the warm-up waits for its rate",
+                    Duration.ofSeconds(30),
+                    () -> pacing.throttledRequests() > 0);
+        } finally {
+            restored.close();
+        }
+        assertThat(w.state()).isEqualTo(WarmUp.State.CANCELLED);
+        assertThat(w.bytesDone()).isLessThan(w.bytesPlanned());
+        File[] left = new File(tmp, "disk").listFiles((d, n) -> n.endsWith(".tmp"));
+        assertThat(left).as("abandoned copies are deleted").isEmpty();
         snap.release();
     }
 

@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import javax.annotation.Nullable;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
 
@@ -295,11 +296,14 @@ public final class SstReader {
      * the copy only when all of it was read.
      *
      * @param cancelled checked before each chunk; when it says true the copy is abandoned
+     * @param pacing takes each chunk's bytes before the chunk is read, or null (no pacing)
      * @return bytes copied and kept; 0 if the tier already holds the file or the copy was
      *     cancelled; -1 if there is no disk tier or it admits no more whole files, also when the
      *     copy was abandoned part-way (no room, a local failure) without reading the rest
      */
-    public long copyToDisk(java.util.function.BooleanSupplier cancelled) throws IOException {
+    public long copyToDisk(
+            java.util.function.BooleanSupplier cancelled, @Nullable IoRateLimiter pacing)
+            throws IOException {
         DiskCache disk = cached.disk();
         if (disk == null) {
             return -1;
@@ -328,6 +332,12 @@ public final class SstReader {
                         last++;
                     }
                     end = blocks.end(last);
+                }
+                if (pacing != null) {
+                    pacing.acquire(end - pos);
+                    if (cancelled.getAsBoolean()) {
+                        return 0; // cancelled while it waited
+                    }
                 }
                 byte[] buf = readAt(scanStream, pos, (int) (end - pos));
                 for (int i = next; i <= last; i++) {
