@@ -45,7 +45,9 @@ import org.slf4j.LoggerFactory;
  * persist results (including resets while persists are still uploading), and failovers that close
  * writers mid-protocol and open new ones, restored from the retained checkpoint: as Flink's
  * changelog backend does, a restored subtask puts the restored (not materialized) log handles into
- * each of its checkpoints until it materializes. Checked against a JobManager model:
+ * each of its checkpoints until it materializes; and upload faults: the DFS refuses creates or
+ * breaks off writes, so that some batches need retries and some fail all their attempts (their
+ * persists fail, and the JobManager aborts those checkpoints). Checked against a JobManager model:
  *
  * <ul>
  *   <li>no premature delete: the TaskManager never deletes a file of the retained checkpoint (its
@@ -210,12 +212,16 @@ class MultiWriterProtocolModelTest {
             this.id = id;
         }
 
-        /** Waits for every part; false if one failed (the checkpoint is then declined). */
-        boolean acknowledge(Map<String, Long> registered) throws Exception {
+        /**
+         * Waits for every part; false if one failed (the checkpoint is then declined), counting the
+         * failure in {@code failed}.
+         */
+        boolean acknowledge(Map<String, Long> registered, AtomicInteger failed) throws Exception {
             for (Part part : parts) {
                 try {
                     part.handle = part.future.get(1, TimeUnit.MINUTES).getJobManagerOwnedSnapshot();
                 } catch (java.util.concurrent.ExecutionException e) {
+                    failed.incrementAndGet();
                     return false;
                 }
             }
@@ -259,6 +265,7 @@ class MultiWriterProtocolModelTest {
             config.set(DfsChangelogOptions.PREEMPTIVE_PERSIST_THRESHOLD, MemorySize.parse("24b"));
         }
         config.set(DfsChangelogOptions.RETRY_DELAY, Duration.ZERO);
+        config.set(DfsChangelogOptions.MAX_ATTEMPTS, 2); // two injected faults fail a batch
         storage = TestStorages.storage(config, new File(tmp, "local"));
 
         List<Subtask> subtasks = new ArrayList<>();
@@ -273,6 +280,7 @@ class MultiWriterProtocolModelTest {
         Map<String, Long> registered = new HashMap<>();
         long nextCheckpointId = 1;
         int value = 0;
+        AtomicInteger failedCheckpoints = new AtomicInteger();
 
         for (int step = 0; step < 250; step++) {
             int op = random.nextInt(20);
@@ -305,7 +313,7 @@ class MultiWriterProtocolModelTest {
                 List<Long> ids = new ArrayList<>(pending.keySet());
                 Checkpoint cp = pending.remove(ids.get(random.nextInt(ids.size())));
                 LOG.debug("model step {}: complete checkpoint {}", step, cp.id);
-                if (!cp.acknowledge(registered)) {
+                if (!cp.acknowledge(registered, failedCheckpoints)) {
                     abort(cp, subtasks);
                     continue;
                 }
@@ -313,7 +321,8 @@ class MultiWriterProtocolModelTest {
                     Checkpoint aborted = pending.remove(older);
                     LOG.debug("model step {}: abort older checkpoint {}", step, aborted.id);
                     if (random.nextBoolean()) {
-                        aborted.acknowledge(registered); // acks arrived before the abort
+                        aborted.acknowledge(
+                                registered, failedCheckpoints); // acks arrived before the abort
                     }
                     abort(aborted, subtasks);
                 }
@@ -340,7 +349,7 @@ class MultiWriterProtocolModelTest {
                 Checkpoint aborted = pending.remove(pending.lastKey());
                 LOG.debug("model step {}: abort newest checkpoint {}", step, aborted.id);
                 if (random.nextBoolean()) {
-                    aborted.acknowledge(registered);
+                    aborted.acknowledge(registered, failedCheckpoints);
                 } // else: declined, its persists may still be uploading at the reset
                 abort(aborted, subtasks);
             } else if (op < 17) { // materialization of one subtask
@@ -368,6 +377,14 @@ class MultiWriterProtocolModelTest {
                         subtask.start(retained == null ? null : partOf(retained, subtask));
                     }
                 }
+            } else if (op == 18) { // upload faults: retried, or failing a batch's every attempt
+                int n = 1 + random.nextInt(3);
+                if (random.nextBoolean()) {
+                    FS.failNextCreates(n);
+                } else {
+                    FS.failNextWrites(n, random.nextInt(64)); // partial files left to delete
+                }
+                LOG.debug("model step {}: the next {} uploads fail", step, n);
             }
             for (Subtask subtask : subtasks) {
                 subtask.writer.checkInvariants();
@@ -378,6 +395,7 @@ class MultiWriterProtocolModelTest {
 
         // drain: abort pending, materialize everything, complete an empty checkpoint
         LOG.debug("model: drain");
+        FS.heal(); // faults not used up yet would fail the last checkpoint
         for (Checkpoint aborted : pending.values()) {
             abort(aborted, subtasks);
         }
@@ -390,7 +408,7 @@ class MultiWriterProtocolModelTest {
             subtask.lastCheckpointId = last.id;
             last.parts.add(new Part(subtask, end, end, subtask.writer.persist(end, last.id)));
         }
-        assertThat(last.acknowledge(registered)).isTrue();
+        assertThat(last.acknowledge(registered, failedCheckpoints)).isTrue();
         retained = last;
         for (Subtask subtask : subtasks) {
             Part part = partOf(last, subtask);
@@ -417,8 +435,10 @@ class MultiWriterProtocolModelTest {
                         + "): "
                         + collectFiles(dfs));
         LOG.info(
-                "seed {}: {} file(s) of unregistered checkpoints handed over at close left",
+                "seed {}: {} checkpoint(s) failed by upload faults; {} file(s) of unregistered"
+                        + " checkpoints handed over at close left",
                 seed,
+                failedCheckpoints.get(),
                 collectFiles(dfs).size());
     }
 
