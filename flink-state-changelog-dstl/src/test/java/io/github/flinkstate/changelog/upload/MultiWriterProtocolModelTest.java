@@ -41,7 +41,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The writer protocol model of {@link WriterProtocolModelTest}, for a whole job on one TaskManager:
  * several subtasks whose writers share one storage (so batches put several writers' change sets
- * into one file), job-wide checkpoints, aborts with and without the JobManager having seen the
+ * into one file), job-wide checkpoints whose barriers reach the subtasks at different steps (so
+ * writers can be a checkpoint apart), aborts with and without the JobManager having seen the
  * persist results (including resets while persists are still uploading), and failovers that close
  * writers mid-protocol and open new ones, restored from the retained checkpoint: as Flink's
  * changelog backend does, a restored subtask puts the restored (not materialized) log handles into
@@ -208,6 +209,9 @@ class MultiWriterProtocolModelTest {
         final long id;
         final List<Part> parts = new ArrayList<>();
 
+        /** Subtasks its barrier has not reached yet (they have not persisted for it). */
+        final List<Subtask> waiting = new ArrayList<>();
+
         Checkpoint(long id) {
             this.id = id;
         }
@@ -266,6 +270,9 @@ class MultiWriterProtocolModelTest {
         }
         config.set(DfsChangelogOptions.RETRY_DELAY, Duration.ZERO);
         config.set(DfsChangelogOptions.MAX_ATTEMPTS, 2); // two injected faults fail a batch
+        // a checkpoint's batch waits for its late subtasks at most this long (default 1 s: with
+        // barriers that arrive steps later, or never, a seed took seconds)
+        config.set(DfsChangelogOptions.CHECKPOINT_MAX_WAIT, Duration.ofMillis(random.nextInt(20)));
         storage = TestStorages.storage(config, new File(tmp, "local"));
 
         List<Subtask> subtasks = new ArrayList<>();
@@ -295,23 +302,21 @@ class MultiWriterProtocolModelTest {
                 }
             } else if (op < 10 && pending.size() < 2) { // trigger a job-wide checkpoint
                 Checkpoint cp = new Checkpoint(nextCheckpointId++);
-                for (Subtask subtask : subtasks) {
-                    SequenceNumber to = subtask.seal();
-                    subtask.lastCheckpointId = cp.id;
-                    subtask.lastUploadedTo = to;
-                    subtask.checkpointedUpTo.put(cp.id, to);
-                    cp.parts.add(
-                            new Part(
-                                    subtask,
-                                    subtask.materializedTo,
-                                    to,
-                                    subtask.writer.persist(subtask.materializedTo, cp.id)));
-                }
+                cp.waiting.addAll(subtasks);
                 pending.put(cp.id, cp);
                 LOG.debug("model step {}: trigger checkpoint {}", step, cp.id);
+                for (Subtask subtask : subtasks) {
+                    if (random.nextBoolean()) { // else its barrier arrives at a later step
+                        barrier(cp, subtask, pending);
+                    }
+                }
             } else if (op < 12 && !pending.isEmpty()) { // complete one pending checkpoint
                 List<Long> ids = new ArrayList<>(pending.keySet());
-                Checkpoint cp = pending.remove(ids.get(random.nextInt(ids.size())));
+                Checkpoint cp = pending.get(ids.get(random.nextInt(ids.size())));
+                for (Subtask late : new ArrayList<>(cp.waiting)) {
+                    barrier(cp, late, pending); // every subtask acknowledges before completion
+                }
+                pending.remove(cp.id);
                 LOG.debug("model step {}: complete checkpoint {}", step, cp.id);
                 if (!cp.acknowledge(registered, failedCheckpoints)) {
                     abort(cp, subtasks);
@@ -375,6 +380,15 @@ class MultiWriterProtocolModelTest {
                             }
                         }
                         subtask.start(retained == null ? null : partOf(retained, subtask));
+                    }
+                }
+            } else if (op == 19) { // a late barrier reaches one subtask
+                for (Checkpoint cp : pending.values()) {
+                    if (!cp.waiting.isEmpty()) {
+                        Subtask late = cp.waiting.get(random.nextInt(cp.waiting.size()));
+                        LOG.debug("model step {}: late barrier {} at {}", step, cp.id, late.range);
+                        barrier(cp, late, pending);
+                        break;
                     }
                 }
             } else if (op == 18) { // upload faults: retried, or failing a batch's every attempt
@@ -442,7 +456,40 @@ class MultiWriterProtocolModelTest {
                 collectFiles(dfs).size());
     }
 
+    /**
+     * The barrier of {@code cp} reaches {@code subtask}, which persists for it: after the barriers
+     * of older pending checkpoints it has not seen yet (barriers arrive in order), so subtasks can
+     * be a checkpoint apart, and one batch may hold one writer's change sets for checkpoint N and
+     * another's for N + 1.
+     */
+    private static void barrier(Checkpoint cp, Subtask subtask, TreeMap<Long, Checkpoint> pending)
+            throws java.io.IOException {
+        for (Checkpoint older : pending.headMap(cp.id).values()) {
+            if (older.waiting.contains(subtask)) {
+                persistFor(older, subtask);
+            }
+        }
+        if (cp.waiting.contains(subtask)) {
+            persistFor(cp, subtask);
+        }
+    }
+
+    private static void persistFor(Checkpoint cp, Subtask subtask) throws java.io.IOException {
+        cp.waiting.remove(subtask);
+        SequenceNumber to = subtask.seal();
+        subtask.lastCheckpointId = cp.id;
+        subtask.lastUploadedTo = to;
+        subtask.checkpointedUpTo.put(cp.id, to);
+        cp.parts.add(
+                new Part(
+                        subtask,
+                        subtask.materializedTo,
+                        to,
+                        subtask.writer.persist(subtask.materializedTo, cp.id)));
+    }
+
     private static void abort(Checkpoint aborted, List<Subtask> subtasks) {
+        aborted.waiting.clear(); // a barrier that arrives after the abort is skipped
         for (Part part : aborted.parts) {
             Subtask subtask = part.subtask;
             if (part.generation == subtask.generation && subtask.lastCheckpointId == aborted.id) {
