@@ -11,6 +11,7 @@ public final class LsmStats {
     final AtomicLong flushes = new AtomicLong();
     final AtomicLong flushBytes = new AtomicLong();
     final AtomicLong flushFailures = new AtomicLong();
+    final AtomicLong compactionFailures = new AtomicLong();
     final AtomicLong compactions = new AtomicLong();
     final AtomicLong trivialMoves = new AtomicLong();
     final AtomicLong compactionBytesRead = new AtomicLong();
@@ -94,6 +95,11 @@ public final class LsmStats {
 
     public long flushFailures() {
         return flushFailures.get();
+    }
+
+    /** Background compactions that failed (each is retried when more work is scheduled). */
+    public long compactionFailures() {
+        return compactionFailures.get();
     }
 
     public long compactions() {

@@ -344,8 +344,9 @@ public final class LsmStore implements AutoCloseable {
     /**
      * Waits while this store holds {@code l0StopWritesTrigger} level-0 files it flushed itself, so
      * that a writer faster than compaction cannot pile them up (each is read by every get and scan
-     * and listed in every manifest). A compaction that fails meanwhile fails the write. Called
-     * under writeMutex; compactions notify it.
+     * and listed in every manifest). A compaction that fails meanwhile fails the write; one that
+     * failed before the wait is retried, and the writer waits for the retry. Called under
+     * writeMutex; compactions notify it.
      */
     private void waitForLevel0Compaction() throws IOException {
         if (!options.backgroundCompaction()) {
@@ -364,17 +365,18 @@ public final class LsmStore implements AutoCloseable {
     }
 
     private void waitWhileLevel0Full(int own) throws IOException {
+        long failuresBefore = stats.compactionFailures.get();
         for (; own >= options.l0StopWritesTrigger(); own = ownLevel0Files()) {
-            IOException err = compactionError;
-            if (err != null) {
+            if (stats.compactionFailures.get() > failuresBefore) {
+                IOException err = compactionError;
                 throw new IOException(
                         "Writes stalled: "
                                 + own
-                                + " level-0 files wait for a background compaction, which failed: "
-                                + err.getMessage(),
+                                + " level-0 files wait for a background compaction, which failed"
+                                + (err == null ? "" : ": " + err.getMessage()),
                         err);
             }
-            maybeScheduleCompaction();
+            maybeScheduleCompaction(); // a retry, if the last compaction failed
             awaitBackgroundWork("a compaction");
         }
     }
@@ -568,14 +570,15 @@ public final class LsmStore implements AutoCloseable {
                                 }
                             }
                         } catch (IOException | RuntimeException e) {
-                            LOG.warn(
-                                    "Background compaction failed; the live version is unchanged",
-                                    e);
                             compactionError =
                                     e instanceof IOException
                                             ? (IOException) e
                                             : new IOException(e.toString(), e);
+                            stats.compactionFailures.incrementAndGet();
                             wakeWriters();
+                            LOG.warn(
+                                    "Background compaction failed; the live version is unchanged",
+                                    e);
                         } finally {
                             compactionScheduled.set(false);
                         }

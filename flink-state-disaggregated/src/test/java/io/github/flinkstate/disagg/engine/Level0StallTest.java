@@ -43,6 +43,26 @@ class Level0StallTest {
                 .l0StopWritesTrigger(STOP);
     }
 
+    /**
+     * Puts keys {@code [from, to)} (32-byte values) on another thread, published in {@code thread};
+     * {@code afterPut} runs after each put.
+     */
+    private static CompletableFuture<Void> writeAsync(
+            LsmStore store, int from, int to, AtomicReference<Thread> thread, Runnable afterPut) {
+        return CompletableFuture.runAsync(
+                () -> {
+                    thread.set(Thread.currentThread());
+                    try {
+                        for (int i = from; i < to; i++) {
+                            store.put(LsmModelRunner.key(0, 0, i), new byte[32]);
+                            afterPut.run();
+                        }
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    }
+                });
+    }
+
     @Test
     void aWriterFasterThanCompaction_waitsInsteadOfPilingUpLevel0Files() throws Exception {
         // compaction I/O past the limiter's burst allowance blocks until the test releases it
@@ -53,19 +73,12 @@ class Level0StallTest {
             AtomicInteger maxLevel0 = new AtomicInteger();
             AtomicReference<Thread> writerThread = new AtomicReference<>();
             CompletableFuture<Void> writer =
-                    CompletableFuture.runAsync(
-                            () -> {
-                                writerThread.set(Thread.currentThread());
-                                try {
-                                    for (int i = 0; i < 6_000; i++) {
-                                        store.put(LsmModelRunner.key(0, 0, i), new byte[32]);
-                                        maxLevel0.accumulateAndGet(
-                                                store.filesPerLevel()[0], Math::max);
-                                    }
-                                } catch (IOException e) {
-                                    throw new UncheckedIOException(e);
-                                }
-                            });
+                    writeAsync(
+                            store,
+                            0,
+                            6_000,
+                            writerThread,
+                            () -> maxLevel0.accumulateAndGet(store.filesPerLevel()[0], Math::max));
             // the writer runs ahead while compaction is held, until it stalls (waiting on the
             // store's monitor in bounded waits) with the stop trigger's level-0 files
             Waits.until(
@@ -120,6 +133,70 @@ class Level0StallTest {
             for (int i = 0; i < written; i += 997) {
                 assertThat(store.get(LsmModelRunner.key(0, 0, i))).hasSize(32);
             }
+        }
+    }
+
+    /**
+     * A compaction that failed before a writer began to wait is retried, and the writer waits for
+     * the retry instead of failing on the old error. From a review: the stalled writer failed at
+     * once while the retry was running (the error stayed until a compaction succeeded), so one
+     * transient DFS error failed the task although the retry would have succeeded.
+     */
+    @Test
+    void aCompactionThatFailedBeforeTheWait_isRetried_andTheWriterWaitsForTheRetry()
+            throws Exception {
+        // past the limiter's burst allowance, the first sleep fails its compaction; later sleeps
+        // (the retries) block until the test releases them
+        AtomicInteger sleeps = new AtomicInteger();
+        CountDownLatch release = new CountDownLatch(1);
+        IoRateLimiter failOnceThenGate =
+                new IoRateLimiter(
+                        1,
+                        System::nanoTime,
+                        (limiter, nanos) -> {
+                            if (sleeps.incrementAndGet() == 1) {
+                                throw new IllegalStateException("injected transient failure");
+                            }
+                            release.await();
+                        });
+        int stop = 20; // far above where the burst runs out, so the failure comes first
+        try (LsmStore store =
+                        LsmStore.open(
+                                options("retried")
+                                        .l0StopWritesTrigger(stop)
+                                        .compactionRateLimiter(failOnceThenGate));
+                AutoCloseable released = release::countDown) { // closed first: close never hangs
+            int i = 0;
+            while (sleeps.get() == 0 && i < 200_000) { // until the failing sleep
+                store.put(LsmModelRunner.key(0, 0, i++), new byte[32]);
+            }
+            Waits.until(
+                    "the compaction failure is recorded",
+                    Duration.ofSeconds(30),
+                    () -> store.stats().compactionFailures() == 1);
+            assertThat(store.filesPerLevel()[0]).isLessThan(stop);
+            int failedAt = i;
+            AtomicReference<Thread> writerThread = new AtomicReference<>();
+            CompletableFuture<Void> writer =
+                    writeAsync(store, failedAt, failedAt + 5_000, writerThread, () -> {});
+            Waits.until(
+                    "the writer waits at the level-0 stop trigger, or fails",
+                    Duration.ofSeconds(60),
+                    () ->
+                            writer.isDone()
+                                    || (store.filesPerLevel()[0] >= stop
+                                            && writerThread.get() != null
+                                            && writerThread.get().getState()
+                                                    == Thread.State.TIMED_WAITING));
+            assertThat(writer).as("waits for the retry instead of failing").isNotDone();
+
+            release.countDown();
+            writer.get(60, TimeUnit.SECONDS);
+            assertThat(store.stats().compactionFailures()).isEqualTo(1);
+            for (int k = 0; k < failedAt + 5_000; k += 997) {
+                assertThat(store.get(LsmModelRunner.key(0, 0, k))).hasSize(32);
+            }
+            store.checkInvariants();
         }
     }
 

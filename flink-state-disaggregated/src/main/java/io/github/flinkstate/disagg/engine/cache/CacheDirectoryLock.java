@@ -50,23 +50,34 @@ final class CacheDirectoryLock {
         return dir.getAbsoluteFile().toPath().normalize().toString();
     }
 
-    /** Locks {@code directory} (which must exist) for this cache. */
+    /**
+     * Locks {@code directory} (which must exist) for this cache. The directory counts as held here
+     * before its lock file is created, so that a sweep of another cache of this process, running at
+     * the same moment, never probes it (see {@link #HELD_HERE}).
+     */
     static CacheDirectoryLock acquire(File directory) throws IOException {
-        FileChannel ch =
-                FileChannel.open(
-                        new File(directory, LOCK_FILE).toPath(),
-                        StandardOpenOption.CREATE,
-                        StandardOpenOption.WRITE);
+        String key = keyOf(directory);
+        if (!HELD_HERE.add(key)) {
+            throw new IOException(
+                    "local cache directory " + directory + " is in use by this process");
+        }
+        FileChannel ch = null;
         try {
+            ch =
+                    FileChannel.open(
+                            new File(directory, LOCK_FILE).toPath(),
+                            StandardOpenOption.CREATE,
+                            StandardOpenOption.WRITE);
             FileLock lock = ch.tryLock();
             if (lock == null) {
                 throw new IOException("local cache directory " + directory + " is in use");
             }
-            String key = keyOf(directory);
-            HELD_HERE.add(key);
             return new CacheDirectoryLock(ch, lock, key);
         } catch (IOException | RuntimeException e) {
-            ch.close();
+            HELD_HERE.remove(key);
+            if (ch != null) {
+                ch.close();
+            }
             throw e;
         }
     }

@@ -3,6 +3,7 @@ package io.github.flinkstate.disagg.engine.cache;
 import java.io.Closeable;
 import java.io.File;
 import java.io.IOException;
+import java.nio.channels.ClosedChannelException;
 import java.nio.file.Files;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
@@ -203,6 +204,11 @@ public final class DiskCache implements Closeable {
      * caller must verify them and {@link #invalidate} the entry if they are wrong.
      */
     public byte[] read(String file, long offset, int length) {
+        if (Thread.currentThread().isInterrupted()) {
+            // its channel read would close the unit's channel for every thread: a miss instead
+            misses.increment();
+            return null;
+        }
         DiskUnit unit;
         long position;
         LocalFileCopy copy;
@@ -261,6 +267,10 @@ public final class DiskCache implements Closeable {
             }
             hits.increment();
             return data;
+        } catch (ClosedChannelException e) {
+            // dropped meanwhile, or this thread was interrupted (the unit is fine): a miss
+            misses.increment();
+            return null;
         } catch (IOException e) {
             if (!unit.isDropped()) {
                 LOG.warn(
@@ -302,8 +312,8 @@ public final class DiskCache implements Closeable {
      */
     public void offer(String file, long offset, byte[] data) {
         int length = data.length;
-        if (length > slabBytes || writesPaused()) {
-            return;
+        if (length > slabBytes || writesPaused() || Thread.currentThread().isInterrupted()) {
+            return; // (an interrupted thread's write would close the slab's channel for all)
         }
         BlockKey key = new BlockKey(file, offset);
         List<DiskUnit> victims = new ArrayList<>();
@@ -344,6 +354,8 @@ public final class DiskCache implements Closeable {
         victims.forEach(DiskUnit::drop);
         try {
             slab.write(position, data);
+        } catch (ClosedChannelException e) {
+            return; // dropped meanwhile, or this thread was interrupted: not a disk failure
         } catch (IOException e) {
             if (!slab.isDropped()) {
                 recordWriteFailure();

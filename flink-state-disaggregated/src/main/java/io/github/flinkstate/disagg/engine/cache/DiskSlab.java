@@ -2,7 +2,6 @@ package io.github.flinkstate.disagg.engine.cache;
 
 import java.io.File;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -39,12 +38,5 @@ final class DiskSlab extends DiskUnit {
         end += length;
         bytes = end;
         return at;
-    }
-
-    void write(int position, byte[] data) throws IOException {
-        ByteBuffer buf = ByteBuffer.wrap(data);
-        while (buf.hasRemaining()) {
-            channel().write(buf, position + buf.position());
-        }
     }
 }

@@ -38,7 +38,8 @@ public final class InFlight {
             t = e.getCause();
         }
         for (int depth = 0; t != null && depth < 16; t = t.getCause(), depth++) {
-            if (t instanceof InterruptedIOException
+            if ((t instanceof InterruptedIOException
+                            && !(t instanceof java.net.SocketTimeoutException)) // no interrupt
                     || t instanceof java.nio.channels.ClosedByInterruptException
                     || t instanceof InterruptedException) {
                 return true;

@@ -1,8 +1,10 @@
 package io.github.flinkstate.disagg.engine.cache;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.File;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -31,6 +33,30 @@ class CacheDirectoryLockTest {
             assertThat(DiskCache.deleteAbandonedDirectories(root)).as("here").isZero();
             assertThat(sweepInAnotherProcess(root)).as("after a sweep here").isZero();
             assertThat(new File(root, "live")).exists();
+        } finally {
+            live.close();
+        }
+    }
+
+    /**
+     * A directory this process already holds is refused with a clear error, and the refusal does
+     * not take away the holder's protection from sweeps. (A review found that a directory was
+     * registered as held only after its lock was taken: a sweep of another backend building at the
+     * same moment could probe it in between, which failed the build with an {@code
+     * OverlappingFileLockException} or dropped the new cache's lock; it is now registered first.)
+     */
+    @Test
+    void aDirectoryHeldHere_isRefusedWithAClearError_andStaysProtected() throws Exception {
+        File root = new File(tmp, "root");
+        File dir = new File(root, "held");
+        DiskCache live = new DiskCache(dir, 4 << 20, 0);
+        try {
+            assertThatThrownBy(() -> CacheDirectoryLock.acquire(dir))
+                    .isInstanceOf(IOException.class)
+                    .hasMessageContaining("in use");
+            assertThat(DiskCache.deleteAbandonedDirectories(root)).as("swept here").isZero();
+            assertThat(sweepInAnotherProcess(root)).as("swept elsewhere").isZero();
+            assertThat(dir).exists();
         } finally {
             live.close();
         }
