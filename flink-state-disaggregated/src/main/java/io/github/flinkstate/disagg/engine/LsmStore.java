@@ -569,7 +569,7 @@ public final class LsmStore implements AutoCloseable {
                                     // keep going while there is work
                                 }
                             }
-                        } catch (IOException | RuntimeException e) {
+                        } catch (Throwable e) { // an Error too: stalled writers must not wait on
                             compactionError =
                                     e instanceof IOException
                                             ? (IOException) e
@@ -579,6 +579,9 @@ public final class LsmStore implements AutoCloseable {
                             LOG.warn(
                                     "Background compaction failed; the live version is unchanged",
                                     e);
+                            if (e instanceof Error) {
+                                throw (Error) e;
+                            }
                         } finally {
                             compactionScheduled.set(false);
                         }

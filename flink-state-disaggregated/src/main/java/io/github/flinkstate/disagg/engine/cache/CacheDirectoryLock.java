@@ -56,6 +56,12 @@ final class CacheDirectoryLock {
      * the same moment, never probes it (see {@link #HELD_HERE}).
      */
     static CacheDirectoryLock acquire(File directory) throws IOException {
+        synchronized (HELD_HERE) { // a sweep here checks and probes under the same monitor
+            return acquireHeld(directory);
+        }
+    }
+
+    private static CacheDirectoryLock acquireHeld(File directory) throws IOException {
         String key = keyOf(directory);
         if (!HELD_HERE.add(key)) {
             throw new IOException(
@@ -123,6 +129,12 @@ final class CacheDirectoryLock {
     }
 
     private static boolean isAbandoned(File dir, long minAgeMillis) {
+        synchronized (HELD_HERE) { // no cache of this process starts holding it meanwhile
+            return isAbandonedHeld(dir, minAgeMillis);
+        }
+    }
+
+    private static boolean isAbandonedHeld(File dir, long minAgeMillis) {
         if (HELD_HERE.contains(keyOf(dir))) {
             return false; // a cache of this process: never probed (see HELD_HERE)
         }

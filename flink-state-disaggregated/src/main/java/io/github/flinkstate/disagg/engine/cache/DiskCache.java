@@ -174,11 +174,15 @@ public final class DiskCache implements Closeable {
                         Math.max(
                                 Math.min(capacityBytes / 16, 64L << 20),
                                 Math.min(256L << 10, capacityBytes));
-        if (directory.exists()) {
-            FileUtils.deleteDirectory(directory);
-        }
         Files.createDirectories(directory.toPath());
+        // locked before anything is wiped: a directory a live cache holds is refused, not emptied
         this.inUse = CacheDirectoryLock.acquire(directory);
+        try {
+            deleteContentsExcept(directory, CacheDirectoryLock.LOCK_FILE);
+        } catch (IOException | RuntimeException e) {
+            inUse.release();
+            throw e;
+        }
         LOG.info(
                 "Local disk cache in {}: capacity {} bytes, free-space reserve {} bytes, slabs of {}"
                         + " bytes",
@@ -186,6 +190,18 @@ public final class DiskCache implements Closeable {
                 capacityBytes,
                 minFreeBytes,
                 slabBytes);
+    }
+
+    private static void deleteContentsExcept(File directory, String keep) throws IOException {
+        File[] children = directory.listFiles();
+        if (children == null) {
+            throw new IOException("cannot list the local cache directory " + directory);
+        }
+        for (File child : children) {
+            if (!child.getName().equals(keep)) {
+                FileUtils.deleteFileOrDirectory(child);
+            }
+        }
     }
 
     /**

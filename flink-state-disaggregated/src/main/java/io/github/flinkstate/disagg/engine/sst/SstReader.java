@@ -682,8 +682,11 @@ public final class SstReader {
             }
             return m;
         } catch (IOException e) {
-            if (!tail.usedLocal) {
-                throw e;
+            if (!tail.usedLocal
+                    || Thread.currentThread().isInterrupted()
+                    || e instanceof java.io.InterruptedIOException
+                    || e instanceof java.nio.channels.ClosedByInterruptException) {
+                throw e; // not the local copy's fault (an interrupt): keep it
             }
             disk.invalidate(name, tail.start, e.getMessage());
             return openMetadata(null, tailBytes);

@@ -51,9 +51,19 @@ class CacheDirectoryLockTest {
         File dir = new File(root, "held");
         DiskCache live = new DiskCache(dir, 4 << 20, 0);
         try {
+            byte[] block = {1, 2, 3, 4};
+            live.offer("f", 0, block);
             assertThatThrownBy(() -> CacheDirectoryLock.acquire(dir))
                     .isInstanceOf(IOException.class)
                     .hasMessageContaining("in use");
+            assertThatThrownBy(() -> new DiskCache(dir, 4 << 20, 0))
+                    .isInstanceOf(IOException.class)
+                    .hasMessageContaining("in use");
+            assertThat(new File(dir, CacheDirectoryLock.LOCK_FILE))
+                    .as("the refused cache wiped nothing (it used to empty the directory first)")
+                    .exists();
+            assertThat(dir.list()).hasSizeGreaterThan(1); // the live cache's slab too
+            assertThat(live.read("f", 0, block.length)).isEqualTo(block);
             assertThat(DiskCache.deleteAbandonedDirectories(root)).as("swept here").isZero();
             assertThat(sweepInAnotherProcess(root)).as("swept elsewhere").isZero();
             assertThat(dir).exists();
