@@ -68,7 +68,7 @@ class DownloadCacheStallTest {
                         executor,
                         Duration.ofMinutes(1),
                         Duration.ofSeconds(30),
-                        Duration.ofMillis(500));
+                        Duration.ofSeconds(2)); // the re-download too: generous on a slow machine
         try {
             cache.prefetch(hanging);
             assertThat(reading.await(30, TimeUnit.SECONDS)).as("the download reads").isTrue();

@@ -569,7 +569,7 @@ public final class LsmStore implements AutoCloseable {
                                     // keep going while there is work
                                 }
                             }
-                        } catch (Throwable e) { // an Error too: stalled writers must not wait on
+                        } catch (Throwable e) { // an Error too, or stalled writers wait for ever
                             compactionError =
                                     e instanceof IOException
                                             ? (IOException) e

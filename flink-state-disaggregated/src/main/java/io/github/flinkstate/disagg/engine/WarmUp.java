@@ -1,11 +1,11 @@
 package io.github.flinkstate.disagg.engine;
 
 import io.github.flinkstate.disagg.engine.cache.DiskCache;
+import io.github.flinkstate.disagg.engine.cache.InFlight;
 import io.github.flinkstate.disagg.engine.sst.IoRateLimiter;
 import io.github.flinkstate.disagg.engine.sst.ReaderCache;
 import io.github.flinkstate.disagg.engine.version.FileMeta;
 import java.io.IOException;
-import java.io.InterruptedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
@@ -178,11 +178,12 @@ public final class WarmUp {
                 try {
                     copied =
                             readers.get(f.path(), f.fileSize()).copyToDisk(() -> cancelled, pacing);
-                } catch (InterruptedIOException e) {
-                    cancelled = true; // nothing else interrupts this thread: stop, do not skip on
-                    Thread.currentThread().interrupt();
-                    break;
                 } catch (IOException e) {
+                    if (Thread.currentThread().isInterrupted() || InFlight.causedByInterrupt(e)) {
+                        cancelled = true; // nothing else interrupts this thread: stop, no skip on
+                        Thread.currentThread().interrupt();
+                        break;
+                    }
                     LOG.info("Warm-up skips {}: {}", f.path(), e.getMessage());
                     continue;
                 } finally {

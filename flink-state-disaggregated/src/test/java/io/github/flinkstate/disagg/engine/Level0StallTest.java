@@ -166,6 +166,8 @@ class Level0StallTest {
                                         .l0StopWritesTrigger(stop)
                                         .compactionRateLimiter(failOnceThenGate));
                 AutoCloseable released = release::countDown) { // closed first: close never hangs
+            // assumes the compaction thread reaches the failing sleep (about the second
+            // compaction) before this thread flushes 20 level-0 files; else this put fails
             int i = 0;
             while (sleeps.get() == 0 && i < 200_000) { // until the failing sleep
                 store.put(LsmModelRunner.key(0, 0, i++), new byte[32]);

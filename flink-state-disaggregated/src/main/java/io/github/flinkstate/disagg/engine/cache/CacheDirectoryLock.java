@@ -19,7 +19,10 @@ import org.slf4j.LoggerFactory;
  * of caches that still run, in this process or another one, and delete them instead of letting them
  * fill the disk crash after crash.
  *
- * <p>Thread safety: {@link #release} is idempotent and may be called from any thread.
+ * <p>Thread safety: {@link #release} is idempotent and may be called from any thread. {@link
+ * #acquire} (registration and locking) and a sweep's check and probe of one directory run under
+ * {@link #HELD_HERE}'s monitor; a sweep deletes outside it, which is safe because cache directories
+ * get fresh names and a young directory without a lock file is never swept.
  */
 final class CacheDirectoryLock {
 

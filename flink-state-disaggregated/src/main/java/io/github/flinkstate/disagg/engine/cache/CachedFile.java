@@ -13,8 +13,9 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  *
  * <p>{@link #get} combines the two and deduplicates concurrent misses: when several threads miss
  * the same block at once, one of them loads it (one read of the file) and the others wait for its
- * result; a failed load fails the threads waiting for it and is forgotten, so the next miss
- * retries.
+ * result; a failed load fails the threads waiting for it (unless it failed only because the
+ * loader's thread was interrupted: they then read the block themselves) and is forgotten, so the
+ * next miss retries.
  *
  * <p>Thread safety: thread-safe. {@link #lookup} is lock-free; slots are only written by the owning
  * cache under its memory's lock. After the final release, {@link #lookup} still works, but {@link

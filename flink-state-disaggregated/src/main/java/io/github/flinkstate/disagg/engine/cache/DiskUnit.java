@@ -21,14 +21,17 @@ import java.nio.file.StandardOpenOption;
  * write (Flink cancelling a task, or an aborted savepoint's thread) closes the channel for every
  * thread. That thread fails with {@link ClosedByInterruptException}; any other thread that finds
  * the channel closed while the unit is not dropped reopens it (once per call) and goes on, so one
- * thread's interrupt costs the others nothing and the unit stays cached. The channel is swapped and
- * closed under this object's monitor; {@link #bytes} is guarded by the owning cache's lock.
+ * thread's interrupt costs the others nothing and the unit stays cached. The channel is swapped
+ * under this object's monitor, and {@link #drop} marks the unit dropped under it, so no reopen
+ * follows a drop; {@link #bytes} is guarded by the owning cache's lock.
  */
 abstract class DiskUnit {
 
     final File file;
     private volatile FileChannel channel;
     private volatile boolean dropped;
+
+    /** Set once by {@link #open}, before {@link #channel} is published. */
     private boolean writable;
 
     /** Bytes this unit occupies on disk, charged to the cache's capacity. */
@@ -41,14 +44,25 @@ abstract class DiskUnit {
     /** Opens the unit's file for reading (and, for a slab, for writing). */
     void open(boolean writable) throws IOException {
         this.writable = writable;
-        channel =
-                writable
-                        ? FileChannel.open(
-                                file.toPath(),
-                                StandardOpenOption.CREATE_NEW,
-                                StandardOpenOption.READ,
-                                StandardOpenOption.WRITE)
-                        : FileChannel.open(file.toPath(), StandardOpenOption.READ);
+        channel = openChannel(writable);
+    }
+
+    /**
+     * The unit's file opened for reading, and for writing if {@link #writable}; {@code createNew}
+     * creates it (failing if it exists), else it must exist.
+     */
+    private FileChannel openChannel(boolean createNew) throws IOException {
+        if (!writable) {
+            return FileChannel.open(file.toPath(), StandardOpenOption.READ);
+        }
+        return createNew
+                ? FileChannel.open(
+                        file.toPath(),
+                        StandardOpenOption.CREATE_NEW,
+                        StandardOpenOption.READ,
+                        StandardOpenOption.WRITE)
+                : FileChannel.open(
+                        file.toPath(), StandardOpenOption.READ, StandardOpenOption.WRITE);
     }
 
     /**
@@ -102,13 +116,7 @@ abstract class DiskUnit {
             throw e;
         }
         if (channel == closed) {
-            channel =
-                    writable
-                            ? FileChannel.open(
-                                    file.toPath(),
-                                    StandardOpenOption.READ,
-                                    StandardOpenOption.WRITE)
-                            : FileChannel.open(file.toPath(), StandardOpenOption.READ);
+            channel = openChannel(false);
         }
     }
 

@@ -29,14 +29,22 @@ public final class InFlight {
         if (!load.isCompletedExceptionally() || Thread.currentThread().isInterrupted()) {
             return false;
         }
-        Throwable t;
         try {
             load.join();
             return false;
         } catch (java.util.concurrent.CompletionException
                 | java.util.concurrent.CancellationException e) {
-            t = e.getCause();
+            return causedByInterrupt(e.getCause());
         }
+    }
+
+    /**
+     * Whether {@code failure} or one of its causes says that its thread was interrupted (an
+     * interrupted I/O call, a channel closed by an interrupt); a socket timeout, also an {@link
+     * InterruptedIOException}, is no interrupt.
+     */
+    public static boolean causedByInterrupt(Throwable failure) {
+        Throwable t = failure;
         for (int depth = 0; t != null && depth < 16; t = t.getCause(), depth++) {
             if ((t instanceof InterruptedIOException
                             && !(t instanceof java.net.SocketTimeoutException)) // no interrupt
@@ -70,7 +78,7 @@ public final class InFlight {
      *
      * @param what what is waited for, for the message of an interruption
      */
-    public static <T> T await(CompletableFuture<T> load, String what) throws IOException {
+    private static <T> T await(CompletableFuture<T> load, String what) throws IOException {
         try {
             return load.get();
         } catch (InterruptedException e) {

@@ -22,7 +22,8 @@ import org.apache.flink.core.fs.Path;
  * <p>Opening a file (a remote round trip or two) never runs inside the Caffeine cache's compute,
  * which holds a lock of the cache's hash table: files open concurrently on the calling threads, and
  * only concurrent opens of the same file are merged (the later callers wait for the first one's
- * reader or exception). The size of the tail read that opens a file is learned: the largest
+ * reader or exception, unless that only says its thread was interrupted: they then open it
+ * themselves). The size of the tail read that opens a file is learned: the largest
  * metadata-to-file-size ratio seen so far, with some headroom, so that the metadata of the next
  * file most likely arrives in one read.
  *

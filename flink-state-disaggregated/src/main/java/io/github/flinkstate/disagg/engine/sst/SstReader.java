@@ -3,6 +3,7 @@ package io.github.flinkstate.disagg.engine.sst;
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.cache.CachedFile;
 import io.github.flinkstate.disagg.engine.cache.DiskCache;
+import io.github.flinkstate.disagg.engine.cache.InFlight;
 import io.github.flinkstate.disagg.engine.cache.WriteThrough;
 import io.github.flinkstate.disagg.engine.key.Versioned;
 import java.io.EOFException;
@@ -684,8 +685,7 @@ public final class SstReader {
         } catch (IOException e) {
             if (!tail.usedLocal
                     || Thread.currentThread().isInterrupted()
-                    || e instanceof java.io.InterruptedIOException
-                    || e instanceof java.nio.channels.ClosedByInterruptException) {
+                    || InFlight.causedByInterrupt(e)) {
                 throw e; // not the local copy's fault (an interrupt): keep it
             }
             disk.invalidate(name, tail.start, e.getMessage());
