@@ -66,8 +66,6 @@ final class DownloadCache implements Closeable {
 
     private static final Logger LOG = LoggerFactory.getLogger(DownloadCache.class);
 
-    private static final int COPY_BUFFER_BYTES = 64 * 1024;
-
     private final File directory;
     private final Executor downloadExecutor;
     private final long idleTimeoutNanos;
@@ -490,11 +488,7 @@ final class DownloadCache implements Closeable {
                 if (entry.abandoned) { // abandoned while it opened: the closer saw no stream
                     throw abandonedFailure(handle);
                 }
-                byte[] buffer = new byte[COPY_BUFFER_BYTES];
-                for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
-                    out.write(buffer, 0, n);
-                    lastProgressNanos = System.nanoTime();
-                }
+                new ProgressStream(in).transferTo(out);
             } finally {
                 entry.stream = null;
             }
@@ -540,7 +534,10 @@ final class DownloadCache implements Closeable {
                         + "')");
     }
 
-    /** Counts reading the local copy to verify it as progress (a large file takes a while). */
+    /**
+     * Counts every read as progress of the downloads: the download's own, and reading its local
+     * copy to verify it (a large file takes a while).
+     */
     private final class ProgressStream extends FilterInputStream {
 
         ProgressStream(InputStream in) {

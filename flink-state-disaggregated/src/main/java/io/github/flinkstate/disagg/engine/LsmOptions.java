@@ -27,6 +27,11 @@ public final class LsmOptions {
     /** Largest compaction rate limit; higher rates are not paced at all. */
     public static final long MAX_PACED_BYTES_PER_SECOND = 8L << 30;
 
+    /** Whether a rate limit of {@code bytesPerSecond} paces anything (see the rate options). */
+    static boolean paces(long bytesPerSecond) {
+        return bytesPerSecond > 0 && bytesPerSecond <= MAX_PACED_BYTES_PER_SECOND;
+    }
+
     private FileSystem fileSystem;
     private Path primaryDir;
     private KeyGroupSpan keyGroups;

@@ -187,9 +187,7 @@ public final class LsmStore implements AutoCloseable {
         this.reads = new ReadPath(readers, options.bloomPrefix(), options.readaheadBytes());
         long rate = options.compactionBytesPerSecond();
         this.ownsCompactionLimiter =
-                options.compactionRateLimiter() == null
-                        && rate > 0
-                        && rate <= LsmOptions.MAX_PACED_BYTES_PER_SECOND;
+                options.compactionRateLimiter() == null && LsmOptions.paces(rate);
         this.compactionLimiter =
                 ownsCompactionLimiter ? new IoRateLimiter(rate) : options.compactionRateLimiter();
         long opened = options.clock().getAsLong();
@@ -1353,7 +1351,7 @@ public final class LsmStore implements AutoCloseable {
         }
         IoRateLimiter pacing = options.warmUpRateLimiter();
         long rate = options.warmUpBytesPerSecond();
-        if (pacing == null && rate > 0 && rate <= LsmOptions.MAX_PACED_BYTES_PER_SECOND) {
+        if (pacing == null && LsmOptions.paces(rate)) {
             pacing = new IoRateLimiter(rate);
         }
         WarmUp w =

@@ -3,18 +3,16 @@ package io.github.flinkstate.disagg.engine.cache;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.flinkstate.disagg.engine.testutil.AmongFailingThreads;
 import io.github.flinkstate.testing.wait.Waits;
 import java.net.SocketTimeoutException;
 import java.nio.channels.ClosedByInterruptException;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
@@ -91,43 +89,26 @@ class CachedFileInterruptedLoadsTest {
     void aReaderAmongLoadsThatKeepFailingByInterrupt_alwaysGetsItsBlock() throws Exception {
         CachedFile file = new BlockCache(0).open("f", 1); // nothing cached: every get loads
         byte[] payload = {1, 2, 3};
-        AtomicBoolean stop = new AtomicBoolean();
-        List<Future<?>> interrupted = new ArrayList<>();
-        for (int t = 0; t < INTERRUPTED_LOADERS; t++) {
-            interrupted.add(
-                    pool.submit(
-                            () -> {
-                                while (!stop.get()) {
-                                    try {
-                                        file.get(
-                                                0,
-                                                block -> {
-                                                    LockSupport.parkNanos(200_000);
-                                                    throw new ClosedByInterruptException();
-                                                });
-                                    } catch (ClosedByInterruptException expected) {
-                                        // its own "interrupt"
-                                    }
-                                }
-                                return null;
-                            }));
-        }
-        Future<?> healthy =
-                pool.submit(
-                        () -> {
-                            for (int i = 0; i < 2000; i++) {
-                                assertThat(file.get(0, block -> payload.clone()))
-                                        .containsExactly(payload);
-                            }
-                            return null;
-                        });
-        try {
-            healthy.get(60, TimeUnit.SECONDS); // never failed by another thread's interrupt
-        } finally {
-            stop.set(true);
-        }
-        for (Future<?> f : interrupted) {
-            f.get(30, TimeUnit.SECONDS);
-        }
+        AmongFailingThreads.run( // the healthy reader never fails by another's interrupt
+                pool,
+                INTERRUPTED_LOADERS,
+                () -> {
+                    try {
+                        file.get(
+                                0,
+                                block -> {
+                                    LockSupport.parkNanos(200_000);
+                                    throw new ClosedByInterruptException();
+                                });
+                    } catch (ClosedByInterruptException expected) {
+                        // its own "interrupt"
+                    }
+                },
+                () -> {
+                    for (int i = 0; i < 2000; i++) {
+                        assertThat(file.get(0, block -> payload.clone())).containsExactly(payload);
+                    }
+                    return null;
+                });
     }
 }

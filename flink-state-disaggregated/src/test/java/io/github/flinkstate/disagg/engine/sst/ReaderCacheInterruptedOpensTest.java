@@ -3,19 +3,16 @@ package io.github.flinkstate.disagg.engine.sst;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
+import io.github.flinkstate.disagg.engine.testutil.AmongFailingThreads;
 import io.github.flinkstate.testing.fs.FsOp;
 import io.github.flinkstate.testing.fs.InjectingFileSystem;
 import io.github.flinkstate.testing.fs.Latency;
 import java.io.File;
 import java.io.IOException;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
 import org.junit.jupiter.api.AfterEach;
@@ -51,41 +48,25 @@ class ReaderCacheInterruptedOpensTest {
         String path = file.toString();
         ReaderCache readers = new ReaderCache(fs, new BlockCache(0), 8, 2);
         fs.latency(FsOp.OPEN, Latency.fixed(Duration.ofNanos(200_000)));
-        AtomicBoolean stop = new AtomicBoolean();
-        List<Future<?>> interrupted = new ArrayList<>();
-        for (int t = 0; t < INTERRUPTED_OPENERS; t++) {
-            interrupted.add(
-                    pool.submit(
-                            () -> {
-                                while (!stop.get()) {
-                                    readers.evict(path); // the next get opens the file again
-                                    Thread.currentThread().interrupt(); // its open fails
-                                    try {
-                                        readers.get(path, size);
-                                    } catch (IOException expected) {
-                                        // its own interrupt (SstReader names the file)
-                                    }
-                                    Thread.interrupted();
-                                }
-                                return null;
-                            }));
-        }
-        Future<?> healthy =
-                pool.submit(
-                        () -> {
-                            for (int i = 0; i < 2000; i++) {
-                                assertThat(readers.get(path, size).fileSize()).isEqualTo(size);
-                            }
-                            return null;
-                        });
-        try {
-            healthy.get(60, TimeUnit.SECONDS); // never failed by another thread's interrupt
-        } finally {
-            stop.set(true);
-        }
-        for (Future<?> f : interrupted) {
-            f.get(30, TimeUnit.SECONDS);
-        }
+        AmongFailingThreads.run( // the healthy reader never fails by another's interrupt
+                pool,
+                INTERRUPTED_OPENERS,
+                () -> {
+                    readers.evict(path); // the next get opens the file again
+                    Thread.currentThread().interrupt(); // its open fails
+                    try {
+                        readers.get(path, size);
+                    } catch (IOException expected) {
+                        // its own interrupt (SstReader names the file)
+                    }
+                    Thread.interrupted();
+                },
+                () -> {
+                    for (int i = 0; i < 2000; i++) {
+                        assertThat(readers.get(path, size).fileSize()).isEqualTo(size);
+                    }
+                    return null;
+                });
         readers.close();
         assertThat(fs.openInputStreams()).as("streams left open").isZero();
     }
