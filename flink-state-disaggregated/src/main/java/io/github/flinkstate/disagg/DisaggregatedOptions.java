@@ -77,6 +77,26 @@ public final class DisaggregatedOptions {
                                     + " holds 256 KiB). A soft limit: it is exceeded by what is written"
                                     + " while flushes run. Between 0.05 and 0.9.");
 
+    public static final ConfigOption<Double> ROW_CACHE_RATIO =
+            ConfigOptions.key("state.backend.disaggregated.memory.row-cache-ratio")
+                    .doubleType()
+                    .defaultValue(0.0)
+                    .withDescription(
+                            "Fraction of the block cache (the part of"
+                                    + " 'state.backend.disaggregated.memory.per-slot' left to it, or"
+                                    + " 'state.backend.disaggregated.block-cache-size') that the row"
+                                    + " caches of the backends may take together. A row cache keeps"
+                                    + " what a point read (value, reducing and aggregating state, a map"
+                                    + " entry) found in the files, so that reading the key again costs"
+                                    + " a hash lookup instead of a search of every level; writes make"
+                                    + " it forget their keys when they are flushed. A row takes about"
+                                    + " three times the memory of the same entry in a block, and rows"
+                                    + " evict blocks, not the reverse: set it (0.25 to 0.5) for jobs"
+                                    + " whose point reads keep returning to a set of keys that fits in"
+                                    + " it; leave it off (0, the default) for state much larger than"
+                                    + " the cache read uniformly, where rows take memory from blocks"
+                                    + " that hold more keys per byte. Between 0 and 0.9.");
+
     public static final ConfigOption<MemorySize> BLOCK_CACHE_SIZE =
             ConfigOptions.key("state.backend.disaggregated.block-cache-size")
                     .memoryType()
@@ -239,6 +259,7 @@ public final class DisaggregatedOptions {
                 LOCAL_DIRECTORY,
                 MEMORY_PER_SLOT,
                 WRITE_BUFFER_RATIO,
+                ROW_CACHE_RATIO,
                 MEMTABLE_SIZE,
                 BLOCK_CACHE_SIZE,
                 LOCAL_CACHE_SIZE,
@@ -278,6 +299,11 @@ public final class DisaggregatedOptions {
                     ratio >= 0.05 && ratio <= 0.9,
                     WRITE_BUFFER_RATIO,
                     "must be between 0.05 and 0.9, was " + ratio);
+            double rowRatio = config.get(ROW_CACHE_RATIO);
+            require(
+                    rowRatio >= 0 && rowRatio <= 0.9,
+                    ROW_CACHE_RATIO,
+                    "must be between 0 and 0.9, was " + rowRatio);
             long localCache = config.get(LOCAL_CACHE_SIZE).getBytes();
             require(
                     localCache == 0 || localCache >= (1 << 20),

@@ -22,6 +22,7 @@ class DisaggregatedFactoryOptionsTest {
         c.set(DisaggregatedOptions.LOCAL_DIRECTORY, "/tmp/local");
         c.set(DisaggregatedOptions.MEMORY_PER_SLOT, MemorySize.parse("300mb"));
         c.set(DisaggregatedOptions.WRITE_BUFFER_RATIO, 0.4);
+        c.set(DisaggregatedOptions.ROW_CACHE_RATIO, 0.3);
         c.set(DisaggregatedOptions.MEMTABLE_SIZE, MemorySize.parse("8mb"));
         c.set(DisaggregatedOptions.BLOCK_CACHE_SIZE, MemorySize.parse("32mb"));
         c.set(DisaggregatedOptions.LOCAL_CACHE_SIZE, MemorySize.parse("3gb"));
@@ -41,6 +42,6 @@ class DisaggregatedFactoryOptionsTest {
         for (var option : DisaggregatedOptions.all()) {
             assertThat(b.option(option)).as(option.key()).isEqualTo(c.get(option));
         }
-        assertThat(DisaggregatedOptions.all()).hasSize(17);
+        assertThat(DisaggregatedOptions.all()).hasSize(18);
     }
 }

@@ -83,6 +83,14 @@ class DisaggregatedOptionsTest {
                     .hasMessageContaining(
                             "'state.backend.disaggregated.memory.write-buffer-ratio'");
         }
+        for (double bad : new double[] {-0.1, 0.95}) {
+            Configuration c = new Configuration();
+            c.set(DisaggregatedOptions.ROW_CACHE_RATIO, bad);
+            assertThatThrownBy(() -> DisaggregatedOptions.validate(c))
+                    .isInstanceOf(IllegalConfigurationException.class)
+                    .hasMessageContaining("'state.backend.disaggregated.memory.row-cache-ratio'")
+                    .hasMessageContaining("between 0 and 0.9");
+        }
         Configuration tinyCache = new Configuration();
         tinyCache.set(DisaggregatedOptions.BLOCK_CACHE_SIZE, MemorySize.parse("100kb"));
         assertThatThrownBy(() -> DisaggregatedOptions.validate(tinyCache))

@@ -30,6 +30,7 @@ import org.slf4j.LoggerFactory;
  * @param blockCacheBytes a block cache of this backend's own, or 0: the slot's shared one
  * @param slotMemoryBytes the heap shared by the slot's backends (block cache and memtables)
  * @param writeBufferRatio the memtables' share of {@code slotMemoryBytes}
+ * @param rowCacheRatio the share of the block cache that the row caches may take
  * @param periodicCompactionMillis age after which a file is rewritten for the TTL compaction filter
  *     (0: never)
  * @param copyThreads files copied at once for a full checkpoint after a NO_CLAIM restore
@@ -54,6 +55,7 @@ public record BackendSettings(
         long blockCacheBytes,
         long slotMemoryBytes,
         double writeBufferRatio,
+        double rowCacheRatio,
         int backgroundThreads,
         long periodicCompactionMillis,
         int copyThreads,
@@ -108,6 +110,7 @@ public record BackendSettings(
                         .orElse(0L),
                 options.get(DisaggregatedOptions.MEMORY_PER_SLOT).getBytes(),
                 options.get(DisaggregatedOptions.WRITE_BUFFER_RATIO),
+                options.get(DisaggregatedOptions.ROW_CACHE_RATIO),
                 options.get(DisaggregatedOptions.BACKGROUND_THREADS),
                 options.get(DisaggregatedOptions.TTL_PERIODIC_COMPACTION_TIME).toMillis(),
                 options.get(DisaggregatedOptions.COPY_THREADS),

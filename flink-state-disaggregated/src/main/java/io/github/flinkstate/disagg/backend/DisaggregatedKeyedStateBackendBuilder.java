@@ -12,6 +12,7 @@ import io.github.flinkstate.disagg.backend.ttl.TtlCompactionFilters;
 import io.github.flinkstate.disagg.engine.LsmOptions;
 import io.github.flinkstate.disagg.engine.LsmStore;
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
+import io.github.flinkstate.disagg.engine.cache.BlockMemory;
 import io.github.flinkstate.disagg.engine.cache.DiskCache;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import java.io.File;
@@ -254,14 +255,23 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
     private OpaqueMemoryResource<SlotMemory> acquireSlotMemory(Environment env) throws Exception {
         MemoryManager slot = env.getMemoryManager();
         return slot == null
-                ? SlotMemory.unshared(settings.slotMemoryBytes(), settings.writeBufferRatio())
-                : SlotMemory.acquire(slot, settings.slotMemoryBytes(), settings.writeBufferRatio());
+                ? SlotMemory.unshared(
+                        settings.slotMemoryBytes(),
+                        settings.writeBufferRatio(),
+                        settings.rowCacheRatio())
+                : SlotMemory.acquire(
+                        slot,
+                        settings.slotMemoryBytes(),
+                        settings.writeBufferRatio(),
+                        settings.rowCacheRatio());
     }
 
     /** A cache of the backend's own when its size is configured, else one on the slot's memory. */
     private BlockCache blockCache(SlotMemory memory, DiskCache localCache) {
         return settings.blockCacheBytes() > 0
-                ? new BlockCache(settings.blockCacheBytes(), localCache)
+                ? new BlockCache(
+                        new BlockMemory(settings.blockCacheBytes(), settings.rowCacheRatio()),
+                        localCache)
                 : new BlockCache(memory.blockMemory(), localCache);
     }
 }

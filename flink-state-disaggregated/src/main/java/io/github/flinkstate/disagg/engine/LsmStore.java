@@ -2,6 +2,7 @@ package io.github.flinkstate.disagg.engine;
 
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.cache.DiskCache;
+import io.github.flinkstate.disagg.engine.cache.RowCache;
 import io.github.flinkstate.disagg.engine.compaction.BelowOutputLevel;
 import io.github.flinkstate.disagg.engine.compaction.Compaction;
 import io.github.flinkstate.disagg.engine.compaction.CompactionFilter;
@@ -15,6 +16,7 @@ import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.key.KeyRange;
 import io.github.flinkstate.disagg.engine.memtable.Memtable;
 import io.github.flinkstate.disagg.engine.memtable.WriteBufferBudget;
+import io.github.flinkstate.disagg.engine.sst.BloomFilter;
 import io.github.flinkstate.disagg.engine.sst.IoRateLimiter;
 import io.github.flinkstate.disagg.engine.sst.ReadCounters;
 import io.github.flinkstate.disagg.engine.sst.ReaderCache;
@@ -110,6 +112,10 @@ public final class LsmStore implements AutoCloseable {
     private final VersionSet versions;
     private final LeveledCompactionPicker picker;
     private final ReadPath reads;
+
+    /** Point-lookup results from the files, or null when the block memory has no share for rows. */
+    private final RowCache rows;
+
     private final LsmStats stats = new LsmStats();
     private final Object writeMutex = new Object();
     private final ReentrantLock flushLock = new ReentrantLock();
@@ -185,6 +191,7 @@ public final class LsmStore implements AutoCloseable {
                         blockCache.disk());
         this.versions = new VersionSet(span, levels, this::onObsolete);
         this.reads = new ReadPath(readers, options.bloomPrefix(), options.readaheadBytes());
+        this.rows = RowCache.on(blockCache.memory());
         long rate = options.compactionBytesPerSecond();
         this.ownsCompactionLimiter =
                 options.compactionRateLimiter() == null && LsmOptions.paces(rate);
@@ -507,6 +514,7 @@ public final class LsmStore implements AutoCloseable {
                         throw e;
                     }
                 }
+                forgetRows(oldest); // while the memtable still answers for its keys
                 synchronized (versions) {
                     if (file != null) {
                         VersionEdit edit = new VersionEdit().add(0, file);
@@ -543,6 +551,33 @@ public final class LsmStore implements AutoCloseable {
         // or a key listing without writes) must not start rewriting a restored store's files
         if (installed) {
             maybeScheduleCompaction();
+        }
+    }
+
+    /**
+     * Makes the row cache forget what flushing {@code m} changes: its keys, and every row when it
+     * holds a prefix tombstone. Called before the flushed file becomes visible, while {@code m}
+     * still answers for its keys; lookups under way do not store their results (see {@link
+     * RowCache}).
+     */
+    private void forgetRows(Memtable m) {
+        if (rows == null) {
+            return;
+        }
+        Memtable.Cursor tombstones = m.tombstoneCursor();
+        if (rows.size() == 0) {
+            rows.invalidateAll(); // nothing to look up; lookups under way still must not store
+            return;
+        }
+        tombstones.seek(new byte[0]);
+        if (tombstones.valid()) {
+            rows.invalidateAll(); // entries covered by a flushed tombstone may vanish any time
+            return;
+        }
+        Memtable.Cursor c = m.cursor();
+        for (c.seek(new byte[0]); c.valid(); c.next()) {
+            byte[] key = c.key();
+            rows.invalidate(key, BloomFilter.hash(key));
         }
     }
 
@@ -682,7 +717,7 @@ public final class LsmStore implements AutoCloseable {
             if (!c.trivialMove()) {
                 stats.recordCompaction(System.nanoTime() - t0);
             }
-            install(edit);
+            install(edit, job.filtered() > 0);
             compactionError = null;
             wakeWriters(); // writers waiting for level 0 to shrink
             if (c.trivialMove()) {
@@ -720,11 +755,23 @@ public final class LsmStore implements AutoCloseable {
      * @throws IOException if the store is closed
      */
     private void install(VersionEdit edit) throws IOException {
+        install(edit, false);
+    }
+
+    /**
+     * As {@link #install(VersionEdit)}; {@code forgetRows}: the edit's files no longer hold entries
+     * a compaction filter dropped, so the row cache forgets every row before any reader can pin the
+     * new version.
+     */
+    private void install(VersionEdit edit, boolean forgetRows) throws IOException {
         Set<String> live = new HashSet<>();
         synchronized (versions) {
             if (!closed) {
                 noteBirths(edit);
                 versions.install(edit);
+                if (forgetRows && rows != null) {
+                    rows.invalidateAll(); // lock order: versions, then the row cache
+                }
                 noteLiveBytes();
                 return;
             }
@@ -791,9 +838,10 @@ public final class LsmStore implements AutoCloseable {
     /** The value of {@code key}, or null if absent or deleted. */
     public byte[] get(byte[] key) throws IOException {
         checkKey(key);
+        long rowGeneration = rows == null ? 0 : rows.generation(); // before the view is pinned
         ReadPath.View view = acquireView();
         try {
-            return reads.get(view, key);
+            return reads.get(view, key, rows, rowGeneration);
         } finally {
             versions.release(view.version());
         }
@@ -1224,6 +1272,11 @@ public final class LsmStore implements AutoCloseable {
         return span;
     }
 
+    /** The row cache, or null when the block memory has no share for rows. */
+    public RowCache rowCache() {
+        return rows;
+    }
+
     public BlockCache blockCache() {
         return blockCache;
     }
@@ -1313,6 +1366,9 @@ public final class LsmStore implements AutoCloseable {
             check(f.maxSeq() <= lastSeq.get(), "file seq above lastSeq: " + f);
         }
         blockCache.checkInvariants();
+        if (rows != null) {
+            rows.checkInvariants();
+        }
     }
 
     /**
@@ -1405,6 +1461,9 @@ public final class LsmStore implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         readers.close();
+        if (rows != null) {
+            rows.close();
+        }
         if (writeBudget != null) {
             // the memtables left are dropped with the store (their data is in the last checkpoint)
             giveBackAll();

@@ -1,5 +1,6 @@
 package io.github.flinkstate.disagg.engine;
 
+import io.github.flinkstate.disagg.engine.cache.RowCache;
 import io.github.flinkstate.disagg.engine.iterator.BoundedIterator;
 import io.github.flinkstate.disagg.engine.iterator.InternalIterator;
 import io.github.flinkstate.disagg.engine.iterator.LevelIterator;
@@ -64,6 +65,20 @@ final class ReadPath {
     }
 
     byte[] get(View view, byte[] key) throws IOException {
+        return get(view, key, null, 0);
+    }
+
+    /**
+     * The value of {@code key} in {@code view}, with {@code rows} (null for none) in front of the
+     * files: it must be the live store's, with {@code rowGeneration} read from it before {@code
+     * view} was pinned.
+     *
+     * <p>A row holds what the files show of the key, tombstones applied: the newest put, or {@link
+     * RowCache#ABSENT} for a delete, nothing, or a put a prefix tombstone covers (such a put may
+     * vanish with its tombstone in a later compaction, so caching it as a put would outlive both).
+     * A hit on a put still applies the tombstones written since.
+     */
+    byte[] get(View view, byte[] key, RowCache rows, long rowGeneration) throws IOException {
         long keyHash = BloomFilter.hash(key); // once for every memtable and file probed
         Versioned found = null;
         for (Memtable m : view.memtables()) {
@@ -72,15 +87,26 @@ final class ReadPath {
                 break;
             }
         }
+        if (found == null && rows != null) {
+            Versioned row = rows.get(key, keyHash);
+            if (row == null) {
+                Versioned inFiles = getFromFiles(view.version(), key, keyHash);
+                row = visible(view, key, inFiles) ? inFiles : RowCache.ABSENT;
+                rows.put(key, keyHash, row, rowGeneration);
+            }
+            return row != RowCache.ABSENT && visible(view, key, row) ? row.value() : null;
+        }
         if (found == null) {
             found = getFromFiles(view.version(), key, keyHash);
         }
-        if (found == null
-                || found.type() != EntryType.PUT
-                || coveringSeq(view, key, found.seq()) > found.seq()) {
-            return null;
-        }
-        return found.value();
+        return visible(view, key, found) ? found.value() : null;
+    }
+
+    /** Whether {@code found} is a put that no prefix tombstone in {@code view} covers. */
+    private static boolean visible(View view, byte[] key, Versioned found) {
+        return found != null
+                && found.type() == EntryType.PUT
+                && coveringSeq(view, key, found.seq()) <= found.seq();
     }
 
     /**

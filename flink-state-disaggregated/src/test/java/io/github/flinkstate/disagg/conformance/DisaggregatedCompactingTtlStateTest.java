@@ -15,7 +15,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Flink's TTL suite over the disaggregated backend with a full compaction before every snapshot,
  * plus the compaction-filter tests of the base class: expired entries of states with cleanup in the
- * background are dropped by compactions (and the two snapshot-cleanup tests pass).
+ * background are dropped by compactions (and the two snapshot-cleanup tests pass). With row caches
+ * on: a compaction that drops expired entries must make them forget what they read before.
  */
 public class DisaggregatedCompactingTtlStateTest extends CompactingSnapshotTtlStateTestBase {
 
@@ -27,7 +28,8 @@ public class DisaggregatedCompactingTtlStateTest extends CompactingSnapshotTtlSt
             return new DisaggregatedStateBackend()
                     .with(
                             DisaggregatedOptions.PRIMARY_DIRECTORY,
-                            Files.createTempDirectory(tmp, "primary").toUri().toString());
+                            Files.createTempDirectory(tmp, "primary").toUri().toString())
+                    .with(DisaggregatedOptions.ROW_CACHE_RATIO, 0.5);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -20,17 +20,22 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Flink's keyed state backend conformance suite over the disaggregated backend, with the primary
  * directory and the checkpoint storage on the local file system; with the smallest memtable (64
- * KiB, every checkpoint and most tests flush files) and the default one.
+ * KiB, every checkpoint and most tests flush files) with row caches that may take half of the block
+ * cache, whose rows every flush must invalidate, and the default memtable (4 MiB) with the default
+ * settings (no row cache).
  */
 @ExtendWith(ParameterizedTestExtension.class)
 public class DisaggregatedStateBackendTest extends StateBackendTestBase<DisaggregatedStateBackend> {
 
-    @Parameters(name = "memtable={0}")
+    @Parameters(name = "memtable={0}, row-cache-ratio={1}")
     public static List<Object[]> parameters() {
-        return List.of(new Object[] {"64kb"}, new Object[] {"4mb"});
+        return List.of(new Object[] {"64kb", 0.5}, new Object[] {"4mb", 0.0});
     }
 
     @Parameter public String memtable;
+
+    @Parameter(1)
+    public double rowCacheRatio;
 
     @TempDir Path tmp;
 
@@ -49,7 +54,8 @@ public class DisaggregatedStateBackendTest extends StateBackendTestBase<Disaggre
                 .with(
                         DisaggregatedOptions.PRIMARY_DIRECTORY,
                         new File(dir(), "primary").toURI().toString())
-                .with(DisaggregatedOptions.MEMTABLE_SIZE, MemorySize.parse(memtable));
+                .with(DisaggregatedOptions.MEMTABLE_SIZE, MemorySize.parse(memtable))
+                .with(DisaggregatedOptions.ROW_CACHE_RATIO, rowCacheRatio);
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.github.flinkstate.disagg.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
+import io.github.flinkstate.disagg.engine.cache.BlockMemory;
 import io.github.flinkstate.disagg.engine.iterator.LsmIterator;
 import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
@@ -39,6 +40,19 @@ class LsmStoreConcurrencyTest {
 
     @Test
     void readersSeeMonotonicValues_whileFlushingAndCompacting() throws Exception {
+        readersSeeMonotonicValues(new BlockCache(128 * 1024));
+    }
+
+    /**
+     * The same with a row cache, whose lookups race the flushes that make rows stale: a lookup that
+     * read a key's old value from the files before a flush brought the new one must not store it.
+     */
+    @Test
+    void readersSeeMonotonicValues_withARowCache() throws Exception {
+        readersSeeMonotonicValues(new BlockCache(new BlockMemory(1 << 20, 0.5), null));
+    }
+
+    private void readersSeeMonotonicValues(BlockCache cache) throws Exception {
         LsmOptions o =
                 new LsmOptions(
                                 FileSystem.getLocalFileSystem(),
@@ -50,7 +64,7 @@ class LsmStoreConcurrencyTest {
                         .levelBaseBytes(64 * 1024)
                         .l0CompactionTrigger(2)
                         .maxOpenFiles(16)
-                        .blockCache(new BlockCache(128 * 1024));
+                        .blockCache(cache);
         AtomicInteger published = new AtomicInteger(-1);
         AtomicBoolean done = new AtomicBoolean();
         Queue<Throwable> errors = new ConcurrentLinkedQueue<>();
@@ -131,6 +145,9 @@ class LsmStoreConcurrencyTest {
                 assertThat(ByteBuffer.wrap(store.get(key(id))).getInt()).isEqualTo(last);
             }
             assertThat(store.stats().flushes()).isGreaterThan(5);
+            if (store.rowCache() != null) {
+                assertThat(store.rowCache().hitCount()).isPositive();
+            }
         }
     }
 

@@ -29,11 +29,14 @@ public final class SlotMemory implements AutoCloseable {
     private final BlockMemory blockMemory;
     private final WriteBufferBudget writeBuffers;
 
-    /** Splits {@code totalBytes}: {@code writeBufferRatio} of it for memtables, the rest cache. */
-    public SlotMemory(long totalBytes, double writeBufferRatio) {
+    /**
+     * Splits {@code totalBytes}: {@code writeBufferRatio} of it for memtables, the rest cache, of
+     * which the backends' row caches may take {@code rowCacheRatio} together.
+     */
+    public SlotMemory(long totalBytes, double writeBufferRatio, double rowCacheRatio) {
         long writeBufferBytes = Math.max(1, (long) (totalBytes * writeBufferRatio));
         this.writeBuffers = new WriteBufferBudget(writeBufferBytes);
-        this.blockMemory = new BlockMemory(totalBytes - writeBufferBytes);
+        this.blockMemory = new BlockMemory(totalBytes - writeBufferBytes, rowCacheRatio);
     }
 
     /**
@@ -41,16 +44,20 @@ public final class SlotMemory implements AutoCloseable {
      * the first backend of the slot to ask; close the returned lease when the backend is disposed.
      */
     public static OpaqueMemoryResource<SlotMemory> acquire(
-            MemoryManager slotMemoryManager, long totalBytes, double writeBufferRatio)
+            MemoryManager slotMemoryManager,
+            long totalBytes,
+            double writeBufferRatio,
+            double rowCacheRatio)
             throws Exception {
         return slotMemoryManager.getExternalSharedMemoryResource(
                 RESOURCE_TYPE,
                 size -> {
-                    SlotMemory m = new SlotMemory(size, writeBufferRatio);
+                    SlotMemory m = new SlotMemory(size, writeBufferRatio, rowCacheRatio);
                     LOG.info(
-                            "Disaggregated state memory of this slot: {} bytes of block cache and"
-                                    + " {} bytes of memtables (JVM heap)",
+                            "Disaggregated state memory of this slot: {} bytes of block cache (rows"
+                                    + " up to {} of it) and {} bytes of memtables (JVM heap)",
                             m.blockMemory.capacityBytes(),
+                            m.blockMemory.rowCapacityBytes(),
                             m.writeBuffers.limitBytes());
                     return m;
                 },
@@ -59,9 +66,9 @@ public final class SlotMemory implements AutoCloseable {
 
     /** A lease on an instance of the caller's own, for backends that have no slot. */
     public static OpaqueMemoryResource<SlotMemory> unshared(
-            long totalBytes, double writeBufferRatio) {
+            long totalBytes, double writeBufferRatio, double rowCacheRatio) {
         return new OpaqueMemoryResource<>(
-                new SlotMemory(totalBytes, writeBufferRatio), totalBytes, () -> {});
+                new SlotMemory(totalBytes, writeBufferRatio, rowCacheRatio), totalBytes, () -> {});
     }
 
     public BlockMemory blockMemory() {

@@ -4,6 +4,7 @@ import io.github.flinkstate.disagg.engine.LsmStats;
 import io.github.flinkstate.disagg.engine.LsmStore;
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.cache.DiskCache;
+import io.github.flinkstate.disagg.engine.cache.RowCache;
 import io.github.flinkstate.disagg.engine.memtable.WriteBufferBudget;
 import io.github.flinkstate.disagg.engine.sst.ReadCounters;
 import java.util.concurrent.TimeUnit;
@@ -51,6 +52,12 @@ public final class DisaggMetrics {
         g.gauge("blockCacheSlotCapacityBytes", (Gauge<Long>) cache::capacityBytes);
         g.gauge("fileMetadataBytes", (Gauge<Long>) cache::pinnedMetadataBytes);
         g.gauge("fileMetadataSlotBytes", (Gauge<Long>) () -> cache.memory().pinnedBytes());
+        RowCache rows = store.rowCache(); // null when off: its gauges stay at 0
+        g.gauge("rowCacheHits", (Gauge<Long>) () -> rows == null ? 0 : rows.hitCount());
+        g.gauge("rowCacheRequests", (Gauge<Long>) () -> rows == null ? 0 : rows.requestCount());
+        g.gauge("rowCacheRows", (Gauge<Integer>) () -> rows == null ? 0 : rows.size());
+        g.gauge("rowCacheBytes", (Gauge<Long>) () -> rows == null ? 0 : rows.chargedBytes());
+        g.gauge("rowCacheSlotBytes", (Gauge<Long>) () -> cache.memory().rowBytes());
         g.gauge("memtableBytes", (Gauge<Long>) store::chargedMemtableBytes);
         WriteBufferBudget writeBuffers = store.writeBufferBudget();
         if (writeBuffers != null) {

@@ -15,7 +15,9 @@ import java.util.Arrays;
  * (opens, inserts, evictions and releases of all of them serialise here; hits take no lock).
  *
  * <p>The metadata of open files (index, bloom filter) is charged here too ({@link #pin}): it is not
- * evicted, but the blocks make room for it.
+ * evicted, but the blocks make room for it. So are the stores' {@link RowCache}s, up to {@code
+ * rowCapacityBytes} for all of them together ({@link #tryPinRows}); blocks never evict rows, rows
+ * evict blocks.
  *
  * <p>Invariants (checked by {@link BlockCache#checkInvariants()}): the ring lists exactly the
  * resident blocks of the caches on this memory, {@code usedBytes} is the sum of their weights, and
@@ -28,6 +30,7 @@ public final class BlockMemory {
     public static final int ENTRY_OVERHEAD = 32;
 
     private final long capacityBytes;
+    private final long rowCapacityBytes;
 
     // All fields below are guarded by this.
     private CachedFile[] ringFiles = new CachedFile[256];
@@ -36,15 +39,31 @@ public final class BlockMemory {
     private int hand;
     private long usedBytes;
 
-    /** Bytes of open files' metadata (index, bloom filter) charged with {@link #pin}. */
+    /** Bytes charged with {@link #pin}: open files' metadata, and the rows' {@code rowBytes}. */
     private long pinnedBytes;
 
+    /** Bytes the row caches on this memory hold ({@link #tryPinRows}); part of pinnedBytes. */
+    private long rowBytes;
+
+    /** A memory without row caches. */
     public BlockMemory(long capacityBytes) {
+        this(capacityBytes, 0);
+    }
+
+    /**
+     * @param rowShare the part of {@code capacityBytes} that the row caches of all stores on this
+     *     memory may take together, 0 for none
+     */
+    public BlockMemory(long capacityBytes, double rowShare) {
         if (capacityBytes < 0) {
             throw new IllegalArgumentException(
                     "block cache capacity must be >= 0: " + capacityBytes);
         }
+        if (!(rowShare >= 0 && rowShare <= 1)) {
+            throw new IllegalArgumentException("row cache share must be in [0, 1]: " + rowShare);
+        }
         this.capacityBytes = capacityBytes;
+        this.rowCapacityBytes = (long) (capacityBytes * rowShare);
     }
 
     public long capacityBytes() {
@@ -58,7 +77,36 @@ public final class BlockMemory {
 
     /** Bytes charged to open files' metadata ({@link #pin}). */
     public synchronized long pinnedBytes() {
-        return pinnedBytes;
+        return pinnedBytes - rowBytes;
+    }
+
+    /** What the row caches on this memory may hold together; 0 when they are off. */
+    public long rowCapacityBytes() {
+        return rowCapacityBytes;
+    }
+
+    /** Bytes the row caches on this memory hold. */
+    public synchronized long rowBytes() {
+        return rowBytes;
+    }
+
+    /**
+     * Charges {@code bytes} to a row cache when the rows' share has room for them, evicting blocks
+     * to make room; false (nothing charged) when it has not.
+     */
+    synchronized boolean tryPinRows(long bytes) {
+        if (rowBytes + bytes > rowCapacityBytes) {
+            return false;
+        }
+        rowBytes += bytes;
+        pin(bytes);
+        return true;
+    }
+
+    /** Gives back what {@link #tryPinRows} charged. */
+    synchronized void unpinRows(long bytes) {
+        rowBytes -= bytes;
+        unpin(bytes);
     }
 
     /**
@@ -167,6 +215,9 @@ public final class BlockMemory {
         }
         check(sum == usedBytes, "weight accounting " + sum + " != " + usedBytes);
         check(pinnedBytes >= 0, "pinned bytes " + pinnedBytes + " < 0");
+        check(
+                rowBytes >= 0 && rowBytes <= rowCapacityBytes && rowBytes <= pinnedBytes,
+                "row bytes " + rowBytes + " outside [0, " + rowCapacityBytes + "]");
         check(
                 usedBytes == 0 || usedBytes + pinnedBytes <= capacityBytes,
                 "block memory " + usedBytes + " + pinned " + pinnedBytes + " > " + capacityBytes);

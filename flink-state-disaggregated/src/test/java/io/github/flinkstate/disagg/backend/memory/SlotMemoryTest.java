@@ -92,18 +92,22 @@ class SlotMemoryTest {
     @Test
     void theSlotInstance_livesUntilItsLastBackendIsDisposed() throws Exception {
         MemoryManager memoryManager = MemoryManager.create(1 << 20, 4096);
-        OpaqueMemoryResource<SlotMemory> first = SlotMemory.acquire(memoryManager, 8 << 20, 0.25);
-        OpaqueMemoryResource<SlotMemory> second = SlotMemory.acquire(memoryManager, 99 << 20, 0.5);
+        OpaqueMemoryResource<SlotMemory> first =
+                SlotMemory.acquire(memoryManager, 8 << 20, 0.25, 0);
+        OpaqueMemoryResource<SlotMemory> second =
+                SlotMemory.acquire(memoryManager, 99 << 20, 0.5, 0);
         assertThat(second.getResourceHandle())
                 .as("later acquirers join the slot's instance, whatever size they ask for")
                 .isSameAs(first.getResourceHandle());
         assertThat(first.getResourceHandle().blockMemory().capacityBytes()).isEqualTo(6L << 20);
         first.close();
-        OpaqueMemoryResource<SlotMemory> third = SlotMemory.acquire(memoryManager, 8 << 20, 0.25);
+        OpaqueMemoryResource<SlotMemory> third =
+                SlotMemory.acquire(memoryManager, 8 << 20, 0.25, 0);
         assertThat(third.getResourceHandle()).isSameAs(second.getResourceHandle());
         second.close();
         third.close();
-        OpaqueMemoryResource<SlotMemory> fresh = SlotMemory.acquire(memoryManager, 8 << 20, 0.25);
+        OpaqueMemoryResource<SlotMemory> fresh =
+                SlotMemory.acquire(memoryManager, 8 << 20, 0.25, 0);
         assertThat(fresh.getResourceHandle())
                 .as("all leases closed: the next backend of the slot starts a new instance")
                 .isNotSameAs(first.getResourceHandle());

@@ -102,7 +102,12 @@ class DisaggMetricsTest {
                             "disaggregated.ttlEntriesDropped",
                             "disaggregated.prefixTombstones",
                             "disaggregated.level0Stalls",
-                            "disaggregated.level0StallTimeMs");
+                            "disaggregated.level0StallTimeMs",
+                            "disaggregated.rowCacheHits",
+                            "disaggregated.rowCacheRequests",
+                            "disaggregated.rowCacheRows",
+                            "disaggregated.rowCacheBytes",
+                            "disaggregated.rowCacheSlotBytes");
             assertThat(after.longValue("disaggregated.prefixTombstones")).isZero(); // no clears
         }
     }

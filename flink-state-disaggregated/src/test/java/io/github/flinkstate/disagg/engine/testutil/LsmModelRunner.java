@@ -6,6 +6,7 @@ import io.github.flinkstate.disagg.engine.LsmOptions;
 import io.github.flinkstate.disagg.engine.LsmSnapshot;
 import io.github.flinkstate.disagg.engine.LsmStore;
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
+import io.github.flinkstate.disagg.engine.cache.BlockMemory;
 import io.github.flinkstate.disagg.engine.iterator.LsmIterator;
 import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
@@ -40,7 +41,7 @@ public final class LsmModelRunner {
     private final Path baseDir;
     private final long seed;
     private final Random rnd;
-    private final BlockCache cache = new BlockCache(256 * 1024);
+    private final BlockCache cache;
     private final List<LsmSnapshot> retained = new ArrayList<>();
     private final List<LsmStore> opened = new ArrayList<>();
     private int dirs;
@@ -52,6 +53,12 @@ public final class LsmModelRunner {
         this.baseDir = baseDir;
         this.seed = seed;
         this.rnd = new Random(seed);
+        // half the runs with row caches (up to half of a larger memory), whose rows must never
+        // outlive what flushes, prefix tombstones and compactions change
+        this.cache =
+                rnd.nextBoolean()
+                        ? new BlockCache(256 * 1024)
+                        : new BlockCache(new BlockMemory(512 * 1024, 0.5), null);
         LOG.info("LsmModelRunner seed={} dir={}", seed, baseDir);
         System.out.println("LsmModelRunner seed=" + seed + " dir=" + baseDir);
     }

@@ -1,0 +1,341 @@
+package io.github.flinkstate.disagg.engine.cache;
+
+import io.github.flinkstate.disagg.engine.key.EntryType;
+import io.github.flinkstate.disagg.engine.key.Versioned;
+import java.util.Arrays;
+
+/**
+ * One store's cache of point-lookup results from its files: for a key, what its files show, prefix
+ * tombstones applied (the newest put, or {@link #ABSENT} for a delete, nothing, or a covered put).
+ * A hit costs a hash-table probe instead of the bloom probes, index searches and block searches of
+ * every level.
+ *
+ * <p>What a cached row stays valid through: compactions that drop nothing (they keep the newest
+ * entry of every key), moves of files and new prefix tombstones in memtables (the reader still
+ * applies every tombstone newer than the row). What makes it stale, and how the store forgets it:
+ *
+ * <ul>
+ *   <li>a flush that brings a newer entry of the key into the files: the store calls {@link
+ *       #invalidate} for every key of the memtable before the flushed file becomes visible (until
+ *       then the memtable answers first);
+ *   <li>a flush that brings a prefix tombstone into the files (a compaction may later drop it with
+ *       the entries it covers, and the row would then be the only trace): {@link #invalidateAll};
+ *   <li>a compaction whose filter dropped entries (TTL): {@link #invalidateAll}.
+ * </ul>
+ *
+ * A lookup that ran while any of these happened must not store its result: callers read {@link
+ * #generation()} before they pin their read view and pass it to {@link #put}, which stores nothing
+ * when an invalidation came in between.
+ *
+ * <p>Layout: an 8-way set-associative table (hash, key, row per slot, a referenced bit for a CLOCK
+ * choice of the victim within a set), grown by doubling at three quarters full. Memory: every row
+ * is charged with its key, value and {@link #ROW_OVERHEAD}, the table with {@link #SLOT_BYTES} per
+ * slot, to the {@link BlockMemory} in steps of {@link #CHARGE_STEP}; when the rows' share of that
+ * memory is used up, a new row only replaces one of its set.
+ *
+ * <p>Thread safety: thread-safe; every method but {@link #generation()} (a volatile read) takes
+ * this object's monitor (the store's point reads come from its task thread, so the lock is
+ * uncontended but for the flush thread's invalidations).
+ */
+public final class RowCache implements AutoCloseable {
+
+    /** Stored for a key the files do not hold. */
+    public static final Versioned ABSENT = new Versioned(-1, EntryType.DELETE, null);
+
+    /** Bytes charged per row beyond its key and value (two array headers, the row, a slot). */
+    static final int ROW_OVERHEAD = 80;
+
+    /** Bytes of table per slot: hash, key and row references, referenced bit. */
+    static final int SLOT_BYTES = 17;
+
+    /** The granularity in which the cache charges and gives back memory. */
+    static final long CHARGE_STEP = 64 << 10;
+
+    private static final int WAYS = 8;
+    private static final int INITIAL_SETS = 64;
+
+    private final BlockMemory memory;
+    private final long largestRow;
+
+    // all guarded by this
+    private long[] hashes;
+    private byte[][] keys;
+    private Versioned[] rows;
+    private boolean[] referenced;
+    private int setMask;
+    private int count;
+    private long bytes;
+    private long charged;
+    private volatile long generation; // written under this, read without it
+    private long hits;
+    private long requests;
+    private boolean closed;
+
+    /** Whether {@code bytes} includes the table's own; false until the first row is stored. */
+    private boolean tableCharged;
+
+    private RowCache(BlockMemory memory) {
+        this.memory = memory;
+        this.largestRow = Math.max(1024, memory.rowCapacityBytes() / 256);
+        allocate(INITIAL_SETS);
+    }
+
+    /**
+     * A row cache on {@code memory}, or null when its share for rows is below two {@link
+     * #CHARGE_STEP}s (0 included): too small to hold anything.
+     */
+    public static RowCache on(BlockMemory memory) {
+        return memory.rowCapacityBytes() >= 2 * CHARGE_STEP ? new RowCache(memory) : null;
+    }
+
+    /** Read before pinning a read view; pass it to {@link #put} with that view's result. */
+    public long generation() {
+        return generation;
+    }
+
+    /** The cached entry of {@code key}, {@link #ABSENT}, or null when nothing is cached. */
+    public synchronized Versioned get(byte[] key, long hash) {
+        requests++;
+        int slot = find(key, hash);
+        if (slot < 0) {
+            return null;
+        }
+        referenced[slot] = true;
+        hits++;
+        return rows[slot];
+    }
+
+    /**
+     * Caches what the files hold for {@code key} ({@link #ABSENT} for nothing), unless an
+     * invalidation happened since {@code generationBefore} was read or the rows' memory is used up
+     * and the key's set has nothing to replace. Copies {@code key}.
+     */
+    public synchronized void put(byte[] key, long hash, Versioned row, long generationBefore) {
+        if (closed || generationBefore != generation) {
+            return;
+        }
+        long weight = weight(key, row);
+        if (weight > largestRow) {
+            return;
+        }
+        if (!tableCharged) { // at the first row; retried while other stores hold the share
+            if (!charge(tableBytes(setMask + 1))) {
+                return;
+            }
+            bytes = tableBytes(setMask + 1);
+            tableCharged = true;
+        }
+        int slot = find(key, hash);
+        if (slot >= 0) {
+            remove(slot);
+        } else if (count + 1 > capacity() * 3 / 4) {
+            grow();
+        }
+        int base = (mix(hash) & setMask) * WAYS;
+        slot = freeOrVictim(base);
+        if (rows[slot] != null) {
+            remove(slot);
+        }
+        if (!charge(bytes + weight)) {
+            return; // the rows' share is used up: keep the set as it is, one row fewer
+        }
+        hashes[slot] = hash;
+        keys[slot] = key.clone();
+        rows[slot] = row;
+        referenced[slot] = false;
+        bytes += weight;
+        count++;
+    }
+
+    /** Forgets {@code key}; lookups that started before do not store their result. */
+    public synchronized void invalidate(byte[] key, long hash) {
+        generation++;
+        int slot = find(key, hash);
+        if (slot >= 0) {
+            remove(slot);
+            release();
+        }
+    }
+
+    /** Forgets every row; lookups that started before do not store their result. */
+    public synchronized void invalidateAll() {
+        generation++;
+        if (count > 0) {
+            Arrays.fill(keys, null);
+            Arrays.fill(rows, null);
+            Arrays.fill(referenced, false);
+            bytes = tableBytes(setMask + 1);
+            count = 0;
+            release();
+        }
+    }
+
+    /** Rows held. */
+    public synchronized int size() {
+        return count;
+    }
+
+    /** Bytes charged to the block memory for this cache (a multiple of {@link #CHARGE_STEP}). */
+    public synchronized long chargedBytes() {
+        return charged;
+    }
+
+    public synchronized long hitCount() {
+        return hits;
+    }
+
+    public synchronized long requestCount() {
+        return requests;
+    }
+
+    /** Drops every row and gives its memory back; later puts store nothing. Idempotent. */
+    @Override
+    public synchronized void close() {
+        closed = true;
+        tableCharged = false;
+        generation++;
+        allocate(1);
+        count = 0;
+        bytes = 0;
+        if (charged > 0) {
+            memory.unpinRows(charged);
+            charged = 0;
+        }
+    }
+
+    /** Checks counts and charges against the table. */
+    public synchronized void checkInvariants() {
+        long sum = tableCharged ? tableBytes(setMask + 1) : 0;
+        int n = 0;
+        for (int i = 0; i < rows.length; i++) {
+            if (rows[i] != null) {
+                n++;
+                sum += weight(keys[i], rows[i]);
+                BlockMemory.check(
+                        find(keys[i], hashes[i]) == i, "row cache slot " + i + " not found");
+            }
+        }
+        BlockMemory.check(n == count, "row cache count " + n + " != " + count);
+        BlockMemory.check(sum == bytes, "row cache bytes " + sum + " != " + bytes);
+        BlockMemory.check(
+                bytes <= charged && charged % CHARGE_STEP == 0,
+                "row cache charged " + charged + " for " + bytes);
+    }
+
+    // ------------------------------------------------------------------ internals
+
+    private int find(byte[] key, long hash) {
+        int base = (mix(hash) & setMask) * WAYS;
+        for (int i = base; i < base + WAYS; i++) {
+            if (rows[i] != null && hashes[i] == hash && Arrays.equals(keys[i], key)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** An empty slot of the set at {@code base}, else the first not referenced since last asked. */
+    private int freeOrVictim(int base) {
+        for (int i = base; i < base + WAYS; i++) {
+            if (rows[i] == null) {
+                return i;
+            }
+        }
+        for (int round = 0; round < 2; round++) {
+            for (int i = base; i < base + WAYS; i++) {
+                if (!referenced[i]) {
+                    return i;
+                }
+                referenced[i] = false;
+            }
+        }
+        return base; // unreachable: the first round cleared every bit
+    }
+
+    private void remove(int slot) {
+        bytes -= weight(keys[slot], rows[slot]);
+        keys[slot] = null;
+        rows[slot] = null;
+        referenced[slot] = false;
+        count--;
+    }
+
+    /** Doubles the table when its memory can be charged; rows that find no room are dropped. */
+    private void grow() {
+        int sets = setMask + 1;
+        if (sets >= (1 << 26) / WAYS) {
+            return;
+        }
+        long extra = tableBytes(sets * 2) - tableBytes(sets);
+        if (!charge(bytes + extra)) {
+            return;
+        }
+        long[] oldHashes = hashes;
+        byte[][] oldKeys = keys;
+        Versioned[] oldRows = rows;
+        allocate(sets * 2);
+        bytes = tableBytes(sets * 2);
+        count = 0;
+        for (int i = 0; i < oldRows.length; i++) {
+            if (oldRows[i] != null) {
+                int base = (mix(oldHashes[i]) & setMask) * WAYS;
+                for (int s = base; s < base + WAYS; s++) {
+                    if (rows[s] == null) {
+                        hashes[s] = oldHashes[i];
+                        keys[s] = oldKeys[i];
+                        rows[s] = oldRows[i];
+                        bytes += weight(oldKeys[i], oldRows[i]);
+                        count++;
+                        break;
+                    }
+                }
+            }
+        }
+        release();
+    }
+
+    private void allocate(int sets) {
+        hashes = new long[sets * WAYS];
+        keys = new byte[sets * WAYS][];
+        rows = new Versioned[sets * WAYS];
+        referenced = new boolean[sets * WAYS];
+        setMask = sets - 1;
+    }
+
+    /** Makes the charge cover {@code needed} bytes; false when the rows' share has no room. */
+    private boolean charge(long needed) {
+        while (charged < needed) {
+            if (!memory.tryPinRows(CHARGE_STEP)) {
+                return false;
+            }
+            charged += CHARGE_STEP;
+        }
+        return true;
+    }
+
+    /** Gives back whole steps no longer needed, keeping one step of slack. */
+    private void release() {
+        while (charged - bytes > 2 * CHARGE_STEP) {
+            memory.unpinRows(CHARGE_STEP);
+            charged -= CHARGE_STEP;
+        }
+    }
+
+    private int capacity() {
+        return (setMask + 1) * WAYS;
+    }
+
+    private static long tableBytes(int sets) {
+        return (long) sets * WAYS * SLOT_BYTES;
+    }
+
+    private static long weight(byte[] key, Versioned row) {
+        byte[] v = row.value();
+        return key.length + (v == null ? 0 : v.length) + ROW_OVERHEAD;
+    }
+
+    private static int mix(long hash) {
+        long h = hash * 0x9E3779B97F4A7C15L;
+        return (int) (h >>> 32);
+    }
+}

@@ -1,0 +1,169 @@
+package io.github.flinkstate.disagg.engine.cache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.flinkstate.disagg.engine.key.EntryType;
+import io.github.flinkstate.disagg.engine.key.Versioned;
+import io.github.flinkstate.disagg.engine.sst.BloomFilter;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+/** {@link RowCache}: lookups, the generation guard, invalidation and its memory charge. */
+class RowCacheTest {
+
+    private static byte[] key(int i) {
+        return ("key-" + i).getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static Versioned row(int i) {
+        return new Versioned(i, EntryType.PUT, ("value-" + i).getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static long hash(byte[] key) {
+        return BloomFilter.hash(key);
+    }
+
+    @Test
+    void noShareForRows_orOneTooSmallToHoldAnything_meansNoRowCache() {
+        assertThat(RowCache.on(new BlockMemory(1 << 20))).isNull();
+        assertThat(RowCache.on(new BlockMemory(1 << 20, 0))).isNull();
+        assertThat(RowCache.on(new BlockMemory(1 << 20, 0.1))).isNull(); // 102 KiB
+        assertThat(RowCache.on(new BlockMemory(1 << 20, 0.125))).isNotNull(); // 128 KiB
+    }
+
+    @Test
+    void aCacheOpenedWhileOthersHoldTheWholeShare_storesOnceTheyGiveItBack() {
+        BlockMemory memory = new BlockMemory(1 << 20, 0.25); // 256 KiB of rows
+        RowCache first = RowCache.on(memory);
+        for (int i = 0; i < 20_000; i++) {
+            first.put(key(i), hash(key(i)), row(i), first.generation());
+        }
+        assertThat(memory.rowBytes()).isEqualTo(memory.rowCapacityBytes());
+        RowCache second = RowCache.on(memory);
+        second.put(key(1), hash(key(1)), row(1), second.generation());
+        assertThat(second.size()).isZero();
+        assertThat(second.chargedBytes()).isZero();
+        second.checkInvariants();
+
+        first.close();
+        second.put(key(1), hash(key(1)), row(1), second.generation());
+        assertThat(second.get(key(1), hash(key(1)))).usingRecursiveComparison().isEqualTo(row(1));
+        second.checkInvariants();
+    }
+
+    @Test
+    void storesCopiesOfKeys_andAnswersHitsAndAbsence() {
+        RowCache rows = RowCache.on(new BlockMemory(4 << 20, 0.5));
+        byte[] k = key(1);
+        rows.put(k, hash(k), row(1), rows.generation());
+        k[0] = 'X'; // the caller reuses its array
+        assertThat(rows.get(key(1), hash(key(1)))).usingRecursiveComparison().isEqualTo(row(1));
+        assertThat(rows.get(key(2), hash(key(2)))).isNull();
+        rows.put(key(2), hash(key(2)), RowCache.ABSENT, rows.generation());
+        assertThat(rows.get(key(2), hash(key(2)))).isSameAs(RowCache.ABSENT);
+        assertThat(rows.hitCount()).isEqualTo(2);
+        assertThat(rows.requestCount()).isEqualTo(3);
+        rows.checkInvariants();
+    }
+
+    @Test
+    void aLookupThatStartedBeforeAnInvalidation_storesNothing() {
+        RowCache rows = RowCache.on(new BlockMemory(4 << 20, 0.5));
+        long before = rows.generation();
+        rows.invalidate(key(7), hash(key(7))); // a flush brought a newer entry meanwhile
+        rows.put(key(1), hash(key(1)), row(1), before);
+        assertThat(rows.get(key(1), hash(key(1)))).isNull();
+
+        before = rows.generation();
+        rows.invalidateAll();
+        rows.put(key(1), hash(key(1)), row(1), before);
+        assertThat(rows.size()).isZero();
+
+        rows.put(key(1), hash(key(1)), row(1), rows.generation());
+        assertThat(rows.size()).isEqualTo(1);
+    }
+
+    @Test
+    void invalidate_forgetsOneKey_invalidateAll_everyKey() {
+        RowCache rows = RowCache.on(new BlockMemory(4 << 20, 0.5));
+        for (int i = 0; i < 100; i++) {
+            rows.put(key(i), hash(key(i)), row(i), rows.generation());
+        }
+        rows.invalidate(key(5), hash(key(5)));
+        assertThat(rows.get(key(5), hash(key(5)))).isNull();
+        assertThat(rows.get(key(6), hash(key(6)))).usingRecursiveComparison().isEqualTo(row(6));
+        assertThat(rows.size()).isEqualTo(99);
+        rows.invalidateAll();
+        assertThat(rows.size()).isZero();
+        assertThat(rows.get(key(6), hash(key(6)))).isNull();
+        rows.checkInvariants();
+    }
+
+    @Test
+    void rowsStayWithinTheirShare_evenWhenSeveralCachesShareTheMemory() {
+        BlockMemory memory = new BlockMemory(4 << 20, 0.25); // rows: 1 MiB for both caches
+        RowCache a = RowCache.on(memory);
+        RowCache b = RowCache.on(memory);
+        Random rnd = new Random(3);
+        Map<Integer, Versioned> last = new HashMap<>();
+        for (int i = 0; i < 200_000; i++) {
+            int id = rnd.nextInt(50_000);
+            RowCache c = id % 2 == 0 ? a : b;
+            Versioned r = row(id + i);
+            c.put(key(id), hash(key(id)), r, c.generation());
+            last.put(id, r);
+            assertThat(memory.rowBytes()).isLessThanOrEqualTo(memory.rowCapacityBytes());
+        }
+        assertThat(memory.rowBytes()).isEqualTo(a.chargedBytes() + b.chargedBytes());
+        assertThat(a.size() + b.size()).isGreaterThan(1000);
+        // whatever a cache still holds for a key is the last row stored for it
+        for (Map.Entry<Integer, Versioned> e : last.entrySet()) {
+            RowCache c = e.getKey() % 2 == 0 ? a : b;
+            Versioned got = c.get(key(e.getKey()), hash(key(e.getKey())));
+            if (got != null) {
+                assertThat(got).isSameAs(e.getValue());
+            }
+        }
+        a.checkInvariants();
+        b.checkInvariants();
+
+        a.close();
+        b.close();
+        assertThat(memory.rowBytes()).isZero();
+        assertThat(memory.pinnedBytes()).isZero();
+        a.put(key(1), hash(key(1)), row(1), a.generation());
+        assertThat(a.size()).isZero();
+    }
+
+    @Test
+    void rowsEvictBlocks_butNeverMoreThanTheirShare() {
+        BlockMemory memory = new BlockMemory(1 << 20, 0.5);
+        BlockCache blocks = new BlockCache(memory, null);
+        CachedFile f = blocks.open("file", 300);
+        for (int i = 0; i < 300; i++) {
+            f.insert(i, new byte[4000]);
+        }
+        long blocksBefore = memory.usedBytes();
+        RowCache rows = RowCache.on(memory);
+        for (int i = 0; i < 50_000; i++) {
+            rows.put(key(i), hash(key(i)), row(i), rows.generation());
+        }
+        assertThat(memory.rowBytes()).isLessThanOrEqualTo(512 * 1024).isPositive();
+        assertThat(memory.usedBytes()).isLessThan(blocksBefore);
+        assertThat(memory.usedBytes() + memory.pinnedBytes() + memory.rowBytes())
+                .isLessThanOrEqualTo(memory.capacityBytes());
+        blocks.checkInvariants();
+        rows.checkInvariants();
+    }
+
+    @Test
+    void largeRows_areNotCached() {
+        RowCache rows = RowCache.on(new BlockMemory(4 << 20, 0.25)); // largest row: 4 KiB
+        Versioned big = new Versioned(1, EntryType.PUT, new byte[64 * 1024]);
+        rows.put(key(1), hash(key(1)), big, rows.generation());
+        assertThat(rows.size()).isZero();
+    }
+}
