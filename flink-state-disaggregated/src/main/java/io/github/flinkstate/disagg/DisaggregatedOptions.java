@@ -80,7 +80,7 @@ public final class DisaggregatedOptions {
     public static final ConfigOption<Double> ROW_CACHE_RATIO =
             ConfigOptions.key("state.backend.disaggregated.memory.row-cache-ratio")
                     .doubleType()
-                    .defaultValue(0.0)
+                    .defaultValue(0.5)
                     .withDescription(
                             "Fraction of the block cache (the part of"
                                     + " 'state.backend.disaggregated.memory.per-slot' left to it, or"
@@ -88,14 +88,11 @@ public final class DisaggregatedOptions {
                                     + " caches of the backends may take together. A row cache keeps"
                                     + " what a point read (value, reducing and aggregating state, a map"
                                     + " entry) found in the files, so that reading the key again costs"
-                                    + " a hash lookup instead of a search of every level; writes make"
-                                    + " it forget their keys when they are flushed. A row takes about"
-                                    + " three times the memory of the same entry in a block, and rows"
-                                    + " evict blocks, not the reverse: set it (0.25 to 0.5) for jobs"
-                                    + " whose point reads keep returning to a set of keys that fits in"
-                                    + " it; leave it off (0, the default) for state much larger than"
-                                    + " the cache read uniformly, where rows take memory from blocks"
-                                    + " that hold more keys per byte. Between 0 and 0.9.");
+                                    + " a hash lookup instead of a search of every level; a flush makes"
+                                    + " it forget the keys it writes. Rows only use memory the blocks"
+                                    + " leave free: a block that needs room takes it from the rows"
+                                    + " first, so a state larger than the cache keeps all of it for"
+                                    + " blocks. 0 turns the row caches off. Between 0 and 0.9.");
 
     public static final ConfigOption<MemorySize> BLOCK_CACHE_SIZE =
             ConfigOptions.key("state.backend.disaggregated.block-cache-size")

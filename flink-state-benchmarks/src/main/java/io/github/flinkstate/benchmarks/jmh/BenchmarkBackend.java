@@ -63,8 +63,9 @@ import org.apache.flink.util.concurrent.ExecutorThreadFactory;
  *   <li>{@code DISAGGREGATED}: our {@link DisaggregatedStateBackend}; its primary directory is its
  *       default, a folder under the job's checkpoint directory, which the fixture puts on the local
  *       file system, and its local working directory is {@code dbDir};
- *   <li>{@code DISAGGREGATED_ROW_CACHE}: the same with row caches that may take half of the block
- *       cache ({@code state.backend.disaggregated.memory.row-cache-ratio: 0.5}; off by default);
+ *   <li>{@code DISAGGREGATED_NO_ROW_CACHE}: the same with its row cache off ({@code
+ *       state.backend.disaggregated.memory.row-cache-ratio: 0}), to measure what the row cache
+ *       gives;
  *   <li>{@code FORST}: Flink's {@link ForStStateBackend} with its defaults: the synchronous state
  *       API is forced local ({@code state.backend.forst.sync.enforce-local: true}), so its SST
  *       files live in {@code dbDir} (its local directory), as RocksDB's do.
@@ -79,7 +80,7 @@ public enum BenchmarkBackend {
     CHANGELOG_FS,
     CHANGELOG_DFS_BATCHED,
     DISAGGREGATED,
-    DISAGGREGATED_ROW_CACHE,
+    DISAGGREGATED_NO_ROW_CACHE,
     FORST;
 
     /**
@@ -107,10 +108,10 @@ public enum BenchmarkBackend {
             case DISAGGREGATED:
                 return new DisaggregatedStateBackend()
                         .with(DisaggregatedOptions.LOCAL_DIRECTORY, dbDir.getAbsolutePath());
-            case DISAGGREGATED_ROW_CACHE:
+            case DISAGGREGATED_NO_ROW_CACHE:
                 return new DisaggregatedStateBackend()
                         .with(DisaggregatedOptions.LOCAL_DIRECTORY, dbDir.getAbsolutePath())
-                        .with(DisaggregatedOptions.ROW_CACHE_RATIO, 0.5);
+                        .with(DisaggregatedOptions.ROW_CACHE_RATIO, 0.0);
             case FORST:
                 return forSt(dbDir);
             default:

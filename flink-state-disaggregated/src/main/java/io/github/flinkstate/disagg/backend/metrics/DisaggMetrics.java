@@ -58,6 +58,7 @@ public final class DisaggMetrics {
         g.gauge("rowCacheRows", (Gauge<Integer>) () -> rows == null ? 0 : rows.size());
         g.gauge("rowCacheBytes", (Gauge<Long>) () -> rows == null ? 0 : rows.chargedBytes());
         g.gauge("rowCacheSlotBytes", (Gauge<Long>) () -> cache.memory().rowBytes());
+        g.gauge("rowCacheBytesYielded", (Gauge<Long>) () -> rows == null ? 0 : rows.bytesYielded());
         g.gauge("memtableBytes", (Gauge<Long>) store::chargedMemtableBytes);
         WriteBufferBudget writeBuffers = store.writeBufferBudget();
         if (writeBuffers != null) {

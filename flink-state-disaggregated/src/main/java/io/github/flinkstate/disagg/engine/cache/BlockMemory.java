@@ -15,14 +15,19 @@ import java.util.Arrays;
  * (opens, inserts, evictions and releases of all of them serialise here; hits take no lock).
  *
  * <p>The metadata of open files (index, bloom filter) is charged here too ({@link #pin}): it is not
- * evicted, but the blocks make room for it. So are the stores' {@link RowCache}s, up to {@code
- * rowCapacityBytes} for all of them together ({@link #tryPinRows}); blocks never evict rows, rows
- * evict blocks.
+ * evicted, but the blocks make room for it.
+ *
+ * <p>The stores' {@link RowCache}s live on the memory the blocks leave free: a row cache charges
+ * memory ({@link #tryPinRows}) only when it is free and within {@code rowCapacityBytes} for all of
+ * them together; a block or metadata that needs room takes it from the rows first, as a debt
+ * ({@code rowDebt}) that the row caches pay at their next lookup by dropping rows ({@link
+ * #claimRowDebt}), and only then evicts blocks. So rows never cost the blocks memory: they hold
+ * what the blocks do not need, and the total exceeds the capacity at most by the debt not yet paid.
  *
  * <p>Invariants (checked by {@link BlockCache#checkInvariants()}): the ring lists exactly the
  * resident blocks of the caches on this memory, {@code usedBytes} is the sum of their weights, and
- * blocks and pinned metadata together never exceed {@code capacityBytes} while any block is
- * resident.
+ * blocks, pinned metadata and the rows not owed together never exceed {@code capacityBytes} while
+ * any block is resident; {@code 0 <= rowDebt <= rowBytes <= rowCapacityBytes}.
  */
 public final class BlockMemory {
 
@@ -39,11 +44,17 @@ public final class BlockMemory {
     private int hand;
     private long usedBytes;
 
-    /** Bytes charged with {@link #pin}: open files' metadata, and the rows' {@code rowBytes}. */
+    /** Bytes of open files' metadata, charged with {@link #pin}. */
     private long pinnedBytes;
 
-    /** Bytes the row caches on this memory hold ({@link #tryPinRows}); part of pinnedBytes. */
+    /** Bytes the row caches on this memory are charged ({@link #tryPinRows}). */
     private long rowBytes;
+
+    /** Part of {@code rowBytes} that blocks or metadata took and the row caches must give back. */
+    private long rowDebt;
+
+    /** {@code rowDebt}, readable without the lock: row caches check it at every lookup. */
+    private volatile long rowDebtHint;
 
     /** A memory without row caches. */
     public BlockMemory(long capacityBytes) {
@@ -77,7 +88,7 @@ public final class BlockMemory {
 
     /** Bytes charged to open files' metadata ({@link #pin}). */
     public synchronized long pinnedBytes() {
-        return pinnedBytes - rowBytes;
+        return pinnedBytes;
     }
 
     /** What the row caches on this memory may hold together; 0 when they are off. */
@@ -85,39 +96,86 @@ public final class BlockMemory {
         return rowCapacityBytes;
     }
 
-    /** Bytes the row caches on this memory hold. */
+    /** Bytes the row caches on this memory are charged, what they owe included. */
     public synchronized long rowBytes() {
         return rowBytes;
     }
 
+    /** Bytes the row caches owe: taken by blocks or metadata, not yet given back. */
+    public synchronized long rowDebt() {
+        return rowDebt;
+    }
+
+    /** Whether the row caches owe memory; a read without the lock, for their lookups. */
+    boolean rowsOwe() {
+        return rowDebtHint > 0;
+    }
+
     /**
-     * Charges {@code bytes} to a row cache when the rows' share has room for them, evicting blocks
-     * to make room; false (nothing charged) when it has not.
+     * Charges {@code bytes} to a row cache when they are free (no block, metadata or other row,
+     * owed ones included, holds them) and the rows' share has room for them; false (nothing
+     * charged) otherwise. Never evicts.
      */
     synchronized boolean tryPinRows(long bytes) {
-        if (rowBytes + bytes > rowCapacityBytes) {
+        if (rowBytes + bytes > rowCapacityBytes
+                || usedBytes + pinnedBytes + rowBytes + bytes > capacityBytes) {
             return false;
         }
         rowBytes += bytes;
-        pin(bytes);
         return true;
     }
 
-    /** Gives back what {@link #tryPinRows} charged. */
+    /** Gives back what {@link #tryPinRows} charged; what the rows owe shrinks by as much. */
     synchronized void unpinRows(long bytes) {
         rowBytes -= bytes;
-        unpin(bytes);
+        setRowDebt(Math.max(0, rowDebt - bytes));
     }
 
     /**
-     * Charges {@code bytes} of metadata that stay in memory while a reader is open, evicting blocks
-     * to make room. Metadata is never evicted (readers are bounded by count, and they close when
-     * their files do): when it alone exceeds the capacity, no block stays cached.
+     * Settles up to {@code chargedBytes} (what the calling row cache is charged) of the rows' debt,
+     * rounded up to whole {@code step}s: the caller is charged the returned number of bytes less
+     * and must drop rows to fit.
+     */
+    synchronized long claimRowDebt(long chargedBytes, long step) {
+        if (rowDebt == 0) {
+            return 0;
+        }
+        long give = Math.min(chargedBytes, (rowDebt + step - 1) / step * step);
+        rowBytes -= give;
+        setRowDebt(Math.max(0, rowDebt - give));
+        return give;
+    }
+
+    private void setRowDebt(long debt) {
+        rowDebt = debt;
+        rowDebtHint = debt;
+    }
+
+    /**
+     * Charges {@code bytes} of metadata that stay in memory while a reader is open, taking the room
+     * from rows, then blocks. Metadata is never evicted (readers are bounded by count, and they
+     * close when their files do): when it alone exceeds the capacity, no block stays cached.
      */
     synchronized void pin(long bytes) {
         pinnedBytes += bytes;
-        while (ringSize > 0 && usedBytes + pinnedBytes > capacityBytes) {
+        makeRoom(0);
+    }
+
+    /**
+     * Makes {@code bytes} more fit beside the blocks, metadata and rows not owed: first by making
+     * the rows owe what they hold, then by evicting blocks. REQUIRES: lock held.
+     */
+    private void makeRoom(long bytes) {
+        long over = usedBytes + pinnedBytes + (rowBytes - rowDebt) + bytes - capacityBytes;
+        if (over > 0 && rowBytes > rowDebt) {
+            long take = Math.min(over, rowBytes - rowDebt);
+            setRowDebt(rowDebt + take);
+            over -= take;
+        }
+        while (over > 0 && ringSize > 0) {
+            long before = usedBytes;
             evictOne();
+            over -= before - usedBytes;
         }
     }
 
@@ -143,9 +201,7 @@ public final class BlockMemory {
         if (f.refs == 0 || weight + pinnedBytes > capacityBytes) {
             return payload;
         }
-        while (usedBytes + pinnedBytes + weight > capacityBytes) {
-            evictOne();
-        }
+        makeRoom(weight);
         if (ringSize == ringFiles.length) {
             ringFiles = Arrays.copyOf(ringFiles, ringSize * 2);
             ringBlocks = Arrays.copyOf(ringBlocks, ringSize * 2);
@@ -216,11 +272,18 @@ public final class BlockMemory {
         check(sum == usedBytes, "weight accounting " + sum + " != " + usedBytes);
         check(pinnedBytes >= 0, "pinned bytes " + pinnedBytes + " < 0");
         check(
-                rowBytes >= 0 && rowBytes <= rowCapacityBytes && rowBytes <= pinnedBytes,
-                "row bytes " + rowBytes + " outside [0, " + rowCapacityBytes + "]");
+                0 <= rowDebt && rowDebt <= rowBytes && rowBytes <= rowCapacityBytes,
+                "row debt " + rowDebt + ", row bytes " + rowBytes + ", share " + rowCapacityBytes);
         check(
-                usedBytes == 0 || usedBytes + pinnedBytes <= capacityBytes,
-                "block memory " + usedBytes + " + pinned " + pinnedBytes + " > " + capacityBytes);
+                usedBytes == 0 || usedBytes + pinnedBytes + rowBytes - rowDebt <= capacityBytes,
+                "block memory "
+                        + usedBytes
+                        + " + pinned "
+                        + pinnedBytes
+                        + " + rows not owed "
+                        + (rowBytes - rowDebt)
+                        + " > "
+                        + capacityBytes);
     }
 
     /** Ring entries of files of {@code cache}. REQUIRES: lock held. */

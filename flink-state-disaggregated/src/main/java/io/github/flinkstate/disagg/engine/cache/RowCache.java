@@ -28,10 +28,16 @@ import java.util.Arrays;
  * when an invalidation came in between.
  *
  * <p>Layout: an 8-way set-associative table (hash, key, row per slot, a referenced bit for a CLOCK
- * choice of the victim within a set), grown by doubling at three quarters full. Memory: every row
- * is charged with its key, value and {@link #ROW_OVERHEAD}, the table with {@link #SLOT_BYTES} per
- * slot, to the {@link BlockMemory} in steps of {@link #CHARGE_STEP}; when the rows' share of that
- * memory is used up, a new row only replaces one of its set.
+ * choice of the victim within a set), grown by doubling at three quarters full.
+ *
+ * <p>Memory: every row is charged with its key, value and {@link #ROW_OVERHEAD}, the table with
+ * {@link #SLOT_BYTES} per slot, to the {@link BlockMemory} in steps of {@link #CHARGE_STEP}, and
+ * only out of memory the blocks leave free, within the rows' share. When blocks need the memory
+ * back, the block memory records a debt; the next lookup or invalidation of a row cache on it pays
+ * (the first to come pays all it can) by dropping rows (a CLOCK sweep: rows read since the last
+ * sweep get a second chance), or, when what is left would not hold twice its table, all of them,
+ * with the table replaced by a small uncharged one. A row cache that cannot charge more makes room
+ * for a new row by the same sweep.
  *
  * <p>Thread safety: thread-safe; every method but {@link #generation()} (a volatile read) takes
  * this object's monitor (the store's point reads come from its task thread, so the lock is
@@ -74,6 +80,12 @@ public final class RowCache implements AutoCloseable {
     /** Whether {@code bytes} includes the table's own; false until the first row is stored. */
     private boolean tableCharged;
 
+    /** Where the next sweep that drops rows (to pay a debt, or for a new row) starts. */
+    private int sweepHand;
+
+    /** Bytes given back to the block memory because blocks needed them. */
+    private long bytesYielded;
+
     private RowCache(BlockMemory memory) {
         this.memory = memory;
         this.largestRow = Math.max(1024, memory.rowCapacityBytes() / 256);
@@ -95,6 +107,9 @@ public final class RowCache implements AutoCloseable {
 
     /** The cached entry of {@code key}, {@link #ABSENT}, or null when nothing is cached. */
     public synchronized Versioned get(byte[] key, long hash) {
+        if (memory.rowsOwe()) {
+            payDebt();
+        }
         requests++;
         int slot = find(key, hash);
         if (slot < 0) {
@@ -113,6 +128,9 @@ public final class RowCache implements AutoCloseable {
     public synchronized void put(byte[] key, long hash, Versioned row, long generationBefore) {
         if (closed || generationBefore != generation) {
             return;
+        }
+        if (memory.rowsOwe()) {
+            payDebt();
         }
         long weight = weight(key, row);
         if (weight > largestRow) {
@@ -137,7 +155,10 @@ public final class RowCache implements AutoCloseable {
             remove(slot);
         }
         if (!charge(bytes + weight)) {
-            return; // the rows' share is used up: keep the set as it is, one row fewer
+            sweepTo(charged - weight); // no more memory: the row replaces others
+            if (bytes + weight > charged) {
+                return;
+            }
         }
         hashes[slot] = hash;
         keys[slot] = key.clone();
@@ -150,6 +171,9 @@ public final class RowCache implements AutoCloseable {
     /** Forgets {@code key}; lookups that started before do not store their result. */
     public synchronized void invalidate(byte[] key, long hash) {
         generation++;
+        if (memory.rowsOwe()) {
+            payDebt(); // the flush thread pays for a store whose task thread reads nothing
+        }
         int slot = find(key, hash);
         if (slot >= 0) {
             remove(slot);
@@ -160,6 +184,9 @@ public final class RowCache implements AutoCloseable {
     /** Forgets every row; lookups that started before do not store their result. */
     public synchronized void invalidateAll() {
         generation++;
+        if (memory.rowsOwe()) {
+            payDebt();
+        }
         if (count > 0) {
             Arrays.fill(keys, null);
             Arrays.fill(rows, null);
@@ -178,6 +205,11 @@ public final class RowCache implements AutoCloseable {
     /** Bytes charged to the block memory for this cache (a multiple of {@link #CHARGE_STEP}). */
     public synchronized long chargedBytes() {
         return charged;
+    }
+
+    /** Bytes this cache gave back because blocks or file metadata needed them. */
+    public synchronized long bytesYielded() {
+        return bytesYielded;
     }
 
     public synchronized long hitCount() {
@@ -223,6 +255,58 @@ public final class RowCache implements AutoCloseable {
     }
 
     // ------------------------------------------------------------------ internals
+
+    /** Gives back this cache's part of the rows' debt, dropping rows to fit what is left. */
+    private void payDebt() {
+        if (charged == 0) {
+            return;
+        }
+        long give = memory.claimRowDebt(charged, CHARGE_STEP);
+        if (give == 0) {
+            return;
+        }
+        charged -= give;
+        bytesYielded += give;
+        if (tableCharged && charged < 2 * tableBytes(setMask + 1)) {
+            reset(); // too little left for the table to be worth its memory
+            return;
+        }
+        sweepTo(charged);
+    }
+
+    /**
+     * Drops every row and the table for a new small one, uncharged, and gives back every step: both
+     * are charged again by the next row that finds room. REQUIRES: lock held.
+     */
+    private void reset() {
+        allocate(INITIAL_SETS);
+        count = 0;
+        bytes = 0;
+        tableCharged = false;
+        if (charged > 0) {
+            memory.unpinRows(charged);
+            charged = 0;
+        }
+    }
+
+    /**
+     * Drops rows until they and the table take at most {@code target} bytes (or none is left): a
+     * CLOCK sweep over the table, in which a row read since the last sweep passed it is kept once.
+     */
+    private void sweepTo(long target) {
+        int n = rows.length;
+        for (int scanned = 0; bytes > target && count > 0 && scanned < 2 * n; scanned++) {
+            int i = sweepHand;
+            sweepHand = (sweepHand + 1) & (n - 1);
+            if (rows[i] != null) {
+                if (referenced[i]) {
+                    referenced[i] = false;
+                } else {
+                    remove(i);
+                }
+            }
+        }
+    }
 
     private int find(byte[] key, long hash) {
         int base = (mix(hash) & setMask) * WAYS;
@@ -295,6 +379,7 @@ public final class RowCache implements AutoCloseable {
     }
 
     private void allocate(int sets) {
+        sweepHand = 0;
         hashes = new long[sets * WAYS];
         keys = new byte[sets * WAYS][];
         rows = new Versioned[sets * WAYS];

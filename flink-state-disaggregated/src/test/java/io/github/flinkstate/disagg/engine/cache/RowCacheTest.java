@@ -139,24 +139,66 @@ class RowCacheTest {
     }
 
     @Test
-    void rowsEvictBlocks_butNeverMoreThanTheirShare() {
+    void rowsTakeOnlyMemoryTheBlocksLeaveFree() {
         BlockMemory memory = new BlockMemory(1 << 20, 0.5);
         BlockCache blocks = new BlockCache(memory, null);
         CachedFile f = blocks.open("file", 300);
         for (int i = 0; i < 300; i++) {
-            f.insert(i, new byte[4000]);
+            f.insert(i, new byte[4000]); // 1.2 MB of blocks: the memory is full
         }
         long blocksBefore = memory.usedBytes();
+        RowCache rows = RowCache.on(memory);
+        for (int i = 0; i < 1000; i++) {
+            rows.put(key(i), hash(key(i)), row(i), rows.generation());
+        }
+        assertThat(rows.size()).isZero();
+        assertThat(memory.rowBytes()).isZero();
+        assertThat(memory.usedBytes()).isEqualTo(blocksBefore);
+        blocks.checkInvariants();
+        rows.checkInvariants();
+    }
+
+    @Test
+    void blocksTakeTheirMemoryBackFromRows_whichPayAtTheirNextLookup() {
+        BlockMemory memory = new BlockMemory(1 << 20, 0.5);
+        BlockCache blocks = new BlockCache(memory, null);
         RowCache rows = RowCache.on(memory);
         for (int i = 0; i < 50_000; i++) {
             rows.put(key(i), hash(key(i)), row(i), rows.generation());
         }
-        assertThat(memory.rowBytes()).isLessThanOrEqualTo(512 * 1024).isPositive();
-        assertThat(memory.usedBytes()).isLessThan(blocksBefore);
-        assertThat(memory.usedBytes() + memory.pinnedBytes() + memory.rowBytes())
-                .isLessThanOrEqualTo(memory.capacityBytes());
-        blocks.checkInvariants();
+        assertThat(memory.rowBytes()).isEqualTo(512 * 1024); // the whole share: memory was free
+        int held = rows.size();
+        rows.put(key(77_777), hash(key(77_777)), row(7), rows.generation()); // replaces others
+        assertThat(rows.get(key(77_777), hash(key(77_777)))).isNotNull(); // now referenced
+
+        CachedFile f = blocks.open("file", 150);
+        for (int i = 0; i < 150; i++) {
+            f.insert(i, new byte[4000]); // 605 KB of blocks: the rows owe about 80 KB
+            blocks.checkInvariants(); // blocks + rows not owed stay within the capacity
+        }
+        assertThat(memory.rowDebt()).isPositive();
+        assertThat(memory.usedBytes()).isEqualTo(150L * (4000 + BlockMemory.ENTRY_OVERHEAD));
+
+        rows.get(key(1), hash(key(1))); // pays
+        assertThat(memory.rowDebt()).isZero();
+        assertThat(memory.rowBytes()).isLessThanOrEqualTo((1 << 20) - memory.usedBytes());
+        assertThat(rows.size()).isPositive().isLessThan(held);
+        assertThat(rows.get(key(77_777), hash(key(77_777)))).isNotNull(); // kept once
+        assertThat(rows.bytesYielded()).isPositive();
         rows.checkInvariants();
+        blocks.checkInvariants();
+
+        CachedFile g = blocks.open("other", 100);
+        for (int i = 0; i < 100; i++) {
+            g.insert(i, new byte[4000]); // the memory is now all blocks: the rows owe it all
+        }
+        rows.put(key(7), hash(key(7)), row(7), rows.generation()); // pays all, stores nothing
+        assertThat(memory.rowDebt()).isZero();
+        assertThat(rows.size()).isZero();
+        assertThat(rows.chargedBytes()).isZero(); // the table too: a small one, charged later
+        assertThat(memory.rowBytes()).isZero();
+        rows.checkInvariants();
+        blocks.checkInvariants();
     }
 
     @Test

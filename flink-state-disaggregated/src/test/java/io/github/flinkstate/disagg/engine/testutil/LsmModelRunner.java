@@ -53,12 +53,12 @@ public final class LsmModelRunner {
         this.baseDir = baseDir;
         this.seed = seed;
         this.rnd = new Random(seed);
-        // half the runs with row caches (up to half of a larger memory), whose rows must never
-        // outlive what flushes, prefix tombstones and compactions change
+        // half the runs with row caches (on a memory large enough for blocks to leave them room),
+        // whose rows must never outlive what flushes, prefix tombstones and compactions change
         this.cache =
                 rnd.nextBoolean()
                         ? new BlockCache(256 * 1024)
-                        : new BlockCache(new BlockMemory(512 * 1024, 0.5), null);
+                        : new BlockCache(new BlockMemory(4 << 20, 0.5), null);
         LOG.info("LsmModelRunner seed={} dir={}", seed, baseDir);
         System.out.println("LsmModelRunner seed=" + seed + " dir=" + baseDir);
     }
