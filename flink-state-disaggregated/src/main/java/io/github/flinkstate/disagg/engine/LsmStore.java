@@ -71,6 +71,8 @@ import org.slf4j.LoggerFactory;
  *                                                  version set (ref-counted versions)
  * </pre>
  *
+ * <p>A get that no memtable answers asks the store's {@link RowCache} before the files.
+ *
  * <p>Keys start with their key group (2 bytes big-endian, see {@link KeyGroupSpan}); writes outside
  * the store's span are rejected. Values returned are shared arrays: do not modify.
  *
@@ -79,8 +81,8 @@ import org.slf4j.LoggerFactory;
  * consistent with respect to memtable writes made after they were opened.
  *
  * <p>Threads: one flush thread, one compaction thread (per store), plus callers. Lock order: {@code
- * writeMutex} → {@code versions}; the flush lock and compaction lock are never taken while holding
- * {@code versions}.
+ * writeMutex} → {@code versions} → the row cache → the block memory; the flush lock and compaction
+ * lock are never taken while holding {@code versions}.
  *
  * <p>Invariants (checked by {@link #checkInvariants()}):
  *
@@ -565,13 +567,11 @@ public final class LsmStore implements AutoCloseable {
             return;
         }
         Memtable.Cursor tombstones = m.tombstoneCursor();
-        if (rows.size() == 0) {
-            rows.invalidateAll(); // nothing to look up; lookups under way still must not store
-            return;
-        }
         tombstones.seek(new byte[0]);
-        if (tombstones.valid()) {
-            rows.invalidateAll(); // entries covered by a flushed tombstone may vanish any time
+        // with no row, nothing to look up (lookups under way still must not store); with a
+        // tombstone, entries it covers may vanish with it in any later compaction
+        if (rows.size() == 0 || tombstones.valid()) {
+            rows.invalidateAll();
             return;
         }
         Memtable.Cursor c = m.cursor();
@@ -759,17 +759,17 @@ public final class LsmStore implements AutoCloseable {
     }
 
     /**
-     * As {@link #install(VersionEdit)}; {@code forgetRows}: the edit's files no longer hold entries
-     * a compaction filter dropped, so the row cache forgets every row before any reader can pin the
-     * new version.
+     * As {@link #install(VersionEdit)}; {@code filterDropped}: the edit's files no longer hold
+     * entries a compaction filter dropped, so the row cache forgets every row before any reader can
+     * pin the new version.
      */
-    private void install(VersionEdit edit, boolean forgetRows) throws IOException {
+    private void install(VersionEdit edit, boolean filterDropped) throws IOException {
         Set<String> live = new HashSet<>();
         synchronized (versions) {
             if (!closed) {
                 noteBirths(edit);
                 versions.install(edit);
-                if (forgetRows && rows != null) {
+                if (filterDropped && rows != null) {
                     rows.invalidateAll(); // lock order: versions, then the row cache
                 }
                 noteLiveBytes();

@@ -21,8 +21,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Flink's keyed state backend conformance suite over the disaggregated backend, with the primary
  * directory and the checkpoint storage on the local file system; with the smallest memtable (64
  * KiB, every checkpoint and most tests flush files) with row caches that may take half of the block
- * cache, whose rows every flush must invalidate, and the default memtable (4 MiB) with the default
- * settings (no row cache).
+ * cache, whose rows every flush must invalidate, and the default memtable (4 MiB) with the row
+ * cache off.
  */
 @ExtendWith(ParameterizedTestExtension.class)
 public class DisaggregatedStateBackendTest extends StateBackendTestBase<DisaggregatedStateBackend> {

@@ -16,9 +16,11 @@ import org.apache.flink.metrics.MetricGroup;
  * The disaggregated keyed backend's metrics, as gauges in the group {@value #GROUP} under the
  * operator's metric group (one set per keyed backend, i.e. per operator subtask). Every gauge reads
  * a counter the engine or the snapshot keeps anyway; registering costs nothing on the state access
- * path. The names and meanings are listed in {@code docs/disaggregated.md}.
+ * path (reading the row cache's gauges takes its lock for a moment). The names and meanings are
+ * listed in {@code docs/operations.md}.
  *
- * <p>Thread safety: gauges may be read from any thread (the counters are atomic).
+ * <p>Thread safety: gauges may be read from any thread (the counters are atomic or read under their
+ * owner's lock).
  */
 public final class DisaggMetrics {
 

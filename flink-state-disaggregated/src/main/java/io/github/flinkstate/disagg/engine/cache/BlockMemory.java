@@ -9,20 +9,22 @@ import java.util.Arrays;
  * has a fixed share.
  *
  * <p>Each {@link BlockCache} in front of this memory keeps its own file tables, disk tier and
- * counters; this class only decides which block leaves when another one enters.
+ * counters; this class decides which block leaves when another one enters, and keeps the accounts
+ * of metadata and rows.
  *
  * <p>Thread safety: thread-safe; this object is the lock of every {@link BlockCache} built on it
  * (opens, inserts, evictions and releases of all of them serialise here; hits take no lock).
  *
  * <p>The metadata of open files (index, bloom filter) is charged here too ({@link #pin}): it is not
- * evicted, but the blocks make room for it.
+ * evicted; rows, then blocks, make room for it.
  *
  * <p>The stores' {@link RowCache}s live on the memory the blocks leave free: a row cache charges
  * memory ({@link #tryPinRows}) only when it is free and within {@code rowCapacityBytes} for all of
  * them together; a block or metadata that needs room takes it from the rows first, as a debt
- * ({@code rowDebt}) that the row caches pay at their next lookup by dropping rows ({@link
- * #claimRowDebt}), and only then evicts blocks. So rows never cost the blocks memory: they hold
- * what the blocks do not need, and the total exceeds the capacity at most by the debt not yet paid.
+ * ({@code rowDebt}) that the row caches pay at their next lookup, store or invalidation by dropping
+ * rows ({@link #claimRowDebt}), and only then evicts blocks. A debt no longer needed (blocks or
+ * metadata released meanwhile) is forgiven. So rows never cost the blocks memory: they hold what
+ * the blocks do not need, and the total exceeds the capacity at most by the debt not yet paid.
  *
  * <p>Invariants (checked by {@link BlockCache#checkInvariants()}): the ring lists exactly the
  * resident blocks of the caches on this memory, {@code usedBytes} is the sum of their weights, and
@@ -37,7 +39,7 @@ public final class BlockMemory {
     private final long capacityBytes;
     private final long rowCapacityBytes;
 
-    // All fields below are guarded by this.
+    // All fields below but rowDebtHint are guarded by this.
     private CachedFile[] ringFiles = new CachedFile[256];
     private int[] ringBlocks = new int[256];
     private int ringSize;
@@ -182,6 +184,15 @@ public final class BlockMemory {
     /** Gives back what {@link #pin} charged. */
     synchronized void unpin(long bytes) {
         pinnedBytes -= bytes;
+        forgiveRowDebt();
+    }
+
+    /** Lowers the rows' debt to what still exceeds the capacity. REQUIRES: lock held. */
+    private void forgiveRowDebt() {
+        if (rowDebt > 0) {
+            long over = usedBytes + pinnedBytes + rowBytes - capacityBytes;
+            setRowDebt(Math.min(rowDebt, Math.max(0, over)));
+        }
     }
 
     static long weight(byte[] payload) {
@@ -243,6 +254,7 @@ public final class BlockMemory {
                 removeRingEntry(i);
             }
         }
+        forgiveRowDebt();
     }
 
     /** Drops ring entry {@code i} and its payload; the last entry moves into its place. */
@@ -271,11 +283,10 @@ public final class BlockMemory {
         }
         check(sum == usedBytes, "weight accounting " + sum + " != " + usedBytes);
         check(pinnedBytes >= 0, "pinned bytes " + pinnedBytes + " < 0");
+        checkRows();
         check(
-                0 <= rowDebt && rowDebt <= rowBytes && rowBytes <= rowCapacityBytes,
-                "row debt " + rowDebt + ", row bytes " + rowBytes + ", share " + rowCapacityBytes);
-        check(
-                usedBytes == 0 || usedBytes + pinnedBytes + rowBytes - rowDebt <= capacityBytes,
+                (usedBytes == 0 && rowBytes == rowDebt)
+                        || usedBytes + pinnedBytes + rowBytes - rowDebt <= capacityBytes,
                 "block memory "
                         + usedBytes
                         + " + pinned "
@@ -284,6 +295,14 @@ public final class BlockMemory {
                         + (rowBytes - rowDebt)
                         + " > "
                         + capacityBytes);
+    }
+
+    /** Checks the rows' accounts: {@code 0 <= rowDebt <= rowBytes <= rowCapacityBytes}. */
+    synchronized void checkRows() {
+        check(
+                0 <= rowDebt && rowDebt <= rowBytes && rowBytes <= rowCapacityBytes,
+                "row debt " + rowDebt + ", row bytes " + rowBytes + ", share " + rowCapacityBytes);
+        check(rowDebtHint == rowDebt, "row debt hint " + rowDebtHint + " != " + rowDebt);
     }
 
     /** Ring entries of files of {@code cache}. REQUIRES: lock held. */

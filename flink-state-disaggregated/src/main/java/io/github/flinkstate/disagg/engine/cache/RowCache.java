@@ -40,8 +40,9 @@ import java.util.Arrays;
  * for a new row by the same sweep.
  *
  * <p>Thread safety: thread-safe; every method but {@link #generation()} (a volatile read) takes
- * this object's monitor (the store's point reads come from its task thread, so the lock is
- * uncontended but for the flush thread's invalidations).
+ * this object's monitor: the store's point reads come from its task thread, so it is contended only
+ * by the flush and compaction threads' invalidations and by metric reporters reading the counters.
+ * Lock order: this, then the {@link BlockMemory}.
  */
 public final class RowCache implements AutoCloseable {
 
@@ -107,9 +108,7 @@ public final class RowCache implements AutoCloseable {
 
     /** The cached entry of {@code key}, {@link #ABSENT}, or null when nothing is cached. */
     public synchronized Versioned get(byte[] key, long hash) {
-        if (memory.rowsOwe()) {
-            payDebt();
-        }
+        payIfOwed();
         requests++;
         int slot = find(key, hash);
         if (slot < 0) {
@@ -129,18 +128,16 @@ public final class RowCache implements AutoCloseable {
         if (closed || generationBefore != generation) {
             return;
         }
-        if (memory.rowsOwe()) {
-            payDebt();
-        }
+        payIfOwed();
         long weight = weight(key, row);
         if (weight > largestRow) {
             return;
         }
         if (!tableCharged) { // at the first row; retried while other stores hold the share
-            if (!charge(tableBytes(setMask + 1))) {
+            if (!charge(tableBytes())) {
                 return;
             }
-            bytes = tableBytes(setMask + 1);
+            bytes = tableBytes();
             tableCharged = true;
         }
         int slot = find(key, hash);
@@ -149,7 +146,7 @@ public final class RowCache implements AutoCloseable {
         } else if (count + 1 > capacity() * 3 / 4) {
             grow();
         }
-        int base = (mix(hash) & setMask) * WAYS;
+        int base = setOf(hash);
         slot = freeOrVictim(base);
         if (rows[slot] != null) {
             remove(slot);
@@ -171,9 +168,7 @@ public final class RowCache implements AutoCloseable {
     /** Forgets {@code key}; lookups that started before do not store their result. */
     public synchronized void invalidate(byte[] key, long hash) {
         generation++;
-        if (memory.rowsOwe()) {
-            payDebt(); // the flush thread pays for a store whose task thread reads nothing
-        }
+        payIfOwed(); // the flush thread pays for a store whose task thread reads nothing
         int slot = find(key, hash);
         if (slot >= 0) {
             remove(slot);
@@ -184,14 +179,12 @@ public final class RowCache implements AutoCloseable {
     /** Forgets every row; lookups that started before do not store their result. */
     public synchronized void invalidateAll() {
         generation++;
-        if (memory.rowsOwe()) {
-            payDebt();
-        }
+        payIfOwed();
         if (count > 0) {
             Arrays.fill(keys, null);
             Arrays.fill(rows, null);
             Arrays.fill(referenced, false);
-            bytes = tableBytes(setMask + 1);
+            bytes = tableBytes();
             count = 0;
             release();
         }
@@ -224,20 +217,13 @@ public final class RowCache implements AutoCloseable {
     @Override
     public synchronized void close() {
         closed = true;
-        tableCharged = false;
         generation++;
-        allocate(1);
-        count = 0;
-        bytes = 0;
-        if (charged > 0) {
-            memory.unpinRows(charged);
-            charged = 0;
-        }
+        reset();
     }
 
     /** Checks counts and charges against the table. */
     public synchronized void checkInvariants() {
-        long sum = tableCharged ? tableBytes(setMask + 1) : 0;
+        long sum = tableCharged ? tableBytes() : 0;
         int n = 0;
         for (int i = 0; i < rows.length; i++) {
             if (rows[i] != null) {
@@ -252,6 +238,11 @@ public final class RowCache implements AutoCloseable {
         BlockMemory.check(
                 bytes <= charged && charged % CHARGE_STEP == 0,
                 "row cache charged " + charged + " for " + bytes);
+        BlockMemory.check(
+                tableCharged || (count == 0 && bytes == 0),
+                "row cache holds " + count + " rows without a charged table");
+        BlockMemory.check(!closed || charged == 0, "closed row cache still charged " + charged);
+        memory.checkRows();
     }
 
     // ------------------------------------------------------------------ internals
@@ -267,7 +258,8 @@ public final class RowCache implements AutoCloseable {
         }
         charged -= give;
         bytesYielded += give;
-        if (tableCharged && charged < 2 * tableBytes(setMask + 1)) {
+        if (tableCharged && charged < 2 * tableBytes()) {
+            bytesYielded += charged;
             reset(); // too little left for the table to be worth its memory
             return;
         }
@@ -309,7 +301,7 @@ public final class RowCache implements AutoCloseable {
     }
 
     private int find(byte[] key, long hash) {
-        int base = (mix(hash) & setMask) * WAYS;
+        int base = setOf(hash);
         for (int i = base; i < base + WAYS; i++) {
             if (rows[i] != null && hashes[i] == hash && Arrays.equals(keys[i], key)) {
                 return i;
@@ -362,7 +354,7 @@ public final class RowCache implements AutoCloseable {
         count = 0;
         for (int i = 0; i < oldRows.length; i++) {
             if (oldRows[i] != null) {
-                int base = (mix(oldHashes[i]) & setMask) * WAYS;
+                int base = setOf(oldHashes[i]);
                 for (int s = base; s < base + WAYS; s++) {
                     if (rows[s] == null) {
                         hashes[s] = oldHashes[i];
@@ -398,12 +390,28 @@ public final class RowCache implements AutoCloseable {
         return true;
     }
 
-    /** Gives back whole steps no longer needed, keeping one step of slack. */
+    /** Gives back whole steps no longer needed, keeping up to two steps of slack. */
     private void release() {
         while (charged - bytes > 2 * CHARGE_STEP) {
             memory.unpinRows(CHARGE_STEP);
             charged -= CHARGE_STEP;
         }
+    }
+
+    /** If the rows owe the block memory anything, pays this cache's part. */
+    private void payIfOwed() {
+        if (memory.rowsOwe()) {
+            payDebt();
+        }
+    }
+
+    /** The first slot of the set of {@code hash}. */
+    private int setOf(long hash) {
+        return (mix(hash) & setMask) * WAYS;
+    }
+
+    private long tableBytes() {
+        return tableBytes(setMask + 1);
     }
 
     private int capacity() {

@@ -87,8 +87,14 @@ class DisaggMetricsTest {
             }
             assertThat(after.longValue("disaggregated.primaryReads")).isGreaterThan(readsAtRestore);
             assertThat(after.longValue("disaggregated.primaryBytesRead")).isPositive();
-            // the second round finds the blocks the first one read
+            // the first round finds keys in blocks it has read for their neighbours; the second is
+            // answered by the row cache (the slot's default memory leaves it room)
             assertThat(after.longValue("disaggregated.blockCacheHits")).isPositive();
+            assertThat(after.longValue("disaggregated.rowCacheHits")).isPositive();
+            assertThat(after.longValue("disaggregated.rowCacheRequests"))
+                    .isGreaterThanOrEqualTo(after.longValue("disaggregated.rowCacheHits"));
+            assertThat(after.longValue("disaggregated.rowCacheRows")).isPositive();
+            assertThat(after.longValue("disaggregated.rowCacheBytes")).isPositive();
             assertThat(after.longValue("disaggregated.blockCacheRequests"))
                     .isGreaterThan(after.longValue("disaggregated.blockCacheHits"));
             double ratio = (Double) after.gauge("disaggregated.blockCacheHitRatio").getValue();
@@ -107,7 +113,8 @@ class DisaggMetricsTest {
                             "disaggregated.rowCacheRequests",
                             "disaggregated.rowCacheRows",
                             "disaggregated.rowCacheBytes",
-                            "disaggregated.rowCacheSlotBytes");
+                            "disaggregated.rowCacheSlotBytes",
+                            "disaggregated.rowCacheBytesYielded");
             assertThat(after.longValue("disaggregated.prefixTombstones")).isZero(); // no clears
         }
     }

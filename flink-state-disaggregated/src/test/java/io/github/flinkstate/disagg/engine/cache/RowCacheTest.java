@@ -26,6 +26,22 @@ class RowCacheTest {
         return BloomFilter.hash(key);
     }
 
+    private static void fill(RowCache rows, int keys) {
+        for (int i = 0; i < keys; i++) {
+            rows.put(key(i), hash(key(i)), row(i), rows.generation());
+        }
+    }
+
+    /** Opens {@code file} with {@code count} blocks of 4,000 bytes, all inserted. */
+    private static CachedFile insertBlocks(BlockCache blocks, String file, int count) {
+        CachedFile f = blocks.open(file, count);
+        for (int i = 0; i < count; i++) {
+            f.insert(i, new byte[4000]);
+            blocks.checkInvariants(); // blocks + rows not owed stay within the capacity
+        }
+        return f;
+    }
+
     @Test
     void noShareForRows_orOneTooSmallToHoldAnything_meansNoRowCache() {
         assertThat(RowCache.on(new BlockMemory(1 << 20))).isNull();
@@ -163,19 +179,13 @@ class RowCacheTest {
         BlockMemory memory = new BlockMemory(1 << 20, 0.5);
         BlockCache blocks = new BlockCache(memory, null);
         RowCache rows = RowCache.on(memory);
-        for (int i = 0; i < 50_000; i++) {
-            rows.put(key(i), hash(key(i)), row(i), rows.generation());
-        }
+        fill(rows, 50_000);
         assertThat(memory.rowBytes()).isEqualTo(512 * 1024); // the whole share: memory was free
         int held = rows.size();
         rows.put(key(77_777), hash(key(77_777)), row(7), rows.generation()); // replaces others
-        assertThat(rows.get(key(77_777), hash(key(77_777)))).isNotNull(); // now referenced
+        assertThat(rows.get(key(77_777), hash(key(77_777)))).isNotNull();
 
-        CachedFile f = blocks.open("file", 150);
-        for (int i = 0; i < 150; i++) {
-            f.insert(i, new byte[4000]); // 605 KB of blocks: the rows owe about 80 KB
-            blocks.checkInvariants(); // blocks + rows not owed stay within the capacity
-        }
+        insertBlocks(blocks, "file", 150); // 605 KB of blocks: the rows owe about 80 KB
         assertThat(memory.rowDebt()).isPositive();
         assertThat(memory.usedBytes()).isEqualTo(150L * (4000 + BlockMemory.ENTRY_OVERHEAD));
 
@@ -183,20 +193,34 @@ class RowCacheTest {
         assertThat(memory.rowDebt()).isZero();
         assertThat(memory.rowBytes()).isLessThanOrEqualTo((1 << 20) - memory.usedBytes());
         assertThat(rows.size()).isPositive().isLessThan(held);
-        assertThat(rows.get(key(77_777), hash(key(77_777)))).isNotNull(); // kept once
         assertThat(rows.bytesYielded()).isPositive();
         rows.checkInvariants();
         blocks.checkInvariants();
 
-        CachedFile g = blocks.open("other", 100);
-        for (int i = 0; i < 100; i++) {
-            g.insert(i, new byte[4000]); // the memory is now all blocks: the rows owe it all
-        }
+        insertBlocks(blocks, "other", 100); // the memory is now all blocks: the rows owe it all
         rows.put(key(7), hash(key(7)), row(7), rows.generation()); // pays all, stores nothing
         assertThat(memory.rowDebt()).isZero();
         assertThat(rows.size()).isZero();
         assertThat(rows.chargedBytes()).isZero(); // the table too: a small one, charged later
         assertThat(memory.rowBytes()).isZero();
+        rows.checkInvariants();
+        blocks.checkInvariants();
+    }
+
+    @Test
+    void aDebtNoLongerNeeded_isForgiven_whenTheBlocksThatMadeItLeave() {
+        BlockMemory memory = new BlockMemory(1 << 20, 0.5);
+        BlockCache blocks = new BlockCache(memory, null);
+        RowCache rows = RowCache.on(memory);
+        fill(rows, 50_000);
+        CachedFile f = insertBlocks(blocks, "file", 150);
+        assertThat(memory.rowDebt()).isPositive();
+        int held = rows.size();
+        f.release(); // the file closes: its blocks leave before the rows paid anything
+        assertThat(memory.rowDebt()).isZero();
+        rows.get(key(1), hash(key(1)));
+        assertThat(rows.size()).isEqualTo(held);
+        assertThat(rows.bytesYielded()).isZero();
         rows.checkInvariants();
         blocks.checkInvariants();
     }

@@ -54,7 +54,9 @@ public final class LsmModelRunner {
         this.seed = seed;
         this.rnd = new Random(seed);
         // half the runs with row caches (on a memory large enough for blocks to leave them room),
-        // whose rows must never outlive what flushes, prefix tombstones and compactions change
+        // whose rows must never outlive what flushes, prefix tombstones and compactions change;
+        // this draw (added 2026-11-29) shifts every later one: older recorded seeds replay
+        // differently
         this.cache =
                 rnd.nextBoolean()
                         ? new BlockCache(256 * 1024)
