@@ -94,7 +94,7 @@ final class ReadPath {
                 row = visible(view, key, inFiles) ? inFiles : RowCache.ABSENT;
                 rows.put(key, keyHash, row, rowGeneration);
             }
-            return row != RowCache.ABSENT && visible(view, key, row) ? row.value() : null;
+            return visible(view, key, row) ? row.value() : null; // ABSENT is a delete: not visible
         }
         if (found == null) {
             found = getFromFiles(view.version(), key, keyHash);

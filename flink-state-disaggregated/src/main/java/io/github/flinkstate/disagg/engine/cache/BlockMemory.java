@@ -39,7 +39,7 @@ public final class BlockMemory {
     private final long capacityBytes;
     private final long rowCapacityBytes;
 
-    // All fields below but rowDebtHint are guarded by this.
+    // All fields below are guarded by this (rowDebt is also read without it).
     private CachedFile[] ringFiles = new CachedFile[256];
     private int[] ringBlocks = new int[256];
     private int ringSize;
@@ -52,11 +52,11 @@ public final class BlockMemory {
     /** Bytes the row caches on this memory are charged ({@link #tryPinRows}). */
     private long rowBytes;
 
-    /** Part of {@code rowBytes} that blocks or metadata took and the row caches must give back. */
-    private long rowDebt;
-
-    /** {@code rowDebt}, readable without the lock: row caches check it at every lookup. */
-    private volatile long rowDebtHint;
+    /**
+     * Part of {@code rowBytes} that blocks or metadata took and the row caches must give back;
+     * volatile so that row caches can check it at every lookup without the lock.
+     */
+    private volatile long rowDebt;
 
     /** A memory without row caches. */
     public BlockMemory(long capacityBytes) {
@@ -110,7 +110,7 @@ public final class BlockMemory {
 
     /** Whether the row caches owe memory; a read without the lock, for their lookups. */
     boolean rowsOwe() {
-        return rowDebtHint > 0;
+        return rowDebt > 0;
     }
 
     /**
@@ -130,7 +130,7 @@ public final class BlockMemory {
     /** Gives back what {@link #tryPinRows} charged; what the rows owe shrinks by as much. */
     synchronized void unpinRows(long bytes) {
         rowBytes -= bytes;
-        setRowDebt(Math.max(0, rowDebt - bytes));
+        rowDebt = Math.max(0, rowDebt - bytes);
     }
 
     /**
@@ -144,13 +144,8 @@ public final class BlockMemory {
         }
         long give = Math.min(chargedBytes, (rowDebt + step - 1) / step * step);
         rowBytes -= give;
-        setRowDebt(Math.max(0, rowDebt - give));
+        rowDebt = Math.max(0, rowDebt - give);
         return give;
-    }
-
-    private void setRowDebt(long debt) {
-        rowDebt = debt;
-        rowDebtHint = debt;
     }
 
     /**
@@ -171,7 +166,7 @@ public final class BlockMemory {
         long over = usedBytes + pinnedBytes + (rowBytes - rowDebt) + bytes - capacityBytes;
         if (over > 0 && rowBytes > rowDebt) {
             long take = Math.min(over, rowBytes - rowDebt);
-            setRowDebt(rowDebt + take);
+            rowDebt = rowDebt + take;
             over -= take;
         }
         while (over > 0 && ringSize > 0) {
@@ -191,7 +186,7 @@ public final class BlockMemory {
     private void forgiveRowDebt() {
         if (rowDebt > 0) {
             long over = usedBytes + pinnedBytes + rowBytes - capacityBytes;
-            setRowDebt(Math.min(rowDebt, Math.max(0, over)));
+            rowDebt = Math.min(rowDebt, Math.max(0, over));
         }
     }
 
@@ -302,7 +297,6 @@ public final class BlockMemory {
         check(
                 0 <= rowDebt && rowDebt <= rowBytes && rowBytes <= rowCapacityBytes,
                 "row debt " + rowDebt + ", row bytes " + rowBytes + ", share " + rowCapacityBytes);
-        check(rowDebtHint == rowDebt, "row debt hint " + rowDebtHint + " != " + rowDebt);
     }
 
     /** Ring entries of files of {@code cache}. REQUIRES: lock held. */

@@ -71,15 +71,17 @@ public final class RowCache implements AutoCloseable {
     private boolean[] referenced;
     private int setMask;
     private int count;
+
+    /** The rows' weights plus the table's bytes; 0 exactly while the table is not charged. */
     private long bytes;
+
+    /** Bytes charged to the block memory (whole steps), at least {@code bytes}. */
     private long charged;
+
     private volatile long generation; // written under this, read without it
     private long hits;
     private long requests;
     private boolean closed;
-
-    /** Whether {@code bytes} includes the table's own; false until the first row is stored. */
-    private boolean tableCharged;
 
     /** Where the next sweep that drops rows (to pay a debt, or for a new row) starts. */
     private int sweepHand;
@@ -133,12 +135,11 @@ public final class RowCache implements AutoCloseable {
         if (weight > largestRow) {
             return;
         }
-        if (!tableCharged) { // at the first row; retried while other stores hold the share
+        if (bytes == 0) { // the table is charged with the first row that finds room
             if (!charge(tableBytes())) {
                 return;
             }
             bytes = tableBytes();
-            tableCharged = true;
         }
         int slot = find(key, hash);
         if (slot >= 0) {
@@ -223,7 +224,7 @@ public final class RowCache implements AutoCloseable {
 
     /** Checks counts and charges against the table. */
     public synchronized void checkInvariants() {
-        long sum = tableCharged ? tableBytes() : 0;
+        long sum = bytes > 0 ? tableBytes() : 0;
         int n = 0;
         for (int i = 0; i < rows.length; i++) {
             if (rows[i] != null) {
@@ -238,9 +239,6 @@ public final class RowCache implements AutoCloseable {
         BlockMemory.check(
                 bytes <= charged && charged % CHARGE_STEP == 0,
                 "row cache charged " + charged + " for " + bytes);
-        BlockMemory.check(
-                tableCharged || (count == 0 && bytes == 0),
-                "row cache holds " + count + " rows without a charged table");
         BlockMemory.check(!closed || charged == 0, "closed row cache still charged " + charged);
         memory.checkRows();
     }
@@ -258,7 +256,7 @@ public final class RowCache implements AutoCloseable {
         }
         charged -= give;
         bytesYielded += give;
-        if (tableCharged && charged < 2 * tableBytes()) {
+        if (bytes > 0 && charged < 2 * tableBytes()) {
             bytesYielded += charged;
             reset(); // too little left for the table to be worth its memory
             return;
@@ -274,7 +272,6 @@ public final class RowCache implements AutoCloseable {
         allocate(INITIAL_SETS);
         count = 0;
         bytes = 0;
-        tableCharged = false;
         if (charged > 0) {
             memory.unpinRows(charged);
             charged = 0;
