@@ -7,6 +7,7 @@ import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.testing.fs.InjectingFileSystem;
 import io.github.flinkstate.testing.hdfs.MiniDfsExtension;
+import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -17,51 +18,85 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
+import org.apache.flink.core.fs.local.LocalFileSystem;
+import org.apache.flink.util.FileUtils;
 
 /**
- * Point reads of a store whose every block read goes to a real HDFS ({@code MiniDFSCluster}, no
- * memory or disk cache): the file system's positional read ("pread") against seek and read, each on
- * a borrowed stream per read (seek and read is the engine's way before it used positional reads;
- * here Flink's HDFS file system behind the test kit's {@link InjectingFileSystem} with positional
- * reads hidden). The two alternate, one store open at a time, for {@code rounds} rounds; each round
- * times {@code gets} random gets on one thread and then on four threads. A scenario, not a test: it
- * asserts nothing and prints a table.
+ * Point reads of a store whose every block read goes to the primary file system (no memory or disk
+ * cache): positional reads against seek and read, each on a source borrowed per read. With {@code
+ * --fs hdfs} (the default) on a real HDFS ({@code MiniDFSCluster}): HDFS's positional read
+ * ("pread") against Flink's HDFS file system behind the test kit's {@link InjectingFileSystem} with
+ * positional reads hidden (the engine's way before it used positional reads). With {@code --fs
+ * local} on the local file system (the machine's page cache, so the cost is the read path's CPU): a
+ * file channel's {@code pread} against Flink's local stream behind {@link PlainLocalFileSystem}
+ * (the engine's way before). The two alternate, one store open at a time, for {@code rounds}
+ * rounds; each round times {@code gets} random gets on one thread and then on four threads. A
+ * scenario, not a test: it asserts nothing and prints a table.
  *
  * <p>Run: {@code mvn -pl flink-state-disaggregated -o exec:java -Dexec.classpathScope=test
- * -Dexec.mainClass=io.github.flinkstate.disagg.engine.scenario.HdfsPointReadScenario
- * -Dexec.args="--rounds 5 --gets 4000"}
+ * -Dexec.mainClass=io.github.flinkstate.disagg.engine.scenario.PointReadScenario
+ * -Dexec.args="--rounds 5 --gets 4000"} (on the local file system: {@code --fs local --gets
+ * 400000})
  */
-public final class HdfsPointReadScenario {
+public final class PointReadScenario {
 
     private static final int KEYS = 200_000;
     private static final KeyGroupSpan SPAN = KeyGroupSpan.of(0, 127);
 
-    private HdfsPointReadScenario() {}
+    private PointReadScenario() {}
 
     public static void main(String[] args) throws Exception {
         int rounds = 5;
         int gets = 4000;
+        boolean local = false;
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--rounds" -> rounds = Integer.parseInt(args[i + 1]);
                 case "--gets" -> gets = Integer.parseInt(args[i + 1]);
+                case "--fs" ->
+                        local =
+                                switch (args[i + 1]) {
+                                    case "local" -> true;
+                                    case "hdfs" -> false;
+                                    default ->
+                                            throw new IllegalArgumentException(
+                                                    "--fs hdfs|local: " + args[i + 1]);
+                                };
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
-        MiniDfsExtension hdfs = new MiniDfsExtension();
-        hdfs.start();
-        try {
-            run(hdfs, rounds, gets);
-        } finally {
-            hdfs.stop();
+        if (local) {
+            java.nio.file.Path tmp = Files.createTempDirectory("point-read-scenario");
+            try {
+                run(
+                        LocalFileSystem.getSharedInstance(),
+                        new PlainLocalFileSystem(),
+                        new Path(tmp.toUri()),
+                        rounds,
+                        gets);
+            } finally {
+                FileUtils.deleteDirectory(tmp.toFile());
+            }
+        } else {
+            MiniDfsExtension hdfs = new MiniDfsExtension();
+            hdfs.start();
+            try {
+                FileSystem fs = hdfs.fileSystem();
+                run(
+                        fs,
+                        new InjectingFileSystem(fs).positionalReads(false),
+                        hdfs.path("/scenario/store"),
+                        rounds,
+                        gets);
+            } finally {
+                hdfs.stop();
+            }
         }
         System.exit(0);
     }
 
-    private static void run(MiniDfsExtension hdfs, int rounds, int gets) throws Exception {
-        FileSystem pread = hdfs.fileSystem();
-        FileSystem seekRead = new InjectingFileSystem(pread).positionalReads(false);
-        Path dir = hdfs.path("/scenario/store");
+    private static void run(FileSystem pread, FileSystem seekRead, Path dir, int rounds, int gets)
+            throws Exception {
         byte[] manifest;
         try (LsmStore store = LsmStore.open(new LsmOptions(pread, dir, SPAN))) {
             byte[] value = new byte[100];
@@ -72,7 +107,8 @@ public final class HdfsPointReadScenario {
             store.compactUntilIdle();
             try (LsmSnapshot s = store.snapshot()) {
                 manifest = s.manifest();
-                System.out.printf("store: %d keys in %d files on HDFS%n", KEYS, s.files().size());
+                System.out.printf(
+                        "store: %d keys in %d files on %s%n", KEYS, s.files().size(), dir);
             }
         }
         List<double[]> results = new ArrayList<>(); // per round: pread 1, seek 1, pread 4, seek 4
@@ -85,7 +121,8 @@ public final class HdfsPointReadScenario {
                 FileSystem fs = usePread ? pread : seekRead;
                 LsmOptions options = new LsmOptions(fs, dir, SPAN).blockCache(new BlockCache(0));
                 try (LsmStore store = LsmStore.open(options, List.of(manifest))) {
-                    timeGets(store, 500, 1, r); // opens the files (metadata), warms the JIT
+                    // opens the files (metadata), warms the JIT
+                    timeGets(store, Math.max(500, gets / 4), 1, r);
                     double one = timeGets(store, gets, 1, r);
                     double four = timeGets(store, gets, 4, r);
                     row[usePread ? 0 : 1] = one;
