@@ -309,83 +309,110 @@ public final class LsmStore implements AutoCloseable {
         stats.userBytesWritten.addAndGet(key.length + (value == null ? 0 : value.length));
     }
 
-    /** The active memtable, rotated first if full. Called under writeMutex. */
+    /**
+     * The active memtable, rotated first if full. Called under writeMutex. A full memtable is
+     * rotated only while fewer than {@code maxImmutableMemtables} frozen memtables wait for the
+     * flush and fewer than {@code l0StopWritesTrigger} level-0 files of this store wait for a
+     * compaction; otherwise the writer waits (releasing writeMutex) and decides again after every
+     * wait, since another writer may have rotated meanwhile. A flush or compaction that fails while
+     * the writer waits fails the write; one that failed before is being retried, and the writer
+     * waits for the retry.
+     */
     private Memtable makeRoom() throws IOException {
-        ensureOpen();
-        Memtable active = memtables.get(0);
-        long size = active.approximateBytes();
-        if (size < options.memtableBytes()
-                && (writeBudget == null
-                        || size < WriteBufferBudget.MIN_ROTATE_BYTES
-                        || !writeBudget.exceeded())) {
-            return active;
+        long flushFailuresBefore = stats.flushFailures.get();
+        long compactionFailuresBefore = stats.compactionFailures.get();
+        long stalledSince = 0;
+        try {
+            while (true) {
+                ensureOpen();
+                Memtable active = memtables.get(0);
+                if (!isFull(active)) {
+                    return active;
+                }
+                if (flushBacklogFull()) {
+                    awaitFlush(flushFailuresBefore);
+                    continue;
+                }
+                int own = options.backgroundCompaction() ? ownLevel0Files() : 0;
+                if (own >= options.l0StopWritesTrigger() && options.backgroundCompaction()) {
+                    if (stalledSince == 0) {
+                        stalledSince = System.nanoTime();
+                    }
+                    awaitCompaction(own, compactionFailuresBefore);
+                    continue;
+                }
+                rotate();
+                scheduleFlush();
+                return memtables.get(0);
+            }
+        } finally {
+            if (stalledSince != 0) {
+                stats.recordLevel0Stall(System.nanoTime() - stalledSince);
+            }
         }
-        waitForFlushBacklog();
-        waitForLevel0Compaction();
-        rotate();
-        scheduleFlush();
-        return memtables.get(0);
+    }
+
+    /** Whether {@code active} must be rotated before the next write. */
+    private boolean isFull(Memtable active) {
+        long size = active.approximateBytes();
+        return size >= options.memtableBytes()
+                || (writeBudget != null
+                        && size >= WriteBufferBudget.MIN_ROTATE_BYTES
+                        && writeBudget.exceeded());
+    }
+
+    private boolean flushBacklogFull() {
+        return memtables.size() - 1 >= options.maxImmutableMemtables();
     }
 
     /**
-     * Waits while {@code maxImmutableMemtables} frozen memtables wait for the flush, so that
-     * neither a writer nor a snapshot can pile up memtables faster than they are flushed; a flush
-     * that fails while the caller waits fails the caller (one that failed before is being retried:
-     * the caller waits for the retry). Called under writeMutex.
+     * Waits while {@code maxImmutableMemtables} frozen memtables wait for the flush, so that a
+     * snapshot cannot pile up memtables faster than they are flushed (writers wait in {@link
+     * #makeRoom}). Called under writeMutex.
      */
     private void waitForFlushBacklog() throws IOException {
         long failuresBefore = stats.flushFailures.get();
-        while (memtables.size() - 1 >= options.maxImmutableMemtables()) {
-            scheduleFlush(); // a retry, if the last flush failed
-            if (stats.flushFailures.get() > failuresBefore) {
-                IOException err = backgroundError;
-                throw new IOException(
-                        "Writes stalled: background flush failed"
-                                + (err == null ? "" : ": " + err.getMessage()),
-                        err);
-            }
-            awaitBackgroundWork("a flush");
+        while (flushBacklogFull()) {
+            awaitFlush(failuresBefore);
         }
     }
 
     /**
-     * Waits while this store holds {@code l0StopWritesTrigger} level-0 files it flushed itself, so
-     * that a writer faster than compaction cannot pile them up (each is read by every get and scan
-     * and listed in every manifest). A compaction that fails meanwhile fails the write; one that
-     * failed before the wait is retried, and the writer waits for the retry. Called under
-     * writeMutex; compactions notify it.
+     * One bounded wait for the flush of a full backlog: schedules a flush first (a retry, if the
+     * last one failed), and fails if a flush failed since {@code failuresBefore}. Called under
+     * writeMutex.
      */
-    private void waitForLevel0Compaction() throws IOException {
-        if (!options.backgroundCompaction()) {
-            return;
+    private void awaitFlush(long failuresBefore) throws IOException {
+        scheduleFlush();
+        if (stats.flushFailures.get() > failuresBefore) {
+            IOException err = backgroundError;
+            throw new IOException(
+                    "Writes stalled: background flush failed"
+                            + (err == null ? "" : ": " + err.getMessage()),
+                    err);
         }
-        int own = ownLevel0Files();
-        if (own < options.l0StopWritesTrigger()) {
-            return;
-        }
-        long t0 = System.nanoTime();
-        try {
-            waitWhileLevel0Full(own);
-        } finally {
-            stats.recordLevel0Stall(System.nanoTime() - t0);
-        }
+        awaitBackgroundWork("a flush");
     }
 
-    private void waitWhileLevel0Full(int own) throws IOException {
-        long failuresBefore = stats.compactionFailures.get();
-        for (; own >= options.l0StopWritesTrigger(); own = ownLevel0Files()) {
-            if (stats.compactionFailures.get() > failuresBefore) {
-                IOException err = compactionError;
-                throw new IOException(
-                        "Writes stalled: "
-                                + own
-                                + " level-0 files wait for a background compaction, which failed"
-                                + (err == null ? "" : ": " + err.getMessage()),
-                        err);
-            }
-            maybeScheduleCompaction(); // a retry, if the last compaction failed
-            awaitBackgroundWork("a compaction");
+    /**
+     * One bounded wait for a compaction of this store's {@code own} level-0 files (at the stop
+     * trigger, so that a writer faster than compaction cannot pile them up: each is read by every
+     * get and scan and listed in every manifest); fails if a compaction failed since {@code
+     * failuresBefore}, else schedules one (a retry, if the last one failed). Called under
+     * writeMutex; compactions notify it.
+     */
+    private void awaitCompaction(int own, long failuresBefore) throws IOException {
+        if (stats.compactionFailures.get() > failuresBefore) {
+            IOException err = compactionError;
+            throw new IOException(
+                    "Writes stalled: "
+                            + own
+                            + " level-0 files wait for a background compaction, which failed"
+                            + (err == null ? "" : ": " + err.getMessage()),
+                    err);
         }
+        maybeScheduleCompaction();
+        awaitBackgroundWork("a compaction");
     }
 
     /**
@@ -1289,6 +1316,11 @@ public final class LsmStore implements AutoCloseable {
     /** A short description of the current level shape, e.g. "Version{ L0=2 L1=5 }". */
     public String describe() {
         return versions.current().toString() + " memtables=" + memtables.size();
+    }
+
+    /** Memtables frozen and waiting for (or in) their flush. */
+    public int immutableMemtableCount() {
+        return memtables.size() - 1;
     }
 
     /** Number of files per level in the current version. */

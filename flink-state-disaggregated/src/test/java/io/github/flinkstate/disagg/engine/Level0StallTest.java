@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.sst.IoRateLimiter;
 import io.github.flinkstate.disagg.engine.testutil.LsmModelRunner;
+import io.github.flinkstate.testing.fs.FsOp;
+import io.github.flinkstate.testing.fs.InjectingFileSystem;
+import io.github.flinkstate.testing.fs.Latency;
 import io.github.flinkstate.testing.wait.Waits;
 import java.io.File;
 import java.io.IOException;
@@ -13,8 +16,10 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
 import org.junit.jupiter.api.Test;
@@ -200,6 +205,76 @@ class Level0StallTest {
             }
             store.checkInvariants();
         }
+    }
+
+    /**
+     * Two writers stalled at the level-0 stop trigger, woken together when the compaction ends,
+     * rotate the memtable once between them: the second finds the first's new memtable and writes
+     * into it. Found in a review: each went on to rotate after its wait, without checking again
+     * (its memtable full? the flush backlog?), so the second froze an almost empty memtable and the
+     * frozen memtables exceeded {@code maxImmutableMemtables} while flushes were slow.
+     */
+    @Test
+    void writersWokenTogetherFromALevel0Stall_keepTheFlushBacklogBound() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        IoRateLimiter gate =
+                new IoRateLimiter(1, System::nanoTime, (limiter, nanos) -> release.await());
+        InjectingFileSystem fs = new InjectingFileSystem(FileSystem.getLocalFileSystem());
+        LsmOptions o =
+                new LsmOptions(fs, new Path(new File(tmp, "two").toURI()), KeyGroupSpan.of(0, 3))
+                        .memtableBytes(8 << 10)
+                        .maxImmutableMemtables(1)
+                        .l0CompactionTrigger(2)
+                        .l0StopWritesTrigger(STOP)
+                        .compactionRateLimiter(gate);
+        try (LsmStore store = LsmStore.open(o);
+                AutoCloseable released = release::countDown) { // closed first: close never hangs
+            AtomicReference<Thread> a = new AtomicReference<>();
+            AtomicReference<Thread> b = new AtomicReference<>();
+            CompletableFuture<Void> writerA = writeAsync(store, 0, 3_000, a, () -> {});
+            CompletableFuture<Void> writerB = writeAsync(store, 100_000, 103_000, b, () -> {});
+            Waits.until(
+                    "both writers stall at the level-0 stop trigger",
+                    Duration.ofSeconds(60),
+                    () ->
+                            store.filesPerLevel()[0] >= STOP
+                                    && store.immutableMemtableCount() == 0
+                                    && waiting(a.get())
+                                    && waiting(b.get()));
+            // slow flushes from now on, so that a second frozen memtable would stay a while
+            fs.latency(FsOp.CREATE, Latency.fixed(Duration.ofMillis(300)));
+            AtomicInteger mostFrozen = new AtomicInteger();
+            AtomicBoolean sampling = new AtomicBoolean(true);
+            Thread sampler =
+                    new Thread(
+                            () -> {
+                                while (sampling.get()) {
+                                    mostFrozen.accumulateAndGet(
+                                            store.immutableMemtableCount(), Math::max);
+                                    LockSupport.parkNanos(200_000);
+                                }
+                            });
+            sampler.start();
+            release.countDown();
+            Thread.sleep(2_000); // the woken writers rotate, the first flushes are slow
+            fs.latency(FsOp.CREATE, Latency.none());
+            writerA.get(120, TimeUnit.SECONDS);
+            writerB.get(120, TimeUnit.SECONDS);
+            sampling.set(false);
+            sampler.join();
+            assertThat(mostFrozen.get())
+                    .as("frozen memtables at any moment (maxImmutableMemtables = 1)")
+                    .isLessThanOrEqualTo(1);
+            for (int k = 0; k < 3_000; k += 97) {
+                assertThat(store.get(LsmModelRunner.key(0, 0, k))).hasSize(32);
+                assertThat(store.get(LsmModelRunner.key(0, 0, 100_000 + k))).hasSize(32);
+            }
+            store.checkInvariants();
+        }
+    }
+
+    private static boolean waiting(Thread t) {
+        return t != null && t.getState() == Thread.State.TIMED_WAITING;
     }
 
     /**
