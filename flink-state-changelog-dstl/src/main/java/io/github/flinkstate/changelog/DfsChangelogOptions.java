@@ -229,9 +229,9 @@ public final class DfsChangelogOptions {
                                     + " as unreachable or hanging, the download is abandoned and"
                                     + " the restoring task fails (Flink restarts it) instead of"
                                     + " waiting as long as the file system does. Applies to the"
-                                    + " local download cache, so to files on distributed file"
-                                    + " systems; with the cache disabled, reads in place wait as"
-                                    + " long as the file system (until Flink cancels the task).");
+                                    + " local download cache (files on distributed file systems)"
+                                    + " and, with the cache disabled, to every read in place,"
+                                    + " which then runs on a download thread.");
 
     /** Option of {@link ChangelogStateBackendFactory}: the backend that Flink's changelog wraps. */
     public static final ConfigOption<String> DELEGATE =

@@ -41,9 +41,10 @@ import org.slf4j.LoggerFactory;
  * <p>On {@link #getChanges} the reader starts downloading every distinct file of the handle in
  * parallel (when the file is on a distributed file system and the local cache is enabled), then
  * merges the handle's segments by key group in windows of bounded size, decoding each segment one
- * change at a time (see {@code ChangeIterator}). Files on local file systems are read in place.
- * Changes of key groups outside the handle's range are skipped; metadata changes are always
- * returned.
+ * change at a time (see {@code ChangeIterator}). Files on local file systems are read in place;
+ * with the cache off every file is, on a download thread and bounded by the stall timeout ({@link
+ * InPlaceReads}). Changes of key groups outside the handle's range are skipped; metadata changes
+ * are always returned.
  *
  * <p>Errors: a missing, truncated or corrupt file fails the iteration with an exception whose
  * message names the file and the segment offset (an {@link UncheckedIOException}, because the
@@ -72,16 +73,24 @@ public final class DfsChangelogReader
 
     @Nullable private final DownloadCache cache;
 
+    /** Reads in place bounded by the stall timeout (the cache is off), or null: on this thread. */
+    @Nullable private final InPlaceReads inPlace;
+
     private final long windowBytes;
     private final int windowSegments;
 
-    DfsChangelogReader(@Nullable DownloadCache cache) {
-        this(cache, MERGE_WINDOW_BYTES, MERGE_WINDOW_SEGMENTS);
+    DfsChangelogReader(@Nullable DownloadCache cache, @Nullable InPlaceReads inPlace) {
+        this(cache, inPlace, MERGE_WINDOW_BYTES, MERGE_WINDOW_SEGMENTS);
     }
 
     /** With other merge window limits; for tests. */
-    DfsChangelogReader(@Nullable DownloadCache cache, long windowBytes, int windowSegments) {
+    DfsChangelogReader(
+            @Nullable DownloadCache cache,
+            @Nullable InPlaceReads inPlace,
+            long windowBytes,
+            int windowSegments) {
         this.cache = cache;
+        this.inPlace = inPlace;
         this.windowBytes = windowBytes;
         this.windowSegments = windowSegments;
     }
@@ -112,7 +121,9 @@ public final class DfsChangelogReader
             if (cache != null && DownloadCache.isCacheable(file)) {
                 return readThroughCache((FileStateHandle) file, name, offset);
             }
-            return readInPlace(file, name, offset);
+            return inPlace != null
+                    ? inPlace.read(file, name, offset)
+                    : readInPlace(file, name, offset);
         } catch (CorruptSegmentException e) {
             throw e; // names the file and what is wrong with it
         } catch (InterruptedIOException e) {

@@ -18,7 +18,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Read access to {@code dfs-batched} changelogs: creates {@link DfsChangelogReader}s that share one
- * {@link DownloadCache} and one pool of download threads (idle threads exit).
+ * {@link DownloadCache} (or, with the cache off, {@link InPlaceReads}) and one pool of download
+ * threads (idle threads exit).
  *
  * <p>Thread safety: thread-safe.
  *
@@ -36,6 +37,7 @@ public final class DfsChangelogStorageView
 
     private final ThreadPoolExecutor downloadExecutor;
     @Nullable private final DownloadCache cache;
+    @Nullable private final InPlaceReads inPlace;
 
     public DfsChangelogStorageView(DfsChangelogSettings settings, File localTempDirectory) {
         this.downloadExecutor =
@@ -60,11 +62,15 @@ public final class DfsChangelogStorageView
                                 CLOSE_WAIT,
                                 settings.downloadStallTimeout())
                         : null;
+        this.inPlace =
+                cache == null
+                        ? new InPlaceReads(downloadExecutor, settings.downloadStallTimeout())
+                        : null;
     }
 
     @Override
     public StateChangelogHandleReader<ChangelogStateHandleStreamImpl> createReader() {
-        return new DfsChangelogReader(cache);
+        return new DfsChangelogReader(cache, inPlace);
     }
 
     /** Number of files in the local download cache; for tests and metrics. */

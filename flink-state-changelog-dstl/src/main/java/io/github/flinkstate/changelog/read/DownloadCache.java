@@ -265,19 +265,7 @@ final class DownloadCache implements Closeable {
                 handle.getFilePath(),
                 stallTimeout());
         if (stream != null) {
-            Thread closer =
-                    new Thread(
-                            () -> {
-                                try {
-                                    stream.close();
-                                } catch (IOException | RuntimeException e) {
-                                    LOG.debug("Closing an abandoned DSTL download failed", e);
-                                }
-                            },
-                            "dstl-abandoned-download-close");
-            closer.setDaemon(true);
-            closer.setContextClassLoader(DownloadCache.class.getClassLoader()); // not the job's
-            closer.start();
+            ReadUtils.closeOnAnotherThread(stream, "dstl-abandoned-download-close");
         }
         return true;
     }

@@ -7,14 +7,12 @@ import io.github.flinkstate.changelog.DfsChangelogOptions;
 import io.github.flinkstate.changelog.testutils.TestStorages;
 import io.github.flinkstate.testing.wait.Waits;
 import java.io.File;
-import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.apache.flink.core.fs.FSDataInputStream;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.runtime.state.filesystem.FileStateHandle;
 import org.junit.jupiter.api.AfterEach;
@@ -52,15 +50,7 @@ class DownloadCacheStallTest {
         CountDownLatch stalled = new CountDownLatch(1);
         CountDownLatch reading = new CountDownLatch(1);
         AtomicInteger opens = new AtomicInteger();
-        FileStateHandle hanging =
-                new FileStateHandle(written.getFilePath(), written.getStateSize()) {
-                    @Override
-                    public FSDataInputStream openInputStream() throws IOException {
-                        return opens.incrementAndGet() == 1
-                                ? new StallingStream(written.openInputStream(), reading, stalled)
-                                : written.openInputStream();
-                    }
-                };
+        FileStateHandle hanging = StallingStream.onFirstOpen(written, reading, stalled, opens);
         File directory = new File(tmp, "cache");
         DownloadCache cache =
                 new DownloadCache(
@@ -95,65 +85,5 @@ class DownloadCacheStallTest {
     private static int copies(File directory) {
         File[] files = directory.listFiles((dir, name) -> name.startsWith("dstl-"));
         return files == null ? 0 : files.length;
-    }
-
-    /**
-     * A stream whose reads signal {@code reading} and block, ignoring interrupts, until {@code
-     * stalled} opens; its close waits for a running read, as HDFS's does.
-     */
-    private static final class StallingStream extends FSDataInputStream {
-
-        private final FSDataInputStream in;
-        private final CountDownLatch reading;
-        private final CountDownLatch stalled;
-
-        StallingStream(FSDataInputStream in, CountDownLatch reading, CountDownLatch stalled) {
-            this.in = in;
-            this.reading = reading;
-            this.stalled = stalled;
-        }
-
-        private void stall() {
-            reading.countDown();
-            boolean interrupted = false;
-            while (true) {
-                try {
-                    stalled.await();
-                    break;
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
-
-        @Override
-        public synchronized int read() throws IOException {
-            stall();
-            return in.read();
-        }
-
-        @Override
-        public synchronized int read(byte[] b, int off, int len) throws IOException {
-            stall();
-            return in.read(b, off, len);
-        }
-
-        @Override
-        public synchronized void seek(long desired) throws IOException {
-            in.seek(desired);
-        }
-
-        @Override
-        public synchronized long getPos() throws IOException {
-            return in.getPos();
-        }
-
-        @Override
-        public synchronized void close() throws IOException {
-            in.close();
-        }
     }
 }

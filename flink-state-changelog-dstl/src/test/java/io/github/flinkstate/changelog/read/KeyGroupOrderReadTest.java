@@ -106,17 +106,17 @@ class KeyGroupOrderReadTest {
         ChangelogStateHandleStreamImpl handle =
                 new ChangelogStateHandleStreamImpl(segments, RANGE, 1, 1, "dfs-batched");
         // windows of two segments: {a, b} merged, then {c}
-        assertThat(Changes.read(new DfsChangelogReader(null, Long.MAX_VALUE, 2), handle))
+        assertThat(Changes.read(new DfsChangelogReader(null, null, Long.MAX_VALUE, 2), handle))
                 .containsExactly("1:a2", "1:b2", "2:a1", "2:b1", "1:c2", "2:c1");
         // a byte bound smaller than one segment: every segment alone, never an empty window
-        assertThat(Changes.read(new DfsChangelogReader(null, 1, 256), handle))
+        assertThat(Changes.read(new DfsChangelogReader(null, null, 1, 256), handle))
                 .containsExactly("1:a2", "2:a1", "1:b2", "2:b1", "1:c2", "2:c1");
     }
 
     private List<String> read(List<Tuple2<StreamStateHandle, Long>> segments) throws Exception {
         ChangelogStateHandleStreamImpl handle =
                 new ChangelogStateHandleStreamImpl(segments, RANGE, 1, 1, "dfs-batched");
-        return Changes.read(new DfsChangelogReader(null), handle);
+        return Changes.read(new DfsChangelogReader(null, null), handle);
     }
 
     private static StateChange change(int keyGroup, String value) {

@@ -14,11 +14,13 @@ import java.util.List;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.LocalRecoveryConfig;
+import org.apache.flink.runtime.state.StreamStateHandle;
 import org.apache.flink.runtime.state.changelog.SequenceNumber;
 import org.apache.flink.runtime.state.filesystem.FileStateHandle;
 
@@ -69,16 +71,20 @@ public final class TestStorages {
      */
     public static FileStateHandle writeOneFile(Path base, File localTmp, String content)
             throws Exception {
+        return (FileStateHandle) writeOneSegment(base, localTmp, content).f0;
+    }
+
+    /** Writes one change to key group 0 and returns its file and the segment's offset in it. */
+    public static Tuple2<StreamStateHandle, Long> writeOneSegment(
+            Path base, File localTmp, String content) throws Exception {
         try (DfsBatchedChangelogStorage storage = storage(config(base), localTmp)) {
             DfsChangelogWriter writer = storage.createWriter("op", KeyGroupRange.of(0, 0), null);
             writer.append(0, content.getBytes(StandardCharsets.UTF_8));
-            return (FileStateHandle)
-                    writer.persist(SequenceNumber.of(0), 1)
-                            .get()
-                            .getJobManagerOwnedSnapshot()
-                            .getHandlesAndOffsets()
-                            .get(0)
-                            .f0;
+            return writer.persist(SequenceNumber.of(0), 1)
+                    .get()
+                    .getJobManagerOwnedSnapshot()
+                    .getHandlesAndOffsets()
+                    .get(0);
         }
     }
 

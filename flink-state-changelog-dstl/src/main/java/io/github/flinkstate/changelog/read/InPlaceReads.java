@@ -1,0 +1,220 @@
+package io.github.flinkstate.changelog.read;
+
+import io.github.flinkstate.changelog.DfsChangelogOptions;
+import io.github.flinkstate.changelog.format.SegmentChanges;
+import io.github.flinkstate.changelog.format.SegmentDecoder;
+import java.io.BufferedInputStream;
+import java.io.FilterInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InterruptedIOException;
+import java.time.Duration;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import javax.annotation.concurrent.ThreadSafe;
+import org.apache.flink.core.fs.FSDataInputStream;
+import org.apache.flink.runtime.state.StreamStateHandle;
+import org.apache.flink.util.TimeUtils;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Reads DSTL segments straight from the file system when the local download cache is off ({@code
+ * download.local-cache.enabled: false}), on the view's download threads rather than the restoring
+ * task's, so that a hanging file system fails the restore instead of blocking it: once no byte of a
+ * read arrived for {@code download.stall-timeout}, the waiting reader abandons the read (interrupts
+ * its thread, closes its stream on another thread, since an HDFS stream's close waits for its
+ * blocked read) and fails naming the file and the option. A segment an abandoned read still decodes
+ * is closed when it arrives. The caller's interrupt (Flink cancelling the task) abandons the read
+ * too.
+ *
+ * <p>Thread safety: thread-safe; every read is independent.
+ */
+@ThreadSafe
+final class InPlaceReads {
+
+    private static final Logger LOG = LoggerFactory.getLogger(InPlaceReads.class);
+
+    private final Executor executor;
+    private final long stallTimeoutNanos;
+
+    InPlaceReads(Executor executor, Duration stallTimeout) {
+        this.executor = executor;
+        this.stallTimeoutNanos = stallTimeout.toNanos();
+    }
+
+    /** The changes of the segment at {@code offset} of {@code file}, read on a download thread. */
+    SegmentChanges read(StreamStateHandle file, String name, long offset) throws IOException {
+        Attempt attempt = new Attempt();
+        CompletableFuture<SegmentChanges> result =
+                CompletableFuture.supplyAsync(() -> attempt.run(file, name, offset), executor);
+        result.whenComplete(
+                (segment, error) -> {
+                    if (segment != null && attempt.isAbandoned()) {
+                        segment.close(); // nobody waits for it any more
+                    }
+                });
+        while (true) {
+            long left = attempt.lastProgressNanos + stallTimeoutNanos - System.nanoTime();
+            if (left <= 0 && attempt.abandonUnlessDone(result)) {
+                LOG.warn(
+                        "Abandoning the read of DSTL file {}: no byte arrived for {}",
+                        name,
+                        stallTimeout());
+                throw new IOException(
+                        "No byte of DSTL file '"
+                                + name
+                                + "' arrived for "
+                                + stallTimeout()
+                                + " (read in place, the local cache is off): the file system"
+                                + " may be unreachable or hanging; the read was abandoned (raise '"
+                                + DfsChangelogOptions.DOWNLOAD_STALL_TIMEOUT.key()
+                                + "' if the file system is only slow)");
+            }
+            try {
+                return result.get(Math.max(left, 1), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException stillReading) {
+                // check the progress again
+            } catch (InterruptedException e) {
+                attempt.abandonUnlessDone(result);
+                Thread.currentThread().interrupt();
+                InterruptedIOException io =
+                        new InterruptedIOException("Interrupted reading DSTL file '" + name + "'");
+                io.initCause(e);
+                throw io;
+            } catch (ExecutionException e) {
+                throw unwrap(e.getCause());
+            } catch (CancellationException e) {
+                throw new IOException("The read of DSTL file '" + name + "' was cancelled", e);
+            }
+        }
+    }
+
+    private static IOException unwrap(Throwable cause) {
+        Throwable c =
+                cause instanceof CompletionException && cause.getCause() != null
+                        ? cause.getCause()
+                        : cause;
+        if (c instanceof IOException) {
+            return (IOException) c;
+        }
+        if (c instanceof RuntimeException) {
+            throw (RuntimeException) c;
+        }
+        if (c instanceof Error) {
+            throw (Error) c;
+        }
+        return new IOException(c);
+    }
+
+    private String stallTimeout() {
+        return TimeUtils.formatWithHighestUnit(Duration.ofNanos(stallTimeoutNanos));
+    }
+
+    /**
+     * One read: its progress, its stream and thread while it runs, and whether the reader gave it
+     * up. {@link #abandoned} and the handover of the result are decided under this object's
+     * monitor, so a decoded segment is either returned to the reader or closed, never both.
+     */
+    private static final class Attempt {
+
+        volatile long lastProgressNanos = System.nanoTime();
+        private FSDataInputStream stream;
+        private Thread thread;
+        private boolean abandoned;
+
+        SegmentChanges run(StreamStateHandle file, String name, long offset) {
+            FSDataInputStream in = null;
+            try {
+                synchronized (this) {
+                    if (abandoned) {
+                        throw new CompletionException(new IOException("abandoned"));
+                    }
+                    thread = Thread.currentThread();
+                }
+                in = DownloadCache.openRemote(file);
+                synchronized (this) {
+                    stream = in;
+                    if (abandoned) {
+                        throw new CompletionException(new IOException("abandoned"));
+                    }
+                }
+                InputStream counted = new Progress(in);
+                SegmentDecoder.readFileHeader(counted, name);
+                in.seek(offset);
+                long size = file.getStateSize();
+                return SegmentDecoder.openSegment(
+                        new BufferedInputStream(counted), name, offset, size > 0 ? size : -1);
+            } catch (IOException e) {
+                throw new CompletionException(e);
+            } finally {
+                synchronized (this) {
+                    thread = null;
+                    stream = null;
+                }
+                Thread.interrupted(); // an abandoning reader's interrupt ends here
+                if (in != null) {
+                    try {
+                        in.close();
+                    } catch (IOException e) {
+                        LOG.debug("Closing a DSTL file read in place failed", e);
+                    }
+                }
+            }
+        }
+
+        /**
+         * Gives the read up unless {@code result} is done: interrupts its thread and closes its
+         * stream on another thread. Returns whether it is given up.
+         */
+        boolean abandonUnlessDone(CompletableFuture<SegmentChanges> result) {
+            FSDataInputStream toClose;
+            synchronized (this) {
+                if (result.isDone()) {
+                    return false;
+                }
+                abandoned = true;
+                if (thread != null) {
+                    thread.interrupt();
+                }
+                toClose = stream;
+            }
+            if (toClose != null) {
+                ReadUtils.closeOnAnotherThread(toClose, "dstl-abandoned-read-close");
+            }
+            return true;
+        }
+
+        /** Whether the reader gave the read up (before it completed, see the class comment). */
+        synchronized boolean isAbandoned() {
+            return abandoned;
+        }
+
+        /** Counts every read of the stream as progress. */
+        private final class Progress extends FilterInputStream {
+
+            Progress(InputStream in) {
+                super(in);
+            }
+
+            @Override
+            public int read() throws IOException {
+                int b = super.read();
+                lastProgressNanos = System.nanoTime();
+                return b;
+            }
+
+            @Override
+            public int read(byte[] b, int off, int len) throws IOException {
+                int n = super.read(b, off, len);
+                lastProgressNanos = System.nanoTime();
+                return n;
+            }
+        }
+    }
+}
