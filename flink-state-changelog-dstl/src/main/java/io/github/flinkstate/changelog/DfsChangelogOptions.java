@@ -231,7 +231,10 @@ public final class DfsChangelogOptions {
                                     + " waiting as long as the file system does. Applies to the"
                                     + " local download cache (files on distributed file systems)"
                                     + " and, with the cache disabled, to every read in place,"
-                                    + " which then runs on a download thread.");
+                                    + " which then runs on a download thread (so at most"
+                                    + " 'download.num-threads' segments of a job on a"
+                                    + " TaskManager are read at once) under one clock for all"
+                                    + " reads in place.");
 
     /** Option of {@link ChangelogStateBackendFactory}: the backend that Flink's changelog wraps. */
     public static final ConfigOption<String> DELEGATE =

@@ -13,7 +13,8 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import javax.annotation.concurrent.ThreadSafe;
@@ -26,12 +27,14 @@ import org.slf4j.LoggerFactory;
 /**
  * Reads DSTL segments straight from the file system when the local download cache is off ({@code
  * download.local-cache.enabled: false}), on the view's download threads rather than the restoring
- * task's, so that a hanging file system fails the restore instead of blocking it: once no byte of a
- * read arrived for {@code download.stall-timeout}, the waiting reader abandons the read (interrupts
- * its thread, closes its stream on another thread, since an HDFS stream's close waits for its
- * blocked read) and fails naming the file and the option. A segment an abandoned read still decodes
- * is closed when it arrives. The caller's interrupt (Flink cancelling the task) abandons the read
- * too.
+ * task's, so that a hanging file system fails the restore instead of blocking it: once no byte of
+ * any read in place arrived for {@code download.stall-timeout} (one clock for all reads of the
+ * view, restarted whenever a read starts or a byte arrives, so a read queued behind reads that make
+ * progress is never given up), the waiting reader abandons its read (interrupts its thread, closes
+ * its stream on another thread, since an HDFS stream's close waits for its blocked read) and fails
+ * naming the file and the option. A segment an abandoned read still decodes is closed when it
+ * arrives. The caller's interrupt (Flink cancelling the task) abandons the read too, and a read
+ * waiting when the view closes fails at once.
  *
  * <p>Thread safety: thread-safe; every read is independent.
  */
@@ -40,10 +43,16 @@ final class InPlaceReads {
 
     private static final Logger LOG = LoggerFactory.getLogger(InPlaceReads.class);
 
-    private final Executor executor;
+    /** How often a waiting reader checks whether the view was closed. */
+    private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+    private final ExecutorService executor;
     private final long stallTimeoutNanos;
 
-    InPlaceReads(Executor executor, Duration stallTimeout) {
+    /** When a read in place last started or received bytes. */
+    private volatile long lastProgressNanos = System.nanoTime();
+
+    InPlaceReads(ExecutorService executor, Duration stallTimeout) {
         this.executor = executor;
         this.stallTimeoutNanos = stallTimeout.toNanos();
     }
@@ -51,37 +60,52 @@ final class InPlaceReads {
     /** The changes of the segment at {@code offset} of {@code file}, read on a download thread. */
     SegmentChanges read(StreamStateHandle file, String name, long offset) throws IOException {
         Attempt attempt = new Attempt();
-        CompletableFuture<SegmentChanges> result =
-                CompletableFuture.supplyAsync(() -> attempt.run(file, name, offset), executor);
+        CompletableFuture<SegmentChanges> result;
+        try {
+            result = CompletableFuture.supplyAsync(() -> attempt.run(file, name, offset), executor);
+        } catch (RejectedExecutionException e) {
+            throw new IOException(
+                    "Not reading DSTL file '" + name + "': the DSTL read view is closed", e);
+        }
         result.whenComplete(
                 (segment, error) -> {
                     if (segment != null && attempt.isAbandoned()) {
                         segment.close(); // nobody waits for it any more
                     }
                 });
+        long submitted = System.nanoTime();
         while (true) {
-            long left = attempt.lastProgressNanos + stallTimeoutNanos - System.nanoTime();
+            if (executor.isShutdown() && attempt.abandonUnlessDone(result)) {
+                throw new IOException(
+                        "The DSTL read view was closed while reading DSTL file '" + name + "'");
+            }
+            long left =
+                    Math.max(submitted, lastProgressNanos) + stallTimeoutNanos - System.nanoTime();
             if (left <= 0 && attempt.abandonUnlessDone(result)) {
                 LOG.warn(
-                        "Abandoning the read of DSTL file {}: no byte arrived for {}",
+                        "Abandoning the read of DSTL file {}: no byte of any read in place arrived for {}",
                         name,
                         stallTimeout());
                 throw new IOException(
-                        "No byte of DSTL file '"
-                                + name
-                                + "' arrived for "
+                        "No byte of any DSTL file read in place (the local cache is off) arrived"
+                                + " for "
                                 + stallTimeout()
-                                + " (read in place, the local cache is off): the file system"
+                                + " while reading DSTL file '"
+                                + name
+                                + "': the file system"
                                 + " may be unreachable or hanging; the read was abandoned (raise '"
                                 + DfsChangelogOptions.DOWNLOAD_STALL_TIMEOUT.key()
                                 + "' if the file system is only slow)");
             }
             try {
-                return result.get(Math.max(left, 1), TimeUnit.NANOSECONDS);
+                // bounded also by POLL, to notice a closed view
+                return result.get(Math.max(Math.min(left, POLL_NANOS), 1), TimeUnit.NANOSECONDS);
             } catch (TimeoutException stillReading) {
                 // check the progress again
             } catch (InterruptedException e) {
-                attempt.abandonUnlessDone(result);
+                if (!attempt.abandonUnlessDone(result)) {
+                    closeIfDecoded(result); // done meanwhile: nobody else will use it
+                }
                 Thread.currentThread().interrupt();
                 InterruptedIOException io =
                         new InterruptedIOException("Interrupted reading DSTL file '" + name + "'");
@@ -92,6 +116,17 @@ final class InPlaceReads {
             } catch (CancellationException e) {
                 throw new IOException("The read of DSTL file '" + name + "' was cancelled", e);
             }
+        }
+    }
+
+    private static void closeIfDecoded(CompletableFuture<SegmentChanges> result) {
+        try {
+            SegmentChanges segment = result.getNow(null);
+            if (segment != null) {
+                segment.close();
+            }
+        } catch (CompletionException | CancellationException failed) {
+            // nothing was decoded
         }
     }
 
@@ -121,9 +156,8 @@ final class InPlaceReads {
      * up. {@link #abandoned} and the handover of the result are decided under this object's
      * monitor, so a decoded segment is either returned to the reader or closed, never both.
      */
-    private static final class Attempt {
+    private final class Attempt {
 
-        volatile long lastProgressNanos = System.nanoTime();
         private FSDataInputStream stream;
         private Thread thread;
         private boolean abandoned;
@@ -137,6 +171,7 @@ final class InPlaceReads {
                     }
                     thread = Thread.currentThread();
                 }
+                lastProgressNanos = System.nanoTime(); // a read starting is progress
                 in = DownloadCache.openRemote(file);
                 synchronized (this) {
                     stream = in;

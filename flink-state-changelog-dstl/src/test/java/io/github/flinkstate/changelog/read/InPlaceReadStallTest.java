@@ -7,6 +7,7 @@ import io.github.flinkstate.changelog.DfsChangelogOptions;
 import io.github.flinkstate.changelog.format.SegmentChanges;
 import io.github.flinkstate.changelog.testutils.TestStorages;
 import java.io.File;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
@@ -15,6 +16,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.flink.api.java.tuple.Tuple2;
+import org.apache.flink.core.fs.FSDataInputStream;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.runtime.state.StreamStateHandle;
 import org.apache.flink.runtime.state.changelog.StateChange;
@@ -71,6 +73,143 @@ class InPlaceReadStallTest {
             }
         } finally {
             stalled.countDown(); // the stalled read returns; its segment is closed, not returned
+        }
+    }
+
+    /**
+     * The stall clock is one for all reads in place and restarts when a read starts: a read queued
+     * behind a slow read that keeps receiving bytes is not given up, however long it queues. From a
+     * review: each read's clock started at its submission, so reads queued behind others on the
+     * download threads failed, blaming a file system that was only busy.
+     */
+    @Test
+    @Timeout(value = 1, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void aReadQueuedBehindAReadThatProgresses_isNotGivenUp() throws Exception {
+        Tuple2<StreamStateHandle, Long> segment =
+                TestStorages.writeOneSegment(
+                        new Path(new File(tmp, "dfs").toURI()), new File(tmp, "w"), "a change");
+        FileStateHandle written = (FileStateHandle) segment.f0;
+        AtomicInteger slowReads = new AtomicInteger();
+        FileStateHandle slow =
+                new FileStateHandle(written.getFilePath(), written.getStateSize()) {
+                    @Override
+                    public FSDataInputStream openInputStream() throws IOException {
+                        return new SlowStream(written.openInputStream(), slowReads);
+                    }
+                };
+        ExecutorService one = Executors.newSingleThreadExecutor();
+        try {
+            InPlaceReads reads = new InPlaceReads(one, Duration.ofMillis(600));
+            DfsChangelogReader reader = new DfsChangelogReader(null, reads);
+            ExecutorService callers = Executors.newFixedThreadPool(1);
+            try {
+                var first = callers.submit(() -> reader.readSegment(slow, segment.f1));
+                Thread.sleep(50); // the slow read takes the only download thread
+                try (SegmentChanges queued = reader.readSegment(written, segment.f1)) {
+                    assertThat(slowReads.get())
+                            .as("the second read queued behind two 400 ms reads, past the timeout")
+                            .isGreaterThanOrEqualTo(2);
+                    assertThat(new String(queued.next().getChange(), StandardCharsets.UTF_8))
+                            .isEqualTo("a change");
+                }
+                first.get().close();
+            } finally {
+                callers.shutdownNow();
+            }
+        } finally {
+            one.shutdownNow();
+        }
+    }
+
+    /**
+     * A read waiting when the view closes (its download threads stopped) fails at once, naming the
+     * closed view, and a read after the close is refused the same way, with an {@link IOException}.
+     * Before, the waiting read waited out the stall timeout (a queued read dropped by the
+     * executor's shutdown never completes) and a later read failed with an unchecked rejection that
+     * named no file.
+     */
+    @Test
+    @Timeout(value = 1, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void readsWhenTheViewCloses_failAtOnce() throws Exception {
+        Tuple2<StreamStateHandle, Long> segment =
+                TestStorages.writeOneSegment(
+                        new Path(new File(tmp, "dfs").toURI()), new File(tmp, "w"), "a change");
+        FileStateHandle written = (FileStateHandle) segment.f0;
+        CountDownLatch stalled = new CountDownLatch(1);
+        CountDownLatch reading = new CountDownLatch(1);
+        FileStateHandle hanging =
+                StallingStream.onFirstOpen(written, reading, stalled, new AtomicInteger());
+        ExecutorService one = Executors.newSingleThreadExecutor();
+        ExecutorService callers = Executors.newFixedThreadPool(2);
+        try {
+            InPlaceReads reads = new InPlaceReads(one, Duration.ofMinutes(10));
+            DfsChangelogReader reader = new DfsChangelogReader(null, reads);
+            var blocked = callers.submit(() -> reader.readSegment(hanging, segment.f1));
+            assertThat(reading.await(30, TimeUnit.SECONDS)).isTrue();
+            var queued = callers.submit(() -> reader.readSegment(written, segment.f1));
+            Thread.sleep(100); // queued behind the stalled read
+            one.shutdownNow(); // what closing the view does
+            assertThatThrownBy(queued::get)
+                    .hasCauseInstanceOf(IOException.class)
+                    .hasMessageContaining("closed")
+                    .hasMessageContaining(written.getFilePath().getName());
+            assertThatThrownBy(() -> reader.readSegment(written, segment.f1))
+                    .isInstanceOf(IOException.class)
+                    .hasMessageContaining("closed")
+                    .hasMessageContaining(written.getFilePath().getName());
+            assertThatThrownBy(blocked::get).hasMessageContaining("closed");
+        } finally {
+            stalled.countDown();
+            callers.shutdownNow();
+        }
+    }
+
+    /** A stream whose every read takes 400 ms and is counted. */
+    private static final class SlowStream extends FSDataInputStream {
+
+        private final FSDataInputStream in;
+        private final AtomicInteger reads;
+
+        SlowStream(FSDataInputStream in, AtomicInteger reads) {
+            this.in = in;
+            this.reads = reads;
+        }
+
+        private void slowly() throws IOException {
+            reads.incrementAndGet();
+            try {
+                Thread.sleep(400);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new java.io.InterruptedIOException("interrupted");
+            }
+        }
+
+        @Override
+        public int read() throws IOException {
+            slowly();
+            return in.read();
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            slowly();
+            return in.read(b, off, len);
+        }
+
+        @Override
+        public void seek(long desired) throws IOException {
+            in.seek(desired);
+        }
+
+        @Override
+        public long getPos() throws IOException {
+            return in.getPos();
+        }
+
+        @Override
+        public void close() throws IOException {
+            in.close();
         }
     }
 }

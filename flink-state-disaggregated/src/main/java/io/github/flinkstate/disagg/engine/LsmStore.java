@@ -315,13 +315,15 @@ public final class LsmStore implements AutoCloseable {
      * flush and fewer than {@code l0StopWritesTrigger} level-0 files of this store wait for a
      * compaction; otherwise the writer waits (releasing writeMutex) and decides again after every
      * wait, since another writer may have rotated meanwhile. A flush or compaction that fails while
-     * the writer waits fails the write; one that failed before is being retried, and the writer
-     * waits for the retry.
+     * the writer waits for one fails the write; one that failed before that wait began is being
+     * retried, and the writer waits for the retry. The level-0 stall statistics count the time in
+     * level-0 waits only.
      */
     private Memtable makeRoom() throws IOException {
-        long flushFailuresBefore = stats.flushFailures.get();
-        long compactionFailuresBefore = stats.compactionFailures.get();
-        long stalledSince = 0;
+        // failure counts when each kind of wait first began: only later failures fail the write
+        long flushFailuresBefore = -1;
+        long compactionFailuresBefore = -1;
+        long level0StallNanos = -1; // time in level-0 waits only; -1 while there was none
         try {
             while (true) {
                 ensureOpen();
@@ -330,15 +332,24 @@ public final class LsmStore implements AutoCloseable {
                     return active;
                 }
                 if (flushBacklogFull()) {
+                    if (flushFailuresBefore < 0) {
+                        flushFailuresBefore = stats.flushFailures.get();
+                    }
                     awaitFlush(flushFailuresBefore);
                     continue;
                 }
                 int own = options.backgroundCompaction() ? ownLevel0Files() : 0;
                 if (own >= options.l0StopWritesTrigger() && options.backgroundCompaction()) {
-                    if (stalledSince == 0) {
-                        stalledSince = System.nanoTime();
+                    if (compactionFailuresBefore < 0) {
+                        compactionFailuresBefore = stats.compactionFailures.get();
+                        level0StallNanos = 0;
                     }
-                    awaitCompaction(own, compactionFailuresBefore);
+                    long t0 = System.nanoTime();
+                    try {
+                        awaitCompaction(own, compactionFailuresBefore);
+                    } finally {
+                        level0StallNanos += System.nanoTime() - t0;
+                    }
                     continue;
                 }
                 rotate();
@@ -346,8 +357,8 @@ public final class LsmStore implements AutoCloseable {
                 return memtables.get(0);
             }
         } finally {
-            if (stalledSince != 0) {
-                stats.recordLevel0Stall(System.nanoTime() - stalledSince);
+            if (level0StallNanos >= 0) {
+                stats.recordLevel0Stall(level0StallNanos);
             }
         }
     }
