@@ -46,12 +46,16 @@ class InPlaceReadStallTest {
         assertThat(executor.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
     }
 
+    /** One segment holding the change "a change", and its file. */
+    private Tuple2<StreamStateHandle, Long> writeSegment() throws Exception {
+        return TestStorages.writeOneSegment(
+                new Path(new File(tmp, "dfs").toURI()), new File(tmp, "w"), "a change");
+    }
+
     @Test
     @Timeout(value = 1, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void aStalledReadInPlace_failsAfterTheStallTimeout_andTheNextReadWorks() throws Exception {
-        Tuple2<StreamStateHandle, Long> segment =
-                TestStorages.writeOneSegment(
-                        new Path(new File(tmp, "dfs").toURI()), new File(tmp, "w"), "a change");
+        Tuple2<StreamStateHandle, Long> segment = writeSegment();
         FileStateHandle written = (FileStateHandle) segment.f0;
         CountDownLatch stalled = new CountDownLatch(1);
         CountDownLatch reading = new CountDownLatch(1);
@@ -85,9 +89,7 @@ class InPlaceReadStallTest {
     @Test
     @Timeout(value = 1, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void aReadQueuedBehindAReadThatProgresses_isNotGivenUp() throws Exception {
-        Tuple2<StreamStateHandle, Long> segment =
-                TestStorages.writeOneSegment(
-                        new Path(new File(tmp, "dfs").toURI()), new File(tmp, "w"), "a change");
+        Tuple2<StreamStateHandle, Long> segment = writeSegment();
         FileStateHandle written = (FileStateHandle) segment.f0;
         AtomicInteger slowReads = new AtomicInteger();
         FileStateHandle slow =
@@ -131,9 +133,7 @@ class InPlaceReadStallTest {
     @Test
     @Timeout(value = 1, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void readsWhenTheViewCloses_failAtOnce() throws Exception {
-        Tuple2<StreamStateHandle, Long> segment =
-                TestStorages.writeOneSegment(
-                        new Path(new File(tmp, "dfs").toURI()), new File(tmp, "w"), "a change");
+        Tuple2<StreamStateHandle, Long> segment = writeSegment();
         FileStateHandle written = (FileStateHandle) segment.f0;
         CountDownLatch stalled = new CountDownLatch(1);
         CountDownLatch reading = new CountDownLatch(1);
