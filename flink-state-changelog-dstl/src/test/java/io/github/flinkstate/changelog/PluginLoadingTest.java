@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -115,6 +116,15 @@ class PluginLoadingTest {
             }
         } finally {
             storage.close();
+            // the storage's class is the plugin's, not the one this test sees: its wait for the
+            // background uploads and deletions (TestStorages.closeAndAwait) is reached
+            // reflectively,
+            // so that the temporary directory is not deleted under a late deletion
+            Object stopped =
+                    storage.getClass()
+                            .getMethod("awaitBackgroundWork", Duration.class)
+                            .invoke(storage, Duration.ofSeconds(60));
+            assertThat(stopped).as("background work stopped after close").isEqualTo(true);
         }
     }
 
