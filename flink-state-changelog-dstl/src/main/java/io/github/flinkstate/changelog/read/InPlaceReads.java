@@ -83,7 +83,8 @@ final class InPlaceReads {
                     Math.max(submitted, lastProgressNanos) + stallTimeoutNanos - System.nanoTime();
             if (left <= 0 && attempt.abandonUnlessDone(result)) {
                 LOG.warn(
-                        "Abandoning the read of DSTL file {}: no byte of any read in place arrived for {}",
+                        "Abandoning the read of DSTL file {}: no byte of any read in place"
+                                + " arrived for {}",
                         name,
                         stallTimeout());
                 throw new IOException(
@@ -92,8 +93,8 @@ final class InPlaceReads {
                                 + stallTimeout()
                                 + " while reading DSTL file '"
                                 + name
-                                + "': the file system"
-                                + " may be unreachable or hanging; the read was abandoned (raise '"
+                                + "': the file system may be unreachable or hanging; the read"
+                                + " was abandoned (raise '"
                                 + DfsChangelogOptions.DOWNLOAD_STALL_TIMEOUT.key()
                                 + "' if the file system is only slow)");
             }

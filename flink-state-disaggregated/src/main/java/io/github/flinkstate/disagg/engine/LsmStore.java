@@ -339,7 +339,7 @@ public final class LsmStore implements AutoCloseable {
                     continue;
                 }
                 int own = options.backgroundCompaction() ? ownLevel0Files() : 0;
-                if (own >= options.l0StopWritesTrigger() && options.backgroundCompaction()) {
+                if (options.backgroundCompaction() && own >= options.l0StopWritesTrigger()) {
                     if (compactionFailuresBefore < 0) {
                         compactionFailuresBefore = stats.compactionFailures.get();
                         level0StallNanos = 0;
