@@ -200,7 +200,9 @@ public final class DfsChangelogOptions {
             ConfigOptions.key(PREFIX + "download.num-threads")
                     .intType()
                     .defaultValue(4)
-                    .withDescription("Threads prefetching DSTL files in parallel during restore.");
+                    .withDescription(
+                            "Threads downloading DSTL files in parallel during restore; with the"
+                                    + " local cache off, the threads that read segments in place.");
 
     public static final ConfigOption<Boolean> DOWNLOAD_CACHE_ENABLED =
             ConfigOptions.key(PREFIX + "download.local-cache.enabled")

@@ -117,9 +117,8 @@ class PluginLoadingTest {
         } finally {
             storage.close();
             // the storage's class is the plugin's, not the one this test sees: its wait for the
-            // background uploads and deletions (TestStorages.closeAndAwait) is reached
-            // reflectively,
-            // so that the temporary directory is not deleted under a late deletion
+            // background uploads and deletions (TestStorages.closeAndAwait) is called
+            // reflectively, so that the temporary directory is not deleted under a late deletion
             Object stopped =
                     storage.getClass()
                             .getMethod("awaitBackgroundWork", Duration.class)

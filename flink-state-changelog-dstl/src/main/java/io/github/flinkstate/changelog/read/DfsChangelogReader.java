@@ -180,12 +180,27 @@ public final class DfsChangelogReader
     private static SegmentChanges readInPlace(StreamStateHandle file, String name, long offset)
             throws IOException {
         try (FSDataInputStream in = DownloadCache.openRemote(file)) {
-            SegmentDecoder.readFileHeader(in, name);
-            in.seek(offset);
-            long size = file.getStateSize();
-            return SegmentDecoder.openSegment(
-                    new BufferedInputStream(in), name, offset, size > 0 ? size : -1);
+            return readSegment(in, in, file, name, offset);
         }
+    }
+
+    /**
+     * Checks the header of the open {@code file} and reads its segment at {@code offset}: seeks
+     * {@code in} and reads through {@code reads} ({@code in} itself, or a stream over it that
+     * counts progress).
+     */
+    static SegmentChanges readSegment(
+            FSDataInputStream in,
+            InputStream reads,
+            StreamStateHandle file,
+            String name,
+            long offset)
+            throws IOException {
+        SegmentDecoder.readFileHeader(reads, name);
+        in.seek(offset);
+        long size = file.getStateSize();
+        return SegmentDecoder.openSegment(
+                new BufferedInputStream(reads), name, offset, size > 0 ? size : -1);
     }
 
     private static SegmentChanges readLocal(File local, String name, long offset)

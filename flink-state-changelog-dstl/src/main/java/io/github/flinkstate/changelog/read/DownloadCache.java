@@ -6,7 +6,6 @@ import java.io.BufferedInputStream;
 import java.io.Closeable;
 import java.io.File;
 import java.io.FileNotFoundException;
-import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -476,7 +475,7 @@ final class DownloadCache implements Closeable {
                 if (entry.abandoned) { // abandoned while it opened: the closer saw no stream
                     throw abandonedFailure(handle);
                 }
-                new ProgressStream(in).transferTo(out);
+                progress(in).transferTo(out);
             } finally {
                 entry.stream = null;
             }
@@ -492,7 +491,7 @@ final class DownloadCache implements Closeable {
             }
             try (InputStream in =
                     new BufferedInputStream(
-                            new ProgressStream(Files.newInputStream(target.toPath())), 64 * 1024)) {
+                            progress(Files.newInputStream(target.toPath())), 64 * 1024)) {
                 SegmentDecoder.verifyFile(in, name, target.length());
             }
             synchronized (this) {
@@ -523,21 +522,11 @@ final class DownloadCache implements Closeable {
     }
 
     /**
-     * Counts every read as progress of the downloads: the download's own, and reading its local
-     * copy to verify it (a large file takes a while).
+     * {@code in}, each of whose reads counts as progress of the downloads: the download's own, and
+     * reading its local copy to verify it (a large file takes a while).
      */
-    private final class ProgressStream extends FilterInputStream {
-
-        ProgressStream(InputStream in) {
-            super(in);
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) throws IOException {
-            int n = super.read(b, off, len);
-            lastProgressNanos = System.nanoTime();
-            return n;
-        }
+    private InputStream progress(InputStream in) {
+        return new ProgressInputStream(in, () -> lastProgressNanos = System.nanoTime());
     }
 
     static FSDataInputStream openRemote(StreamStateHandle handle) throws IOException {

@@ -2,11 +2,7 @@ package io.github.flinkstate.changelog.read;
 
 import io.github.flinkstate.changelog.DfsChangelogOptions;
 import io.github.flinkstate.changelog.format.SegmentChanges;
-import io.github.flinkstate.changelog.format.SegmentDecoder;
-import java.io.BufferedInputStream;
-import java.io.FilterInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
@@ -36,7 +32,7 @@ import org.slf4j.LoggerFactory;
  * arrives. The caller's interrupt (Flink cancelling the task) abandons the read too, and a read
  * waiting when the view closes fails at once.
  *
- * <p>Thread safety: thread-safe; every read is independent.
+ * <p>Thread safety: thread-safe; reads share only the progress clock.
  */
 @ThreadSafe
 final class InPlaceReads {
@@ -180,12 +176,12 @@ final class InPlaceReads {
                         throw new CompletionException(new IOException("abandoned"));
                     }
                 }
-                InputStream counted = new Progress(in);
-                SegmentDecoder.readFileHeader(counted, name);
-                in.seek(offset);
-                long size = file.getStateSize();
-                return SegmentDecoder.openSegment(
-                        new BufferedInputStream(counted), name, offset, size > 0 ? size : -1);
+                return DfsChangelogReader.readSegment(
+                        in,
+                        new ProgressInputStream(in, () -> lastProgressNanos = System.nanoTime()),
+                        file,
+                        name,
+                        offset);
             } catch (IOException e) {
                 throw new CompletionException(e);
             } finally {
@@ -229,28 +225,6 @@ final class InPlaceReads {
         /** Whether the reader gave the read up (before it completed, see the class comment). */
         synchronized boolean isAbandoned() {
             return abandoned;
-        }
-
-        /** Counts every read of the stream as progress. */
-        private final class Progress extends FilterInputStream {
-
-            Progress(InputStream in) {
-                super(in);
-            }
-
-            @Override
-            public int read() throws IOException {
-                int b = super.read();
-                lastProgressNanos = System.nanoTime();
-                return b;
-            }
-
-            @Override
-            public int read(byte[] b, int off, int len) throws IOException {
-                int n = super.read(b, off, len);
-                lastProgressNanos = System.nanoTime();
-                return n;
-            }
         }
     }
 }

@@ -31,8 +31,11 @@ import org.junit.jupiter.api.io.TempDir;
  * from a file system that stops answering fails after the stall timeout, naming the file and the
  * option, even when the stream behaves like HDFS's (a read that ignores interrupts, a close that
  * waits for the read); the read after it opens the file again and returns the change. Before, the
- * restoring task's own thread read the file and waited as long as the file system did. The timeout
- * runs the test on a thread of its own, so that a hang fails it instead of the build.
+ * restoring task's own thread read the file and waited as long as the file system did. The stall
+ * clock is one for all reads in place and restarts when a read starts, so a read queued behind
+ * reads that progress is not given up; a read waiting when the view closes, and one after the
+ * close, fail at once with an IOException naming the file. The timeouts run the tests on threads of
+ * their own, so that a hang fails them instead of the build.
  */
 class InPlaceReadStallTest {
 

@@ -339,7 +339,7 @@ public final class LsmStore implements AutoCloseable {
                     continue;
                 }
                 int own = options.backgroundCompaction() ? ownLevel0Files() : 0;
-                if (options.backgroundCompaction() && own >= options.l0StopWritesTrigger()) {
+                if (own >= options.l0StopWritesTrigger()) { // never without background compaction
                     if (compactionFailuresBefore < 0) {
                         compactionFailuresBefore = stats.compactionFailures.get();
                         level0StallNanos = 0;

@@ -29,7 +29,9 @@ import org.junit.jupiter.api.io.TempDir;
  * Writes wait while the store holds {@code l0StopWritesTrigger} level-0 files it flushed itself, so
  * that a writer faster than compaction cannot pile up level-0 files (every get and scan reads each
  * of them, and every manifest lists them with their tombstones); a compaction that fails while
- * writes wait fails the write, naming the cause, instead of leaving the writer waiting for ever.
+ * writes wait fails the write, naming the cause, instead of leaving the writer waiting for ever;
+ * writers woken together from a stall rotate the memtable once between them, so the frozen
+ * memtables stay within {@code maxImmutableMemtables}.
  */
 class Level0StallTest {
 

@@ -17,8 +17,9 @@ import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
 
 /**
- * Reads one SST file in place with positional reads (seek + read) through a Flink {@link
- * FileSystem}; no download of the whole file is ever needed.
+ * Reads one SST file in place with positional reads (HDFS's pread on a distributed file system that
+ * offers one, a file channel's pread on Flink's local file system, else seek + read) through a
+ * Flink {@link FileSystem}; no download of the whole file is ever needed.
  *
  * <p>Opening reads the file's metadata (trailer, footer, index, bloom and tombstone blocks, which
  * the writer puts together at the end of the file) with one read of the file's tail, sized by a
@@ -31,11 +32,12 @@ import org.apache.flink.core.fs.Path;
  * <p>Thread safety: thread-safe. Point reads and short scans go through a bounded {@link
  * StreamPool} (at most {@code streamsPerFile} streams), so concurrent reads of the file run in
  * parallel on separate streams, each with the stream's positional read on a distributed file system
- * that offers one (HDFS's pread). Sequential readers ({@link Readahead}: compactions, and scans
- * once they proved sequential) read large windows on streams of their own, one for compactions and
- * one for scans, so they never take a stream from a point read: at most {@code streamsPerFile + 2}
- * streams of a file are open. A closed reader keeps working, without caching blocks or keeping
- * streams open, so eviction never breaks an iterator that still holds the reader.
+ * that offers one (HDFS's pread), or a file channel's positional read on the local file system.
+ * Sequential readers ({@link Readahead}: compactions, and scans once they proved sequential) read
+ * large windows on streams of their own, one for compactions and one for scans, so they never take
+ * a stream from a point read: at most {@code streamsPerFile + 2} streams of a file are open. A
+ * closed reader keeps working, without caching blocks or keeping streams open, so eviction never
+ * breaks an iterator that still holds the reader.
  *
  * <p>Errors: every I/O or format problem is an {@link IOException} whose message names the file
  * path and the offset involved (missing file, truncated file, checksum mismatch). A failed open

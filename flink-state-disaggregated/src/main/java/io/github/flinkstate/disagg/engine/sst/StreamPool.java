@@ -101,7 +101,7 @@ final class StreamPool {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             InterruptedIOException io =
-                    new InterruptedIOException("interrupted waiting for a stream of " + path);
+                    new InterruptedIOException("interrupted waiting for a read source of " + path);
             io.initCause(e);
             throw io;
         }

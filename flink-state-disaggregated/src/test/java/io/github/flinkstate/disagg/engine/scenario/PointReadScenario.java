@@ -35,8 +35,8 @@ import org.apache.flink.util.FileUtils;
  *
  * <p>Run: {@code mvn -pl flink-state-disaggregated -o exec:java -Dexec.classpathScope=test
  * -Dexec.mainClass=io.github.flinkstate.disagg.engine.scenario.PointReadScenario
- * -Dexec.args="--rounds 5 --gets 4000"} (on the local file system: {@code --fs local --gets
- * 400000})
+ * -Dexec.args="--rounds 5 --gets 4000"} (on the local file system: {@code --fs local --rounds 5
+ * --gets 400000})
  */
 public final class PointReadScenario {
 

@@ -25,7 +25,8 @@ import org.junit.jupiter.api.io.TempDir;
  * behind Flink's task safety net: reads at any position (longer than one piece too) land where
  * asked, a read past the end is an {@link EOFException}, a missing file a {@link
  * FileNotFoundException}; an interrupted read closes its channel for good, which is why the pool
- * drops the source of any failed read and opens a fresh one for the next.
+ * drops the source of any failed read and opens a fresh one for the next; the sequential pools keep
+ * Flink's stream (seek + read).
  */
 @Timeout(60)
 class StreamPoolLocalTest {
