@@ -16,7 +16,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.flink.api.java.tuple.Tuple2;
-import org.apache.flink.core.fs.FSDataInputStream;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.runtime.state.StreamStateHandle;
 import org.apache.flink.runtime.state.changelog.StateChange;
@@ -55,31 +54,54 @@ class InPlaceReadStallTest {
                 new Path(new File(tmp, "dfs").toURI()), new File(tmp, "w"), "a change");
     }
 
+    /**
+     * A segment whose file, behind {@code hanging}, stalls on its first opened stream until {@code
+     * stalled} opens ({@link StallingStream#onFirstOpen}).
+     */
+    private record Hanging(
+            Tuple2<StreamStateHandle, Long> segment,
+            FileStateHandle written,
+            FileStateHandle hanging,
+            CountDownLatch reading,
+            CountDownLatch stalled,
+            AtomicInteger opens) {}
+
+    private Hanging hangingSegment() throws Exception {
+        Tuple2<StreamStateHandle, Long> segment = writeSegment();
+        FileStateHandle written = (FileStateHandle) segment.f0;
+        CountDownLatch reading = new CountDownLatch(1);
+        CountDownLatch stalled = new CountDownLatch(1);
+        AtomicInteger opens = new AtomicInteger();
+        return new Hanging(
+                segment,
+                written,
+                StallingStream.onFirstOpen(written, reading, stalled, opens),
+                reading,
+                stalled,
+                opens);
+    }
+
     @Test
     @Timeout(value = 1, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void aStalledReadInPlace_failsAfterTheStallTimeout_andTheNextReadWorks() throws Exception {
-        Tuple2<StreamStateHandle, Long> segment = writeSegment();
-        FileStateHandle written = (FileStateHandle) segment.f0;
-        CountDownLatch stalled = new CountDownLatch(1);
-        CountDownLatch reading = new CountDownLatch(1);
-        AtomicInteger opens = new AtomicInteger();
-        FileStateHandle hanging = StallingStream.onFirstOpen(written, reading, stalled, opens);
+        Hanging h = hangingSegment();
         InPlaceReads reads = new InPlaceReads(executor, Duration.ofSeconds(1));
         DfsChangelogReader reader = new DfsChangelogReader(null, reads);
         try {
-            assertThatThrownBy(() -> reader.readSegment(hanging, segment.f1))
-                    .hasMessageContaining(written.getFilePath().getName())
+            assertThatThrownBy(() -> reader.readSegment(h.hanging(), h.segment().f1))
+                    .hasMessageContaining(h.written().getFilePath().getName())
                     .hasMessageContaining(DfsChangelogOptions.DOWNLOAD_STALL_TIMEOUT.key());
-            assertThat(reading.getCount()).as("the first read reached the stream").isZero();
+            assertThat(h.reading().getCount()).as("the first read reached the stream").isZero();
 
-            try (SegmentChanges changes = reader.readSegment(hanging, segment.f1)) {
-                assertThat(opens).hasValue(2);
+            try (SegmentChanges changes = reader.readSegment(h.hanging(), h.segment().f1)) {
+                assertThat(h.opens()).hasValue(2);
                 StateChange change = changes.next();
                 assertThat(new String(change.getChange(), StandardCharsets.UTF_8))
                         .isEqualTo("a change");
             }
         } finally {
-            stalled.countDown(); // the stalled read returns; its segment is closed, not returned
+            h.stalled()
+                    .countDown(); // the stalled read returns; its segment is closed, not returned
         }
     }
 
@@ -95,13 +117,7 @@ class InPlaceReadStallTest {
         Tuple2<StreamStateHandle, Long> segment = writeSegment();
         FileStateHandle written = (FileStateHandle) segment.f0;
         AtomicInteger slowReads = new AtomicInteger();
-        FileStateHandle slow =
-                new FileStateHandle(written.getFilePath(), written.getStateSize()) {
-                    @Override
-                    public FSDataInputStream openInputStream() throws IOException {
-                        return new SlowStream(written.openInputStream(), slowReads);
-                    }
-                };
+        FileStateHandle slow = StallingStream.slow(written, Duration.ofMillis(400), slowReads);
         ExecutorService one = Executors.newSingleThreadExecutor();
         try {
             InPlaceReads reads = new InPlaceReads(one, Duration.ofMillis(600));
@@ -136,83 +152,29 @@ class InPlaceReadStallTest {
     @Test
     @Timeout(value = 1, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void readsWhenTheViewCloses_failAtOnce() throws Exception {
-        Tuple2<StreamStateHandle, Long> segment = writeSegment();
-        FileStateHandle written = (FileStateHandle) segment.f0;
-        CountDownLatch stalled = new CountDownLatch(1);
-        CountDownLatch reading = new CountDownLatch(1);
-        FileStateHandle hanging =
-                StallingStream.onFirstOpen(written, reading, stalled, new AtomicInteger());
+        Hanging h = hangingSegment();
         ExecutorService one = Executors.newSingleThreadExecutor();
         ExecutorService callers = Executors.newFixedThreadPool(2);
         try {
             InPlaceReads reads = new InPlaceReads(one, Duration.ofMinutes(10));
             DfsChangelogReader reader = new DfsChangelogReader(null, reads);
-            var blocked = callers.submit(() -> reader.readSegment(hanging, segment.f1));
-            assertThat(reading.await(30, TimeUnit.SECONDS)).isTrue();
-            var queued = callers.submit(() -> reader.readSegment(written, segment.f1));
+            var blocked = callers.submit(() -> reader.readSegment(h.hanging(), h.segment().f1));
+            assertThat(h.reading().await(30, TimeUnit.SECONDS)).isTrue();
+            var queued = callers.submit(() -> reader.readSegment(h.written(), h.segment().f1));
             Thread.sleep(100); // queued behind the stalled read
             one.shutdownNow(); // what closing the view does
             assertThatThrownBy(queued::get)
                     .hasCauseInstanceOf(IOException.class)
                     .hasMessageContaining("closed")
-                    .hasMessageContaining(written.getFilePath().getName());
-            assertThatThrownBy(() -> reader.readSegment(written, segment.f1))
+                    .hasMessageContaining(h.written().getFilePath().getName());
+            assertThatThrownBy(() -> reader.readSegment(h.written(), h.segment().f1))
                     .isInstanceOf(IOException.class)
                     .hasMessageContaining("closed")
-                    .hasMessageContaining(written.getFilePath().getName());
+                    .hasMessageContaining(h.written().getFilePath().getName());
             assertThatThrownBy(blocked::get).hasMessageContaining("closed");
         } finally {
-            stalled.countDown();
+            h.stalled().countDown();
             callers.shutdownNow();
-        }
-    }
-
-    /** A stream whose every read takes 400 ms and is counted. */
-    private static final class SlowStream extends FSDataInputStream {
-
-        private final FSDataInputStream in;
-        private final AtomicInteger reads;
-
-        SlowStream(FSDataInputStream in, AtomicInteger reads) {
-            this.in = in;
-            this.reads = reads;
-        }
-
-        private void slowly() throws IOException {
-            reads.incrementAndGet();
-            try {
-                Thread.sleep(400);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new java.io.InterruptedIOException("interrupted");
-            }
-        }
-
-        @Override
-        public int read() throws IOException {
-            slowly();
-            return in.read();
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) throws IOException {
-            slowly();
-            return in.read(b, off, len);
-        }
-
-        @Override
-        public void seek(long desired) throws IOException {
-            in.seek(desired);
-        }
-
-        @Override
-        public long getPos() throws IOException {
-            return in.getPos();
-        }
-
-        @Override
-        public void close() throws IOException {
-            in.close();
         }
     }
 }

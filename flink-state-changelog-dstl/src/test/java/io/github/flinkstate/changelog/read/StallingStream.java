@@ -1,30 +1,38 @@
 package io.github.flinkstate.changelog.read;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.flink.core.fs.FSDataInputStream;
 import org.apache.flink.runtime.state.filesystem.FileStateHandle;
 
 /**
- * A stream whose reads signal {@code reading} and block, ignoring interrupts, until {@code stalled}
- * opens; its close waits for a running read, as HDFS's does.
+ * A stream whose every read first runs a hook, under the stream's lock as in HDFS's stream (so a
+ * close waits for a running read): {@link #onFirstOpen} blocks the reads of a file's first opened
+ * stream, ignoring interrupts, until a latch opens; {@link #slow} makes every read take a fixed
+ * time.
  */
 final class StallingStream extends FSDataInputStream {
 
-    private final FSDataInputStream in;
-    private final CountDownLatch reading;
-    private final CountDownLatch stalled;
+    /** What runs before each read. */
+    private interface BeforeRead {
+        void run() throws IOException;
+    }
 
-    StallingStream(FSDataInputStream in, CountDownLatch reading, CountDownLatch stalled) {
+    private final FSDataInputStream in;
+    private final BeforeRead beforeRead;
+
+    private StallingStream(FSDataInputStream in, BeforeRead beforeRead) {
         this.in = in;
-        this.reading = reading;
-        this.stalled = stalled;
+        this.beforeRead = beforeRead;
     }
 
     /**
-     * {@code written} behind a handle whose first opened stream is a stalling one; later opens read
-     * normally. {@code opens} counts the opens.
+     * {@code written} behind a handle whose first opened stream signals {@code reading} at each
+     * read and blocks, ignoring interrupts, until {@code stalled} opens; later opens read normally.
+     * {@code opens} counts the opens.
      */
     static FileStateHandle onFirstOpen(
             FileStateHandle written,
@@ -35,13 +43,37 @@ final class StallingStream extends FSDataInputStream {
             @Override
             public FSDataInputStream openInputStream() throws IOException {
                 return opens.incrementAndGet() == 1
-                        ? new StallingStream(written.openInputStream(), reading, stalled)
+                        ? new StallingStream(
+                                written.openInputStream(), () -> stall(reading, stalled))
                         : written.openInputStream();
             }
         };
     }
 
-    private void stall() {
+    /**
+     * {@code written} behind a handle whose every read takes {@code perRead}, counted in {@code
+     * reads}.
+     */
+    static FileStateHandle slow(FileStateHandle written, Duration perRead, AtomicInteger reads) {
+        return new FileStateHandle(written.getFilePath(), written.getStateSize()) {
+            @Override
+            public FSDataInputStream openInputStream() throws IOException {
+                return new StallingStream(
+                        written.openInputStream(),
+                        () -> {
+                            reads.incrementAndGet();
+                            try {
+                                Thread.sleep(perRead.toMillis());
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                                throw new InterruptedIOException("interrupted in a slow read");
+                            }
+                        });
+            }
+        };
+    }
+
+    private static void stall(CountDownLatch reading, CountDownLatch stalled) {
         reading.countDown();
         boolean interrupted = false;
         while (true) {
@@ -59,13 +91,13 @@ final class StallingStream extends FSDataInputStream {
 
     @Override
     public synchronized int read() throws IOException {
-        stall();
+        beforeRead.run();
         return in.read();
     }
 
     @Override
     public synchronized int read(byte[] b, int off, int len) throws IOException {
-        stall();
+        beforeRead.run();
         return in.read(b, off, len);
     }
 

@@ -5,6 +5,7 @@ import io.github.flinkstate.disagg.engine.LsmSnapshot;
 import io.github.flinkstate.disagg.engine.LsmStore;
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
+import io.github.flinkstate.testing.fs.ForwardingFileSystem;
 import io.github.flinkstate.testing.fs.InjectingFileSystem;
 import io.github.flinkstate.testing.hdfs.MiniDfsExtension;
 import java.nio.file.Files;
@@ -28,10 +29,10 @@ import org.apache.flink.util.FileUtils;
  * ("pread") against Flink's HDFS file system behind the test kit's {@link InjectingFileSystem} with
  * positional reads hidden (the engine's way before it used positional reads). With {@code --fs
  * local} on the local file system (the machine's page cache, so the cost is the read path's CPU): a
- * file channel's {@code pread} against Flink's local stream behind {@link PlainLocalFileSystem}
- * (the engine's way before). The two alternate, one store open at a time, for {@code rounds}
- * rounds; each round times {@code gets} random gets on one thread and then on four threads. A
- * scenario, not a test: it asserts nothing and prints a table.
+ * file channel's {@code pread} against Flink's local stream behind the test kit's {@link
+ * ForwardingFileSystem} (the engine's way before). The two alternate, one store open at a time, for
+ * {@code rounds} rounds; each round times {@code gets} random gets on one thread and then on four
+ * threads. A scenario, not a test: it asserts nothing and prints a table.
  *
  * <p>Run: {@code mvn -pl flink-state-disaggregated -o exec:java -Dexec.classpathScope=test
  * -Dexec.mainClass=io.github.flinkstate.disagg.engine.scenario.PointReadScenario
@@ -70,7 +71,7 @@ public final class PointReadScenario {
             try {
                 run(
                         LocalFileSystem.getSharedInstance(),
-                        new PlainLocalFileSystem(),
+                        new ForwardingFileSystem(LocalFileSystem.getSharedInstance()),
                         new Path(tmp.toUri()),
                         rounds,
                         gets);

@@ -1,4 +1,4 @@
-package io.github.flinkstate.disagg.engine.scenario;
+package io.github.flinkstate.testing.fs;
 
 import java.io.IOException;
 import java.net.URI;
@@ -8,83 +8,87 @@ import org.apache.flink.core.fs.FSDataOutputStream;
 import org.apache.flink.core.fs.FileStatus;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
-import org.apache.flink.core.fs.local.LocalFileSystem;
 
 /**
- * Flink's local file system behind a class the engine does not recognise as local, so that its
- * point reads use Flink's local stream ({@code seek} + {@code read}) instead of a file channel's
- * positional read. Every call goes straight to {@link LocalFileSystem}, with nothing counted or
- * checked, for a fair comparison of the two ways to read ({@link PointReadScenario}).
+ * A file system that passes every call straight to its delegate, with nothing counted, checked or
+ * wrapped (unlike {@link InjectingFileSystem}, whose streams ask for their position on every read).
+ * Its use: a delegate behind a class that code recognising file systems by class does not know, for
+ * a fair baseline (the disaggregated engine reads Flink's local file system with a file channel,
+ * and behind this class with Flink's stream).
  *
- * <p>Thread safety: as {@link LocalFileSystem}.
+ * <p>Thread safety: as the delegate.
  */
-final class PlainLocalFileSystem extends FileSystem {
+public final class ForwardingFileSystem extends FileSystem {
 
-    private final FileSystem local = LocalFileSystem.getSharedInstance();
+    private final FileSystem delegate;
+
+    public ForwardingFileSystem(FileSystem delegate) {
+        this.delegate = delegate;
+    }
 
     @Override
     public Path getWorkingDirectory() {
-        return local.getWorkingDirectory();
+        return delegate.getWorkingDirectory();
     }
 
     @Override
     public Path getHomeDirectory() {
-        return local.getHomeDirectory();
+        return delegate.getHomeDirectory();
     }
 
     @Override
     public URI getUri() {
-        return local.getUri();
+        return delegate.getUri();
     }
 
     @Override
     public FileStatus getFileStatus(Path f) throws IOException {
-        return local.getFileStatus(f);
+        return delegate.getFileStatus(f);
     }
 
     @Override
     public BlockLocation[] getFileBlockLocations(FileStatus file, long start, long len)
             throws IOException {
-        return local.getFileBlockLocations(file, start, len);
+        return delegate.getFileBlockLocations(file, start, len);
     }
 
     @Override
     public FSDataInputStream open(Path f, int bufferSize) throws IOException {
-        return local.open(f, bufferSize);
+        return delegate.open(f, bufferSize);
     }
 
     @Override
     public FSDataInputStream open(Path f) throws IOException {
-        return local.open(f);
+        return delegate.open(f);
     }
 
     @Override
     public FileStatus[] listStatus(Path f) throws IOException {
-        return local.listStatus(f);
+        return delegate.listStatus(f);
     }
 
     @Override
     public boolean delete(Path f, boolean recursive) throws IOException {
-        return local.delete(f, recursive);
+        return delegate.delete(f, recursive);
     }
 
     @Override
     public boolean mkdirs(Path f) throws IOException {
-        return local.mkdirs(f);
+        return delegate.mkdirs(f);
     }
 
     @Override
     public FSDataOutputStream create(Path f, WriteMode overwriteMode) throws IOException {
-        return local.create(f, overwriteMode);
+        return delegate.create(f, overwriteMode);
     }
 
     @Override
     public boolean rename(Path src, Path dst) throws IOException {
-        return local.rename(src, dst);
+        return delegate.rename(src, dst);
     }
 
     @Override
     public boolean isDistributedFS() {
-        return false;
+        return delegate.isDistributedFS();
     }
 }
