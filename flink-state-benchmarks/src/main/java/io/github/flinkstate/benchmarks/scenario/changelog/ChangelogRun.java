@@ -1,5 +1,7 @@
 package io.github.flinkstate.benchmarks.scenario.changelog;
 
+import io.github.flinkstate.benchmarks.common.DriverCheckpoints;
+import io.github.flinkstate.benchmarks.common.JobEnds;
 import io.github.flinkstate.benchmarks.common.RestoreTimes;
 import io.github.flinkstate.testing.fs.FsCounters;
 import io.github.flinkstate.testing.fs.FsOp;
@@ -106,7 +108,7 @@ public final class ChangelogRun {
             restoreConfig.setString("execution.state-recovery.claim-mode", "CLAIM");
             // The restored job only has to reach RUNNING; a checkpoint of it would subsume (CLAIM)
             // and delete the restored checkpoint that ChangelogCheckpointShape reads afterwards.
-            restoreConfig.setString("execution.checkpointing.interval", "1 h");
+            restoreConfig.setString("execution.checkpointing.interval", DriverCheckpoints.INTERVAL);
             JobGraph restore =
                     ChangelogJobs.build(restoreConfig, workload, records, parallelism, run);
             restore.setSavepointRestoreSettings(
@@ -197,7 +199,9 @@ public final class ChangelogRun {
                 () -> {
                     JobStatus status = cluster.getJobStatus(id).get();
                     if (status.isGloballyTerminalState()) {
-                        throw new IllegalStateException(
+                        throw JobEnds.unexpected(
+                                cluster,
+                                id,
                                 "job ended with status " + status + " before: " + what);
                     }
                     return condition.call();

@@ -2,6 +2,8 @@ package io.github.flinkstate.benchmarks.scenario.checkpoint;
 
 import io.github.flinkstate.benchmarks.common.BackendSpec;
 import io.github.flinkstate.benchmarks.common.CompletedCheckpoints;
+import io.github.flinkstate.benchmarks.common.DriverCheckpoints;
+import io.github.flinkstate.benchmarks.common.JobEnds;
 import io.github.flinkstate.benchmarks.scenario.rescale.WriteValues;
 import java.io.File;
 import java.time.Duration;
@@ -43,8 +45,8 @@ import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
  *       covers about the same amount of changed state whatever the total size.
  * </ol>
  *
- * Checkpoints are triggered by the driver (periodic checkpointing is set to 1 h), so none overlaps
- * the load or another. Not thread-safe; one run at a time.
+ * Checkpoints are triggered by the driver (periodic ones are pushed out of reach, see {@link
+ * DriverCheckpoints}), so none overlaps the load or another. Not thread-safe; one run at a time.
  */
 public final class CheckpointDurationRun {
 
@@ -125,7 +127,7 @@ public final class CheckpointDurationRun {
     private Configuration config(File dir) {
         Configuration config = new Configuration();
         backend.applyTo(config);
-        config.setString("execution.checkpointing.interval", "1 h");
+        config.setString("execution.checkpointing.interval", DriverCheckpoints.INTERVAL);
         config.setString("execution.checkpointing.min-pause", "0 ms");
         config.setString("execution.checkpointing.dir", checkpointUri.apply(dir));
         config.setString("execution.checkpointing.checkpoints-after-tasks-finish", "false");
@@ -302,7 +304,9 @@ public final class CheckpointDurationRun {
         while (!done.getAsBoolean()) {
             JobStatus status = cluster.getJobStatus(id).get();
             if (status.isGloballyTerminalState()) {
-                throw new IllegalStateException(
+                throw JobEnds.unexpected(
+                        cluster,
+                        id,
                         backend.name() + " " + what + ": the job ended with " + status);
             }
             if (System.nanoTime() > deadline) {

@@ -2,6 +2,8 @@ package io.github.flinkstate.benchmarks.scenario.rescale;
 
 import io.github.flinkstate.benchmarks.common.BackendSpec;
 import io.github.flinkstate.benchmarks.common.CompletedCheckpoints;
+import io.github.flinkstate.benchmarks.common.DriverCheckpoints;
+import io.github.flinkstate.benchmarks.common.JobEnds;
 import io.github.flinkstate.benchmarks.common.RestoreTimes;
 import java.io.File;
 import java.time.Duration;
@@ -19,7 +21,6 @@ import org.apache.flink.runtime.checkpoint.RestoredCheckpointStats;
 import org.apache.flink.runtime.executiongraph.AccessExecutionGraph;
 import org.apache.flink.runtime.executiongraph.AccessExecutionJobVertex;
 import org.apache.flink.runtime.jobgraph.JobGraph;
-import org.apache.flink.runtime.jobmaster.JobResult;
 import org.apache.flink.runtime.minicluster.MiniCluster;
 import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
 
@@ -38,8 +39,8 @@ import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
  *       state never yields a number.
  * </ol>
  *
- * <p>Both jobs keep checkpointing enabled (interval 1 h, min pause 30 min, so no periodic
- * checkpoint fires) because Flink only tracks restore statistics for checkpointed jobs.
+ * <p>Both jobs keep checkpointing enabled ({@link DriverCheckpoints#INTERVAL}, min pause 30 min, so
+ * no periodic checkpoint fires) because Flink only tracks restore statistics for checkpointed jobs.
  *
  * <p>Thread safety: not thread-safe; one job at a time. Lifecycle: construct, any number of loads
  * and restores, {@link #close()}.
@@ -62,7 +63,7 @@ public final class RescaleCluster implements AutoCloseable {
         this.backendName = backend.name();
         this.config = new Configuration();
         backend.applyTo(config);
-        config.setString("execution.checkpointing.interval", "1 h");
+        config.setString("execution.checkpointing.interval", DriverCheckpoints.INTERVAL);
         config.setString("execution.checkpointing.min-pause", "30 min");
         config.setString("execution.checkpointing.dir", checkpointDir.toURI().toString());
         config.setString(
@@ -237,13 +238,8 @@ public final class RescaleCluster implements AutoCloseable {
                 if (done.getAsBoolean()) {
                     return true;
                 }
-                JobResult result = cluster.requestJobResult(id).get();
-                Throwable cause =
-                        result.getSerializedThrowable()
-                                .map(t -> t.deserializeError(RescaleCluster.class.getClassLoader()))
-                                .orElse(null);
-                throw new IllegalStateException(
-                        backendName + " " + what + " job ended with " + status, cause);
+                throw JobEnds.unexpected(
+                        cluster, id, backendName + " " + what + " job ended with " + status);
             }
             if (System.nanoTime() > deadline) {
                 return false;
