@@ -43,21 +43,23 @@ import org.slf4j.LoggerFactory;
  * #confirm} of a checkpoint whose range contains it: only then is it sure that the JobManager
  * received a result containing it. It is released by {@link #truncate} and {@link #close} if no
  * persist result ever contained it (nor will: a reset fails the aborted checkpoint's pending
- * persist), by {@link #truncateAndClose} (the tail no checkpoint contains), by a {@link #reset} of
- * the only checkpoint that used it (it is then re-uploaded when needed again), or when its upload
- * result is stale. A change set that some persist result contained, or that a pending persist
- * captured, but that no confirm covered is, on truncation (or on the arrival of its upload if it
- * was truncated meanwhile), {@link TaskFileRegistry#releaseWhenSubsumed released once its last
- * checkpoint can no longer be retained}: it may belong to the retained checkpoint (a skipped
- * confirm) or to an aborted one the JobManager never saw (also when a reset of a later checkpoint
- * comes: the earlier one may have been aborted without a reset of its own). When the writer closes
- * (the task failed, was cancelled or finished) such a change set is handed over instead, unless its
- * last checkpoint is already subsumed, and so is every file on which this writer still has a
- * reference in doubt: a job restored from the retained checkpoint references its log from its own
- * checkpoints until it materializes, which no confirmation seen here can tell (a leak when that
- * checkpoint was in fact aborted unseen, never a premature delete). A file whose doubt was resolved
- * (its checkpoint subsumed) is not handed over because another writer's change set in it keeps it
- * tracked. Change bytes are kept until confirm or truncation so that a reset can re-upload them.
+ * persist), by {@link #truncateAndClose} (the tail no checkpoint contains), or when its upload
+ * result is stale. A {@link #reset} of the only checkpoint that used it releases it once that
+ * checkpoint is subsumed (the aborted checkpoint may still be restored, see {@link #reset}'s
+ * comment) and it is re-uploaded when needed again. A change set that some persist result
+ * contained, or that a pending persist captured, but that no confirm covered is, on truncation (or
+ * on the arrival of its upload if it was truncated meanwhile), {@link
+ * TaskFileRegistry#releaseWhenSubsumed released once its last checkpoint can no longer be
+ * retained}: it may belong to the retained checkpoint (a skipped confirm) or to an aborted one the
+ * JobManager never saw (also when a reset of a later checkpoint comes: the earlier one may have
+ * been aborted without a reset of its own). When the writer closes (the task failed, was cancelled
+ * or finished) such a change set is handed over instead, unless its last checkpoint is already
+ * subsumed, and so is every file on which this writer still has a reference in doubt: a job
+ * restored from the retained checkpoint references its log from its own checkpoints until it
+ * materializes, which no confirmation seen here can tell (a leak when that checkpoint was in fact
+ * aborted unseen, never a premature delete). A file whose doubt was resolved (its checkpoint
+ * subsumed) is not handed over because another writer's change set in it keeps it tracked. Change
+ * bytes are kept until confirm or truncation so that a reset can re-upload them.
  *
  * <p>The task mailbox is not used: results are applied under the lock on upload threads.
  *
@@ -325,8 +327,13 @@ public final class DfsChangelogWriter
                     // is subsumed; handing it over here would leak it in the second case.
                     continue;
                 }
-                // only the aborted checkpoint used it: re-upload if requested again
-                releaseToUploadAgain(state);
+                // only the aborted checkpoint used it: re-upload if requested again. The old
+                // file is kept until that checkpoint is subsumed: an abort does not prove the
+                // JobManager dropped it (a write to its highly available checkpoint store that
+                // failed in doubt aborts the checkpoint on the tasks, yet a JobManager failover
+                // may restore it)
+                registry.releaseWhenSubsumed(state.result.file(), checkpointId, this);
+                uploadAgain(state);
             }
             Iterator<PendingPersist> it = pending.iterator();
             while (it.hasNext()) {
@@ -597,6 +604,12 @@ public final class DfsChangelogWriter
     @GuardedBy("this")
     private void releaseToUploadAgain(ChangeSetState state) {
         registry.release(state.result.file());
+        uploadAgain(state);
+    }
+
+    /** Makes a live, uploaded change set whose claim on its file was given up uploadable again. */
+    @GuardedBy("this")
+    private void uploadAgain(ChangeSetState state) {
         backToNotUploaded(state);
         state.firstCheckpoint = Long.MAX_VALUE;
         state.lastCheckpoint = Long.MIN_VALUE;

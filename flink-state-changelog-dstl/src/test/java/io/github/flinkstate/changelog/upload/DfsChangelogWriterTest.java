@@ -194,19 +194,33 @@ class DfsChangelogWriterTest {
         assertThat(exists(all.getHandlesAndOffsets().get(1).f0)).isTrue();
     }
 
+    /**
+     * An abort does not prove that the JobManager dropped the checkpoint: with a highly available
+     * checkpoint store whose write failed in doubt ("possibly inconsistent"), Flink aborts the
+     * checkpoint on the tasks but keeps it, and a JobManager failover may restore it. Its file is
+     * kept until that checkpoint is subsumed; the change set is uploaded again meanwhile.
+     */
     @Test
-    void reset_ofAbortedCheckpoint_reuploadsAndDeletesTheOldFile() throws Exception {
-        open();
+    void reset_ofAbortedCheckpoint_reuploads_andKeepsTheOldFileUntilTheCheckpointIsSubsumed()
+            throws Exception {
+        open(); // num-retained 1
         DfsChangelogWriter writer = writer();
         writer.append(1, bytes("a"));
         StreamStateHandle old = files(persist(writer, 0, 1)).iterator().next();
         SequenceNumber to = writer.nextSequenceNumber();
         writer.reset(SequenceNumber.of(0), to, 1);
-        awaitDeleted(old);
+        assertThat(exists(old))
+                .as("file of the aborted checkpoint, right after the abort")
+                .isTrue();
 
         ChangelogStateHandleStreamImpl again = persist(writer, 0, 2);
         assertThat(files(again)).doesNotContain(old);
         assertThat(Changes.read(storage.createReader(), again)).containsExactly("1:a");
+        assertThat(exists(old)).as("before checkpoint 1 is subsumed").isTrue();
+
+        writer.confirm(SequenceNumber.of(0), to, 2); // checkpoint 1 can no longer be retained
+        awaitDeleted(old);
+        assertThat(files(again)).allMatch(DfsChangelogWriterTest::exists);
     }
 
     @Test

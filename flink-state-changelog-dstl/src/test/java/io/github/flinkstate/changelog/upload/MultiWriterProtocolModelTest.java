@@ -174,9 +174,6 @@ class MultiWriterProtocolModelTest {
         /** Restored parts whose handles this part's checkpoint also references. */
         final List<Part> carried;
 
-        /** Whether the writer got a reset for this part (its checkpoint aborted). */
-        boolean reset;
-
         ChangelogStateHandleStreamImpl handle;
 
         Part(
@@ -371,10 +368,10 @@ class MultiWriterProtocolModelTest {
                 for (Subtask subtask : subtasks) {
                     if (random.nextBoolean() || subtask == subtasks.get(0)) {
                         subtask.writer.truncateAndClose(subtask.lastUploadedTo);
-                        for (Part part : subtask.parts) { // handed out, not reset
-                            if (!part.reset
-                                    && part.future.isDone()
-                                    && !part.future.isCompletedExceptionally()) {
+                        // handed out; also those reset since: an aborted checkpoint's file
+                        // stays in doubt until it is subsumed, and a closing writer hands it over
+                        for (Part part : subtask.parts) {
+                            if (part.future.isDone() && !part.future.isCompletedExceptionally()) {
                                 handedOverAtClose.addAll(
                                         files(part.future.get().getJobManagerOwnedSnapshot()));
                             }
@@ -493,7 +490,6 @@ class MultiWriterProtocolModelTest {
         for (Part part : aborted.parts) {
             Subtask subtask = part.subtask;
             if (part.generation == subtask.generation && subtask.lastCheckpointId == aborted.id) {
-                part.reset = true;
                 subtask.writer.reset(part.from, part.to, aborted.id);
             }
         }
