@@ -7,10 +7,9 @@ import io.github.flinkstate.changelog.registry.TaskFileRegistry;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
@@ -18,7 +17,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.IntSupplier;
+import java.util.function.Supplier;
 import javax.annotation.Nullable;
 import javax.annotation.concurrent.GuardedBy;
 import javax.annotation.concurrent.ThreadSafe;
@@ -37,7 +36,8 @@ import org.slf4j.LoggerFactory;
  * alignment, back-pressure), often more than {@code persist-delay} apart, so their persist requests
  * would each cut a file. A checkpoint's request therefore waits for the same checkpoint's requests
  * of all other open writers ({@link #persist}; also those with nothing to upload count), up to
- * {@code batch.checkpoint-max-wait}: the batch is cut when the last one arrives. The checkpoint
+ * {@code batch.checkpoint-max-wait}: the batch is cut when the last one arrives. Writers that asked
+ * for none of the last checkpoints are not waited for ({@link CheckpointRequests}). The checkpoint
  * cannot complete before its last writer's request anyway, so the wait costs its completion time
  * nothing but the upload of the earlier requests' bytes together with the last one's. Every task is
  * encoded ({@link UploadTask#encode}) on an upload thread as soon as it is queued, so waiting for a
@@ -90,11 +90,11 @@ public final class BatchingUploadScheduler implements AutoCloseable {
     @GuardedBy("this")
     private long scheduledFlushAt;
 
-    /** The writers that asked to persist each checkpoint whose batch waits for the others. */
+    /** The writers' persist requests of the current checkpoint. */
     @GuardedBy("this")
-    private final Map<Long, Set<Object>> checkpointRequests = new HashMap<>();
+    private final CheckpointRequests checkpointRequests = new CheckpointRequests();
 
-    private final IntSupplier openWriters;
+    private final Supplier<Collection<?>> openWriters;
 
     @GuardedBy("this")
     private boolean closed;
@@ -111,7 +111,7 @@ public final class BatchingUploadScheduler implements AutoCloseable {
             UploadMetrics metrics,
             InFlightLimiter limiter,
             HedgeDelay hedgeDelay,
-            IntSupplier openWriters,
+            Supplier<Collection<?>> openWriters,
             @Nullable LocalCopies localCopies) {
         this.settings = settings;
         this.directory = directory;
@@ -141,16 +141,8 @@ public final class BatchingUploadScheduler implements AutoCloseable {
         synchronized (this) {
             rejected = closed;
             if (!closed) {
-                // one checkpoint at a time (changelog allows no concurrent checkpoints): requests
-                // of older checkpoints that never completed are dropped
-                checkpointRequests.keySet().removeIf(id -> id < checkpointId);
-                Set<Object> requested =
-                        checkpointRequests.computeIfAbsent(checkpointId, id -> new HashSet<>());
-                requested.add(writer);
-                boolean allAsked = requested.size() >= openWriters.getAsInt();
-                if (allAsked) {
-                    checkpointRequests.remove(checkpointId);
-                }
+                // one checkpoint at a time (changelog allows no concurrent checkpoints)
+                boolean allAsked = checkpointRequests.ask(writer, checkpointId, openWriters.get());
                 if (task != null) {
                     enqueue(task);
                 }

@@ -58,10 +58,11 @@ public final class PreemptiveUploads {
     }
 
     /**
-     * The number of open writers (the batching scheduler waits for all of them at a checkpoint).
+     * The open writers, a copy (the batching scheduler waits for them at a checkpoint, see {@link
+     * CheckpointRequests}).
      */
-    public synchronized int openWriters() {
-        return published.size();
+    public synchronized List<DfsChangelogWriter> openWriters() {
+        return new ArrayList<>(published.keySet());
     }
 
     /** The growth after which a writer publishes its bytes again (at least one byte). */

@@ -369,6 +369,28 @@ class DfsChangelogWriterTest {
                 .containsExactly("1:next");
     }
 
+    /**
+     * A writer that Flink left open (its task's restore failed after the changelog backend created
+     * it) never asks again: after it skipped three checkpoints, the others' batches no longer wait
+     * {@code batch.checkpoint-max-wait} (here 10 minutes) for it.
+     */
+    @Test
+    void aWriterThatSkippedTheLastThreeCheckpoints_isNoLongerWaitedFor() throws Exception {
+        open(checkpointWaitConfig(Duration.ofMinutes(10)));
+        DfsChangelogWriter w1 = writer();
+        writer(); // leaked: never used, never closed
+        // checkpoints 1 to 3: nothing to upload, so nothing waits; the leaked writer skips all
+        for (long id = 1; id <= CheckpointRequests.MISSED_ROUNDS_LIMIT; id++) {
+            persist(w1, 0, id);
+        }
+        w1.append(1, bytes("a"));
+        ChangelogStateHandleStreamImpl h3 =
+                w1.persist(SequenceNumber.of(0), CheckpointRequests.MISSED_ROUNDS_LIMIT + 1)
+                        .get(1, TimeUnit.MINUTES) // not the 10 minutes of the max wait
+                        .getJobManagerOwnedSnapshot();
+        assertThat(Changes.read(storage.createReader(), h3)).containsExactly("1:a");
+    }
+
     @Test
     void largeIntervals_areSealedAndEncodedAhead_andReadBackInAppendOrder() throws Exception {
         open();
