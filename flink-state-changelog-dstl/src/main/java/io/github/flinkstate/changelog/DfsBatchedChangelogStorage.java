@@ -206,7 +206,10 @@ public final class DfsBatchedChangelogStorage
                         Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
     }
 
-    /** Never blocks on the file system (Flink calls it on the TaskManager's RPC main thread). */
+    /**
+     * Never waits for an upload, and for downloads in flight at most 10 s (Flink calls it on the
+     * TaskManager's RPC main thread; see {@link DfsChangelogStorageView#close}).
+     */
     @Override
     public void close() throws Exception {
         scheduler.close(); // fails queued uploads, gives up running ones (interrupting them)
