@@ -93,7 +93,9 @@ class CancelBeforeCompletionNoticeTest {
         }
         DisaggregatedKeyedStateBackend<Integer> restored =
                 job("new")
-                        .create(DisaggBackends.ALL, JobCheckpoints.handlesFor(cp, DisaggBackends.ALL));
+                        .create(
+                                DisaggBackends.ALL,
+                                JobCheckpoints.handlesFor(cp, DisaggBackends.ALL));
         assertThat(fixture.verify(restored, 1)).isEqualTo(KEYS);
     }
 
