@@ -25,9 +25,7 @@ import org.apache.flink.runtime.checkpoint.CheckpointType;
 import org.apache.flink.runtime.checkpoint.CompletedCheckpoint;
 import org.apache.flink.runtime.state.CheckpointStorageLocation;
 import org.apache.flink.runtime.state.CheckpointStorageLocationReference;
-import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
 import org.apache.flink.runtime.state.KeyedStateHandle;
-import org.apache.flink.runtime.state.filesystem.FileStateHandle;
 import org.apache.flink.util.FileUtils;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -108,16 +106,6 @@ class BackgroundCopyTest {
         return key.endsWith("/") ? key : key + "/";
     }
 
-    private static List<String> engineFiles(CompletedCheckpoint cp) throws Exception {
-        List<String> files = new ArrayList<>();
-        for (KeyedStateHandle h : JobCheckpoints.handlesFor(cp, DisaggBackends.ALL)) {
-            for (var e : ((IncrementalRemoteKeyedStateHandle) h).getSharedState()) {
-                files.add(((FileStateHandle) e.getHandle()).getFilePath().toString());
-            }
-        }
-        return files;
-    }
-
     @Test
     void inheritedFilesAreCopiedInTheBackground_andTheFullCheckpointCopiesNothing()
             throws Exception {
@@ -137,7 +125,9 @@ class BackgroundCopyTest {
         assertThat(fs.counters().callsUnder(FsOp.CREATE, under("new")))
                 .as("engine files created by the full checkpoint")
                 .isZero();
-        assertThat(engineFiles(full)).isNotEmpty().noneMatch(f -> f.contains(under("old")));
+        assertThat(JobCheckpoints.engineFiles(full))
+                .isNotEmpty()
+                .noneMatch(f -> f.contains(under("old")));
 
         // the old job's files are no longer needed
         FileUtils.deleteDirectory(new File(tmp, "old"));

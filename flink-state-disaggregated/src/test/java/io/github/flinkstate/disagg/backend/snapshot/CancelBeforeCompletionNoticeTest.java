@@ -16,9 +16,6 @@ import org.apache.flink.core.execution.RecoveryClaimMode;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.checkpoint.CompletedCheckpoint;
-import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
-import org.apache.flink.runtime.state.KeyedStateHandle;
-import org.apache.flink.runtime.state.filesystem.FileStateHandle;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -77,7 +74,7 @@ class CancelBeforeCompletionNoticeTest {
                         .getJobManagerOwnedSnapshot());
         CompletedCheckpoint cp = checkpoints.complete(1, 1);
         // no notifyCheckpointComplete: the task is cancelled first
-        List<String> named = engineFiles(cp);
+        List<String> named = JobCheckpoints.engineFiles(cp);
         assertThat(named).isNotEmpty();
         fixture.write(b, 2);
         b.compactAll(); // every file of checkpoint 1 leaves the live version
@@ -97,15 +94,5 @@ class CancelBeforeCompletionNoticeTest {
                                 DisaggBackends.ALL,
                                 JobCheckpoints.handlesFor(cp, DisaggBackends.ALL));
         assertThat(fixture.verify(restored, 1)).isEqualTo(KEYS);
-    }
-
-    private static List<String> engineFiles(CompletedCheckpoint cp) throws Exception {
-        List<String> files = new ArrayList<>();
-        for (KeyedStateHandle h : JobCheckpoints.handlesFor(cp, DisaggBackends.ALL)) {
-            for (var e : ((IncrementalRemoteKeyedStateHandle) h).getSharedState()) {
-                files.add(((FileStateHandle) e.getHandle()).getFilePath().toString());
-            }
-        }
-        return files;
     }
 }

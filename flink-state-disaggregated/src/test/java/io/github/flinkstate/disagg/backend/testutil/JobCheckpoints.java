@@ -25,9 +25,11 @@ import org.apache.flink.runtime.state.CheckpointMetadataOutputStream;
 import org.apache.flink.runtime.state.CheckpointStorageAccess;
 import org.apache.flink.runtime.state.CheckpointStorageLocation;
 import org.apache.flink.runtime.state.CompletedCheckpointStorageLocation;
+import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.SharedStateRegistry;
+import org.apache.flink.runtime.state.filesystem.FileStateHandle;
 import org.apache.flink.runtime.state.storage.FileSystemCheckpointStorage;
 import org.apache.flink.util.InstantiationUtil;
 import org.apache.flink.util.concurrent.Executors;
@@ -192,6 +194,17 @@ public final class JobCheckpoints {
             CompletedCheckpoint checkpoint, KeyGroupRange range) throws Exception {
         return StateAssignmentOperation.getManagedKeyedStateHandles(
                 load(checkpoint).getOperatorStates().iterator().next(), range);
+    }
+
+    /** The paths of the engine files (shared state) that {@code checkpoint} names, all subtasks. */
+    public static List<String> engineFiles(CompletedCheckpoint checkpoint) throws Exception {
+        List<String> files = new ArrayList<>();
+        for (KeyedStateHandle h : handlesFor(checkpoint, DisaggBackends.ALL)) {
+            for (var e : ((IncrementalRemoteKeyedStateHandle) h).getSharedState()) {
+                files.add(((FileStateHandle) e.getHandle()).getFilePath().toString());
+            }
+        }
+        return files;
     }
 
     private static CheckpointMetadata load(CompletedCheckpoint checkpoint) throws Exception {
