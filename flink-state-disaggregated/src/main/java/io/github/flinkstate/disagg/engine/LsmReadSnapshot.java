@@ -12,7 +12,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code applyToAllKeys} does).
  *
  * <p>Thread safety: reads are thread-safe. {@link #close()} unpins the view once it and every
- * iterator opened from it are closed; iterators stay usable after {@link #close()} until closed.
+ * iterator opened from it are closed; iterators stay usable after {@link #close()} until closed. No
+ * scan starts after {@link #close()}, and no read after the view was released.
  */
 public final class LsmReadSnapshot implements AutoCloseable {
 
@@ -28,14 +29,30 @@ public final class LsmReadSnapshot implements AutoCloseable {
         this.release = release;
     }
 
-    /** The value of {@code key} as of the view, or null. */
+    /**
+     * The value of {@code key} as of the view, or null.
+     *
+     * @throws IllegalStateException if the view was released (closed, its iterators too)
+     */
     public byte[] get(byte[] key) throws IOException {
-        return store.get(view, key);
+        pin();
+        try {
+            return store.get(view, key);
+        } finally {
+            unpin();
+        }
     }
 
-    /** Live entries of {@code range} as of the view; close the iterator. */
+    /**
+     * Live entries of {@code range} as of the view; close the iterator.
+     *
+     * @throws IllegalStateException if this snapshot was closed
+     */
     public LsmIterator scan(KeyRange range) throws IOException {
-        pins.incrementAndGet();
+        if (closed.get()) {
+            throw new IllegalStateException("The read snapshot is closed");
+        }
+        pin();
         try {
             return store.scan(view, range, this::unpin);
         } catch (IOException | RuntimeException e) {
@@ -47,6 +64,16 @@ public final class LsmReadSnapshot implements AutoCloseable {
     /** Live entries under {@code prefix} as of the view. */
     public LsmIterator scanPrefix(byte[] prefix) throws IOException {
         return scan(KeyRange.ofPrefix(prefix.clone()));
+    }
+
+    /**
+     * Takes a pin unless the view was already released: a pin taken after the last release would
+     * release the view a second time (dropping a version the store still uses).
+     */
+    private void pin() {
+        if (pins.getAndUpdate(p -> p == 0 ? 0 : p + 1) == 0) {
+            throw new IllegalStateException("The read snapshot is closed");
+        }
     }
 
     private void unpin() {

@@ -518,8 +518,11 @@ public final class LsmStore implements AutoCloseable {
                         flushScheduled.set(false);
                         try {
                             flushFrozen();
-                        } catch (IOException | RuntimeException e) {
+                        } catch (Throwable e) { // counted by flushFrozen, an Error too
                             LOG.warn("Background flush failed; memtables stay in memory", e);
+                            if (e instanceof Error) {
+                                throw (Error) e;
+                            }
                         }
                     });
         }
@@ -545,12 +548,12 @@ public final class LsmStore implements AutoCloseable {
                                         options.compactionFilter().newRun(),
                                         stats.entriesFiltered);
                         stats.recordFlush(System.nanoTime() - t0);
-                    } catch (IOException | RuntimeException e) {
+                    } catch (Throwable e) { // an Error too, or stalled writers wait for ever
                         stats.flushFailures.incrementAndGet();
                         backgroundError =
                                 e instanceof IOException
                                         ? (IOException) e
-                                        : new IOException(e.getMessage(), e);
+                                        : new IOException(e.toString(), e);
                         throw e;
                     }
                 }

@@ -2,11 +2,13 @@ package io.github.flinkstate.disagg.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.fs.FileDeletionPolicy;
 import io.github.flinkstate.disagg.engine.iterator.LsmIterator;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
+import io.github.flinkstate.disagg.engine.sst.IoRateLimiter;
 import io.github.flinkstate.disagg.engine.testutil.LsmModelRunner;
 import io.github.flinkstate.testing.fs.FsOp;
 import io.github.flinkstate.testing.fs.Hang;
@@ -14,11 +16,15 @@ import io.github.flinkstate.testing.fs.InjectingFileSystem;
 import io.github.flinkstate.testing.wait.Waits;
 import java.io.File;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.flink.core.fs.FileStatus;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
 import org.junit.jupiter.api.Test;
@@ -237,6 +243,106 @@ class LsmStoreFaultTest {
             fs.heal();
             store.flush();
             assertContent(store, model);
+            assertThat(store.liveFiles()).isNotEmpty();
+        }
+    }
+
+    /**
+     * A compaction interrupted while it paces its finished output (the rate limiter's wait after
+     * the output's last bytes; a cancelled task's thread in {@code compactAll}) leaves no file
+     * behind. Found in a review: the finished output was in no list the failure cleaned up.
+     */
+    @Test
+    void aCompactionInterruptedAfterFinishingAnOutput_deletesIt() throws Exception {
+        IoRateLimiter interruptedAtFinish =
+                new IoRateLimiter(
+                        1,
+                        System::nanoTime,
+                        (limiter, nanos) -> {
+                            for (StackTraceElement e : Thread.currentThread().getStackTrace()) {
+                                if (e.getClassName().endsWith("CompactionJob")
+                                        && e.getMethodName().equals("finish")) {
+                                    throw new InterruptedException("cancelled");
+                                }
+                            }
+                        });
+        LsmOptions o = options().compactionRateLimiter(interruptedAtFinish);
+        try (LsmStore store = LsmStore.open(o)) {
+            // 2 x 200 KiB: past the limiter's burst, so the pacing waits, also at the finish
+            NavigableMap<byte[], byte[]> model = LsmModelRunner.newModel();
+            for (int round = 0; round < 2; round++) {
+                for (int i = 0; i < 200; i++) {
+                    byte[] k = LsmModelRunner.key(i % 4, 0, i);
+                    byte[] v = new byte[1024];
+                    Arrays.fill(v, (byte) (round * 7 + i));
+                    store.put(k, v);
+                    model.put(k, v);
+                }
+                store.flush();
+            }
+            List<String> live = store.liveFiles();
+            assertThatThrownBy(store::compactAll).isInstanceOf(InterruptedIOException.class);
+            Thread.interrupted();
+            assertThat(store.liveFiles()).containsExactlyInAnyOrderElementsOf(live);
+            assertThat(primaryFiles(o))
+                    .containsExactlyInAnyOrderElementsOf(
+                            live.stream().map(f -> new Path(f).getName()).toList());
+            assertContent(store, model);
+        }
+    }
+
+    /** The names of the SST files in the store's primary directory. */
+    private List<String> primaryFiles(LsmOptions o) throws IOException {
+        List<String> files = new ArrayList<>();
+        for (FileStatus st : fs.listStatus(o.primaryDir())) {
+            if (st.getPath().getName().endsWith(".sst")) {
+                files.add(st.getPath().getName());
+            }
+        }
+        return files;
+    }
+
+    /**
+     * A flush that fails with an {@link Error} (here from a compaction filter; an out-of-memory
+     * error while building a file is the real-world case) stalls writers with an error, as an
+     * {@link IOException} does. Found in a review: only exceptions counted as flush failures, so
+     * writers waited for ever while every retry failed the same way.
+     */
+    @Test
+    void aFlushFailingWithAnError_failsTheStalledWriter_insteadOfHanging() throws Exception {
+        AtomicBoolean failing = new AtomicBoolean(true);
+        LsmOptions o =
+                options()
+                        .memtableBytes(4096)
+                        .maxImmutableMemtables(1)
+                        .compactionFilter(
+                                () ->
+                                        (k, v) -> {
+                                            if (failing.get()) {
+                                                throw new AssertionError("filter bug");
+                                            }
+                                            return false;
+                                        });
+        try (LsmStore store = LsmStore.open(o)) {
+            IOException stalled =
+                    assertTimeoutPreemptively(
+                            Duration.ofMinutes(1),
+                            () -> {
+                                for (int i = 0; i < 100_000; i++) {
+                                    try {
+                                        store.put(
+                                                LsmModelRunner.key(i % 4, 1, i),
+                                                new byte[] {(byte) i});
+                                    } catch (IOException e) {
+                                        return e;
+                                    }
+                                }
+                                return null;
+                            });
+            assertThat(stalled).isNotNull().hasMessageContaining("flush failed");
+            assertThat(stalled).hasRootCauseMessage("filter bug");
+            failing.set(false);
+            store.flush();
             assertThat(store.liveFiles()).isNotEmpty();
         }
     }

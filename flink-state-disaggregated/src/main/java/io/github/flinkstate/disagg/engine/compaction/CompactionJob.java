@@ -291,7 +291,12 @@ public final class CompactionJob {
         }
         FileMeta f = out.finish(bounds);
         if (limiter != null) {
-            limiter.acquire(f.fileSize() - charged); // the rest: last blocks, index, bloom
+            try {
+                limiter.acquire(f.fileSize() - charged); // the rest: last blocks, index, bloom
+            } catch (IOException | RuntimeException | Error e) {
+                outputs.deleteQuietly(f); // finished, in no list the caller cleans up yet
+                throw e;
+            }
         }
         charged = 0;
         return f;
