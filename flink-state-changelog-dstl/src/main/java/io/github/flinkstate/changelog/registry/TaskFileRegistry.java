@@ -44,6 +44,15 @@ import org.slf4j.LoggerFactory;
  * that made it: a file several writers share is handed over only by a writer whose own doubt is
  * unresolved, never because another writer's reference keeps it tracked.
  *
+ * <p>Aborted checkpoints ({@link #releaseWhenResetSubsumed}): an abort does not prove that the
+ * JobManager dropped the checkpoint (a write to its highly available checkpoint store that failed
+ * in doubt aborts it on the tasks, and a JobManager failover may restore it), so the files only an
+ * aborted checkpoint used are kept in doubt too. At close, only the doubts of the writer's newest
+ * aborted checkpoint are handed over: a JobManager restores the newest checkpoint it holds, so an
+ * older aborted one is not the one it could restore, and handing over every aborted checkpoint of a
+ * run of aborts (checkpoints expiring under back-pressure until the task fails over) would leave a
+ * copy of the log per abort behind.
+ *
  * <p>Invariants (checked by {@link #checkInvariants()}):
  *
  * <ol>
@@ -101,12 +110,25 @@ public final class TaskFileRegistry {
      * handed-over file.
      */
     public void releaseWhenSubsumed(StreamStateHandle file, long lastCheckpointId, Object owner) {
+        keepInDoubt(file, lastCheckpointId, owner, false);
+    }
+
+    /**
+     * As {@link #releaseWhenSubsumed}, for a change set that only the aborted checkpoint {@code
+     * checkpointId} used (see the class comment).
+     */
+    public void releaseWhenResetSubsumed(StreamStateHandle file, long checkpointId, Object owner) {
+        keepInDoubt(file, checkpointId, owner, true);
+    }
+
+    private void keepInDoubt(
+            StreamStateHandle file, long lastCheckpointId, Object owner, boolean reset) {
         synchronized (this) {
             if (!refCounts.containsKey(file)) {
                 return;
             }
             if (!isSubsumed(lastCheckpointId)) {
-                inDoubt.add(new Doubtful(file, lastCheckpointId, owner));
+                inDoubt.add(new Doubtful(file, lastCheckpointId, owner, reset));
                 LOG.debug(
                         "DSTL file {} in doubt until checkpoint {} is subsumed",
                         file,
@@ -139,16 +161,34 @@ public final class TaskFileRegistry {
      * class comment); returns how many.
      */
     public int handOverInDoubt(Object owner) {
+        List<StreamStateHandle> toRelease = new ArrayList<>();
+        int handedOver;
         synchronized (this) {
-            Set<StreamStateHandle> files = new HashSet<>();
+            long newestReset = Long.MIN_VALUE;
             for (Doubtful entry : inDoubt) {
-                if (entry.owner == owner) {
+                if (entry.owner == owner && entry.reset) {
+                    newestReset = Math.max(newestReset, entry.lastCheckpointId);
+                }
+            }
+            Set<StreamStateHandle> files = new HashSet<>();
+            Iterator<Doubtful> it = inDoubt.iterator();
+            while (it.hasNext()) {
+                Doubtful entry = it.next();
+                if (entry.owner != owner) {
+                    continue;
+                }
+                if (entry.reset && entry.lastCheckpointId < newestReset) {
+                    it.remove(); // an older aborted checkpoint: not one a JobManager restores
+                    toRelease.add(entry.file);
+                } else {
                     files.add(entry.file);
                 }
             }
             files.forEach(this::handOver);
-            return files.size();
+            handedOver = files.size();
         }
+        toRelease.forEach(this::release); // a no-op for a file handed over above
+        return handedOver;
     }
 
     /** Checkpoint {@code checkpointId} completed (a writer got its confirmation). */
@@ -198,7 +238,8 @@ public final class TaskFileRegistry {
     }
 
     /** One change set's reference in doubt, made by {@code owner} (a writer). */
-    private record Doubtful(StreamStateHandle file, long lastCheckpointId, Object owner) {}
+    private record Doubtful(
+            StreamStateHandle file, long lastCheckpointId, Object owner, boolean reset) {}
 
     /** Starts tracking a newly uploaded file used by {@code changeSets} change sets. */
     public synchronized void track(StreamStateHandle file, int changeSets) {

@@ -332,7 +332,7 @@ public final class DfsChangelogWriter
                 // JobManager dropped it (a write to its highly available checkpoint store that
                 // failed in doubt aborts the checkpoint on the tasks, yet a JobManager failover
                 // may restore it)
-                registry.releaseWhenSubsumed(state.result.file(), checkpointId, this);
+                registry.releaseWhenResetSubsumed(state.result.file(), checkpointId, this);
                 uploadAgain(state);
             }
             Iterator<PendingPersist> it = pending.iterator();

@@ -209,9 +209,8 @@ class DfsChangelogWriterTest {
         StreamStateHandle old = files(persist(writer, 0, 1)).iterator().next();
         SequenceNumber to = writer.nextSequenceNumber();
         writer.reset(SequenceNumber.of(0), to, 1);
-        assertThat(exists(old))
-                .as("file of the aborted checkpoint, right after the abort")
-                .isTrue();
+        assertThat(storage.getRegistry().isTracked(old)).as("kept after the abort").isTrue();
+        assertThat(storage.getRegistry().referencesInDoubt()).isEqualTo(1);
 
         ChangelogStateHandleStreamImpl again = persist(writer, 0, 2);
         assertThat(files(again)).doesNotContain(old);
@@ -221,6 +220,30 @@ class DfsChangelogWriterTest {
         writer.confirm(SequenceNumber.of(0), to, 2); // checkpoint 1 can no longer be retained
         awaitDeleted(old);
         assertThat(files(again)).allMatch(DfsChangelogWriterTest::exists);
+    }
+
+    /**
+     * A writer that closes after a run of aborts hands over the file of its newest aborted
+     * checkpoint only (the one a JobManager could still restore) and deletes the older ones', which
+     * no JobManager restores: a copy of the log per abort stayed behind otherwise.
+     */
+    @Test
+    void closingAfterARunOfAborts_handsOverTheNewestAbortedCheckpointsFileOnly() throws Exception {
+        open(); // num-retained 1
+        DfsChangelogWriter writer = writer();
+        writer.append(1, bytes("a"));
+        StreamStateHandle first = files(persist(writer, 0, 1)).iterator().next();
+        writer.reset(SequenceNumber.of(0), writer.nextSequenceNumber(), 1);
+        writer.append(2, bytes("b"));
+        Set<StreamStateHandle> second = files(persist(writer, 0, 2)); // "a" uploaded again
+        assertThat(second).doesNotContain(first);
+        writer.reset(SequenceNumber.of(0), writer.nextSequenceNumber(), 2);
+
+        writer.close();
+        awaitDeleted(first);
+        assertThat(second).allMatch(DfsChangelogWriterTest::exists);
+        assertThat(second).noneMatch(f -> storage.getRegistry().isTracked(f)); // handed over
+        assertThat(storage.getRegistry().referencesInDoubt()).isZero();
     }
 
     @Test
