@@ -79,16 +79,7 @@ public final class MiniClusterJobRunner {
         JobID jobId = cluster.submitJob(jobGraph).get().getJobID();
         JobResult result = cluster.requestJobResult(jobId).get();
         if (!result.isSuccess()) {
-            throw new RuntimeException(
-                    "Job with backend " + backendName + " failed",
-                    result.getSerializedThrowable()
-                            .map(
-                                    t ->
-                                            (Throwable)
-                                                    t.deserializeError(
-                                                            MiniClusterJobRunner.class
-                                                                    .getClassLoader()))
-                            .orElse(null));
+            throw JobEnds.unexpected(cluster, jobId, "Job with backend " + backendName + " failed");
         }
         AccessExecutionGraph graph = cluster.getExecutionGraph(jobId).get();
         CheckpointStatsSnapshot stats = graph.getCheckpointStatsSnapshot();

@@ -25,8 +25,8 @@ import org.slf4j.LoggerFactory;
  * goes out at once, and it is waited for again from then on. A leak costs the max wait at three
  * checkpoints, then nothing.
  *
- * <p>A request for a checkpoint older than the current round, or for the current one after its
- * batch was cut, goes out at once: nobody is left to wait for.
+ * <p>A request for the current checkpoint after its batch was cut goes out at once: nobody is left
+ * to wait for. A request for an older checkpoint joins the current round's batch.
  *
  * <p>Thread safety: none; the scheduler calls it under its own lock.
  */
@@ -56,7 +56,8 @@ final class CheckpointRequests {
      */
     boolean ask(Object writer, long checkpointId, Collection<?> openWriters) {
         if (checkpointId < round) {
-            return true;
+            missed.remove(writer); // it is alive
+            return cut; // joins the current round's batch
         }
         if (checkpointId > round) {
             startRound(checkpointId, openWriters);

@@ -17,7 +17,14 @@ class CheckpointRequestsTest {
         assertThat(requests.ask(a, 1, List.of(a, b))).isFalse();
         assertThat(requests.ask(b, 1, List.of(a, b))).isTrue();
         assertThat(requests.ask(a, 1, List.of(a, b))).as("after the cut").isTrue();
-        assertThat(requests.ask(b, 0, List.of(a, b))).as("an older round").isTrue();
+        assertThat(requests.ask(b, 0, List.of(a, b))).as("an older round, after the cut").isTrue();
+    }
+
+    @Test
+    void anOlderRoundsRequest_joinsTheCurrentRoundsBatch() {
+        assertThat(requests.ask(a, 2, List.of(a, b))).isFalse();
+        assertThat(requests.ask(b, 1, List.of(a, b))).as("b's late request of round 1").isFalse();
+        assertThat(requests.ask(b, 2, List.of(a, b))).isTrue();
     }
 
     @Test

@@ -55,7 +55,7 @@ public final class LsmReadSnapshot implements AutoCloseable {
         pin();
         try {
             return store.scan(view, range, this::unpin);
-        } catch (IOException | RuntimeException e) {
+        } catch (Throwable e) { // an Error too, or the view stays pinned
             unpin();
             throw e;
         }

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  * notice reached it (what a driver that cancels as soon as the checkpoint shows as completed does):
  * the backend is disposed on the interrupted task thread, after further writes made the store drop
  * the checkpoint's files from its live version. Every file the retained checkpoint names must still
- * exist, and a new job restores it in NO_CLAIM mode with every value.
+ * exist, and a new job restores it with every value.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class CancelBeforeCompletionNoticeTest {
