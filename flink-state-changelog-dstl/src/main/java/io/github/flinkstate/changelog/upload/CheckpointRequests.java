@@ -76,7 +76,7 @@ final class CheckpointRequests {
         return true;
     }
 
-    /** Open writers no longer waited for (for tests and logs). */
+    /** Open writers no longer waited for (for tests). */
     int presumedLeaked(Collection<?> openWriters) {
         int n = 0;
         for (Object w : openWriters) {

@@ -224,7 +224,7 @@ class DfsChangelogWriterTest {
 
     /**
      * A writer that closes after a run of aborts hands over the file of its newest aborted
-     * checkpoint only (the one a JobManager could still restore) and deletes the older ones', which
+     * checkpoint only (the one a JobManager could still restore) and deletes the older ones, which
      * no JobManager restores: a copy of the log per abort stayed behind otherwise.
      */
     @Test

@@ -1248,17 +1248,13 @@ public final class LsmStore implements AutoCloseable {
      * arrived through several handles), in one edit; deletes the copy if none is live any more.
      */
     private String swapIn(FileMeta old, Path copy) throws IOException {
+        compactionLock.lock();
         // pinned until after the swap, so that the swapped-out file becomes obsolete (its reader
         // closed, and deleted where the policy allows) at the release below, not inside install's
         // lock on the version set, which every get and scan takes
         Version v = versions.acquire();
-        compactionLock.lock();
         try {
             ensureOpen();
-            if (v != versions.current()) {
-                versions.release(v);
-                v = versions.acquire(); // a compaction installed a version meanwhile
-            }
             VersionEdit edit = new VersionEdit();
             FileMeta.RefCount refs = null; // the entries of the copy share it
             for (int l = 0; l < v.numLevels(); l++) {
