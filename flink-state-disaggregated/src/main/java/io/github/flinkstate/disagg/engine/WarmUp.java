@@ -41,9 +41,9 @@ import org.slf4j.LoggerFactory;
  * is copied whole ({@code SstReader#copyToDisk}: chunks of whole blocks, every data block's CRC32C
  * verified) while the disk tier admits whole files ({@code DiskCache#wholeFileLimitBytes}: half its
  * capacity, or nine tenths when every live file fits in that); a file that does not fit is passed
- * over for the next. Files that the store drops meanwhile are skipped or forgotten again; a file
- * that cannot be read is skipped with one log line (reads of it will report the problem
- * themselves).
+ * over for the next. Files that the store drops meanwhile are skipped, or their readers and copies
+ * dropped again after the open or copy that published them; a file that cannot be read is skipped
+ * with one log line (reads of it will report the problem themselves).
  *
  * <p>It does not hold up records: it runs on its own daemon thread (and opens files on {@link
  * #OPENERS}), reads on the file's scan stream (point reads keep theirs) in chunks of at most 512
@@ -188,14 +188,12 @@ public final class WarmUp {
                     continue;
                 } finally {
                     disk.stopExpectingWholeCopy(f.path());
+                    forgetIfDropped(f.path());
                 }
                 if (copied < 0) {
                     continue; // not admitted (no room for this file as a whole): try the next
                 }
                 if (copied > 0) {
-                    if (!live.test(f.path())) {
-                        disk.forget(f.path()); // dropped by the store meanwhile
-                    }
                     bytesDone.addAndGet(copied);
                     filesDone.incrementAndGet();
                 }
@@ -249,6 +247,8 @@ public final class WarmUp {
                                             "Warm-up could not open {}: {}",
                                             f.path(),
                                             e.toString());
+                                } finally {
+                                    forgetIfDropped(f.path());
                                 }
                             }));
         }
@@ -267,6 +267,19 @@ public final class WarmUp {
                 opened.get(),
                 toOpen.size(),
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+    }
+
+    /**
+     * After an open or a copy of {@code path}: if the store dropped the file meanwhile, evicts its
+     * reader and forgets its local bytes. The store does both when a file becomes obsolete, which
+     * may be before this open or copy published them; the file stops being live before that, so
+     * checking liveness after publishing leaves neither behind whichever came first.
+     */
+    private void forgetIfDropped(String path) {
+        if (!live.test(path)) {
+            readers.evict(path);
+            disk.forget(path);
+        }
     }
 
     /** Stops before the next chunk and waits (at most {@code waitMillis}) for the thread to end. */
