@@ -549,32 +549,37 @@ public final class LsmStore implements AutoCloseable {
                                         stats.entriesFiltered);
                         stats.recordFlush(System.nanoTime() - t0);
                     } catch (Throwable e) { // an Error too, or stalled writers wait for ever
-                        stats.flushFailures.incrementAndGet();
-                        backgroundError =
-                                e instanceof IOException
-                                        ? (IOException) e
-                                        : new IOException(e.toString(), e);
+                        recordFlushFailure(e);
                         throw e;
                     }
                 }
-                forgetRows(oldest); // while the memtable still answers for its keys
-                synchronized (versions) {
-                    if (file != null) {
-                        VersionEdit edit = new VersionEdit().add(0, file);
-                        install(edit);
-                    }
-                    List<Memtable> next = new ArrayList<>(memtables);
-                    next.remove(oldest);
-                    memtables = List.copyOf(next);
-                    List<CompletableFuture<Version>> waiting = flushWaiters.remove(oldest);
-                    if (waiting != null) {
-                        for (CompletableFuture<Version> w : waiting) {
-                            Version pinned = versions.acquire();
-                            if (!w.complete(pinned)) {
-                                versions.release(pinned); // its snapshot was closed meanwhile
+                FileMeta unnamed = file; // written, and named by no version yet
+                try {
+                    forgetRows(oldest); // while the memtable still answers for its keys
+                    synchronized (versions) {
+                        if (file != null) {
+                            install(new VersionEdit().add(0, file));
+                        }
+                        unnamed = null;
+                        List<Memtable> next = new ArrayList<>(memtables);
+                        next.remove(oldest);
+                        memtables = List.copyOf(next);
+                        List<CompletableFuture<Version>> waiting = flushWaiters.remove(oldest);
+                        if (waiting != null) {
+                            for (CompletableFuture<Version> w : waiting) {
+                                Version pinned = versions.acquire();
+                                if (!w.complete(pinned)) {
+                                    versions.release(pinned); // its snapshot was closed meanwhile
+                                }
                             }
                         }
                     }
+                } catch (Throwable e) { // counted as well, or each retry writes one more file
+                    recordFlushFailure(e);
+                    if (unnamed != null && !liveFiles().contains(unnamed.path())) {
+                        outputs.deleteQuietly(unnamed);
+                    }
+                    throw e;
                 }
                 charge(-oldest.approximateBytes());
                 if (file != null) {
@@ -595,6 +600,13 @@ public final class LsmStore implements AutoCloseable {
         if (installed) {
             maybeScheduleCompaction();
         }
+    }
+
+    /** Counts a failed flush and keeps its error for the writers it stalls. */
+    private void recordFlushFailure(Throwable e) {
+        stats.flushFailures.incrementAndGet();
+        backgroundError =
+                e instanceof IOException ? (IOException) e : new IOException(e.toString(), e);
     }
 
     /**

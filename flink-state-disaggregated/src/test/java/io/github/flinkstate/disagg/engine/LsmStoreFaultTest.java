@@ -373,6 +373,40 @@ class LsmStoreFaultTest {
     }
 
     /**
+     * A flush whose file was written but whose install failed with a runtime exception (here the
+     * store's clock, read for the file's birth, breaks once) is a failed flush like a failed write:
+     * counted, so that a stalled writer fails instead of waiting while every retry writes another
+     * file, and its file, which no version names, deleted. Found in a review.
+     */
+    @Test
+    void aFlushWhoseInstallFails_isCountedAsFailed_andLeavesNoFile() throws Exception {
+        AtomicBoolean breakClock = new AtomicBoolean();
+        LsmOptions o =
+                options()
+                        .clock(
+                                () -> {
+                                    if (breakClock.getAndSet(false)) {
+                                        throw new IllegalStateException("clock broke");
+                                    }
+                                    return 0;
+                                });
+        try (LsmStore store = LsmStore.open(o)) {
+            NavigableMap<byte[], byte[]> model = fill(store, 500, 1);
+            breakClock.set(true);
+            assertThatThrownBy(store::flush).hasStackTraceContaining("clock broke");
+            assertThat(store.stats().flushFailures()).isEqualTo(1);
+            assertThat(store.liveFiles()).isEmpty();
+            assertThat(fs.listStatus(o.primaryDir()))
+                    .as("the file no version names")
+                    .isNullOrEmpty();
+            assertContent(store, model); // the memtable still answers
+            store.flush(); // the retry installs
+            assertThat(store.liveFiles()).hasSize(1);
+            assertContent(store, model);
+        }
+    }
+
+    /**
      * A flush that failed before a writer reached the full backlog is retried; the writer waits for
      * the retry instead of failing on the error it left. Found in a review: the writer failed on
      * the stale error while the retry was on its way to succeed (in Flink: a task failed on a

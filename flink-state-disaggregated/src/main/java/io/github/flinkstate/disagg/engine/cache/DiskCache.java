@@ -553,8 +553,16 @@ public final class DiskCache implements Closeable {
                     return false;
                 }
                 File target = newFile("file-", ".sst");
-                Files.move(temp.toPath(), target.toPath(), StandardCopyOption.ATOMIC_MOVE);
-                LocalFileCopy copy = new LocalFileCopy(target, file, length, end);
+                LocalFileCopy copy;
+                try {
+                    Files.move(temp.toPath(), target.toPath(), StandardCopyOption.ATOMIC_MOVE);
+                    copy = new LocalFileCopy(target, file, length, end);
+                } catch (IOException e) {
+                    // moved but not opened (out of file handles): not an entry, so not counted
+                    // and never evicted; it must not stay on disk
+                    deleteQuietly(target, e);
+                    throw e;
+                }
                 recency.put(copy, Boolean.TRUE);
                 wholeFiles.put(file, copy);
                 usedBytes += length;
@@ -569,6 +577,14 @@ public final class DiskCache implements Closeable {
             return false;
         } finally {
             victims.forEach(DiskUnit::drop);
+        }
+    }
+
+    private static void deleteQuietly(File f, IOException cause) {
+        try {
+            Files.deleteIfExists(f.toPath());
+        } catch (IOException e) {
+            cause.addSuppressed(e);
         }
     }
 
