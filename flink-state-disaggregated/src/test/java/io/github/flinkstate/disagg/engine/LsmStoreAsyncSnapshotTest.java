@@ -138,7 +138,7 @@ class LsmStoreAsyncSnapshotTest {
     void anInterruptedAwait_failsWithoutFailingAFlush() throws Exception {
         try (LsmStore store = LsmStore.open(options(false))) {
             NavigableMap<byte[], byte[]> model = LsmModelRunner.newModel();
-            write(store, model, 100, 1);
+            write(store, model, 60, 1);
             LsmStore.PendingSnapshot pending;
             try (Hang creates = fs.hang(FsOp.CREATE, ".*")) {
                 pending = store.beginSnapshot();
@@ -159,7 +159,7 @@ class LsmStoreAsyncSnapshotTest {
     void theBeginDoesNoIo_theAwaitFlushes() throws Exception {
         try (LsmStore store = LsmStore.open(options(false))) {
             NavigableMap<byte[], byte[]> atBarrier = LsmModelRunner.newModel();
-            write(store, atBarrier, 100, 1); // one memtable, not full
+            write(store, atBarrier, 60, 1); // one memtable, not full
             LsmStore.PendingSnapshot pending;
             try (Hang creates = fs.hang(FsOp.CREATE, ".*")) {
                 // returns while every file creation hangs: it writes nothing (the background
@@ -181,7 +181,7 @@ class LsmStoreAsyncSnapshotTest {
     void aFailingFlush_failsTheAwait_andALaterSnapshotHoldsEverything() throws Exception {
         try (LsmStore store = LsmStore.open(options(false))) {
             NavigableMap<byte[], byte[]> model = LsmModelRunner.newModel();
-            write(store, model, 100, 1);
+            write(store, model, 60, 1); // one memtable, not full: no flush before the begin
             // the background flush fails; the retry the failed await schedules then succeeds
             // (a second injected failure would race that retry against heal() below)
             fs.failNextCreates(1);

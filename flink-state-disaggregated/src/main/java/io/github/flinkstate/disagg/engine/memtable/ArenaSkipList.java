@@ -68,8 +68,21 @@ final class ArenaSkipList {
      */
     private volatile long usedBytes;
 
-    /** An empty list; it allocates nothing before its first put. */
-    ArenaSkipList() {}
+    /** Null, or the index of the nodes by key hash (see {@link KeyHashIndex}). */
+    private final KeyHashIndex index;
+
+    /** An empty list without a hash index; it allocates nothing before its first put. */
+    ArenaSkipList() {
+        this(false);
+    }
+
+    /**
+     * An empty list; with {@code hashIndexed}, puts and {@link #findExact(byte[], long)} take the
+     * key's hash and find present keys through a {@link KeyHashIndex}.
+     */
+    ArenaSkipList(boolean hashIndexed) {
+        this.index = hashIndexed ? new KeyHashIndex() : null;
+    }
 
     private void ensureHead() {
         if (nodeChunkCount == 0) {
@@ -87,7 +100,27 @@ final class ArenaSkipList {
      * @param value null for none (a delete)
      */
     boolean put(byte[] key, long seq, byte type, byte[] value) {
+        if (index != null) {
+            throw new IllegalStateException("a hash-indexed list takes the key's hash");
+        }
+        return put(key, 0, seq, type, value);
+    }
+
+    /**
+     * As {@link #put(byte[], long, byte, byte[])}, for a key whose {@code BloomFilter.hash} is
+     * {@code hash} (used by a hash-indexed list only): a present key's record is replaced without a
+     * search of the list.
+     */
+    boolean put(byte[] key, long hash, long seq, byte type, byte[] value) {
         ensureHead();
+        if (index != null) {
+            long present = index.find(key, key.length, hash, this);
+            if (present > 0 && record(present) != REMOVED) {
+                LONGS.setRelease(
+                        nodeChunk(present), offset(present) + 2, writeRecord(seq, type, value));
+                return false;
+            }
+        }
         long found = find(key, key.length, preds);
         long record = writeRecord(seq, type, value);
         if (found != 0 && compare(found, key, key.length) == 0) {
@@ -109,6 +142,9 @@ final class ArenaSkipList {
         for (int level = 0; level < height; level++) {
             long pred = preds[level];
             LONGS.setRelease(nodeChunk(pred), offset(pred) + 3 + level, node);
+        }
+        if (index != null) {
+            index.put(key, hash, node, this);
         }
         return true;
     }
@@ -140,6 +176,38 @@ final class ArenaSkipList {
             }
         }
         return removed;
+    }
+
+    /**
+     * The node holding {@code key} exactly, or 0; {@code hash} is its {@code BloomFilter.hash}. A
+     * hash-indexed list answers from its index; the node may be a removed one (check {@link
+     * #record}).
+     */
+    long findExact(byte[] key, long hash) {
+        if (index != null) {
+            long n = index.find(key, key.length, hash, this);
+            if (n != KeyHashIndex.UNKNOWN) {
+                return n;
+            }
+        }
+        return findExact(key, key.length);
+    }
+
+    /** Whether the node's key is exactly the first {@code length} bytes of {@code key}. */
+    boolean keyEquals(long node, byte[] key, int length) {
+        long[] c = nodeChunk(node);
+        int o = offset(node);
+        if ((int) (c[o + 1] >>> 8) != length) {
+            return false;
+        }
+        long address = c[o];
+        int from = offset(address);
+        return Arrays.equals(byteChunk(address), from, from + length, key, 0, length);
+    }
+
+    /** Bytes of heap the hash index takes (0 without one). */
+    long indexBytes() {
+        return index == null ? 0 : index.sizeBytes();
     }
 
     /** The node holding the first {@code length} bytes of {@code key} exactly, or 0. */

@@ -11,7 +11,9 @@ import java.util.function.ToIntFunction;
  * The in-memory write buffer: a sorted map from key to its newest entry and a sorted set of the
  * prefix tombstones issued while this memtable was active, both in {@link ArenaSkipList}s (a few
  * large arrays, not objects per entry), plus a {@link MemtableFilter} over the keys written (and
- * their bloom prefixes), so that reads of keys and lists it does not hold skip the sorted map.
+ * their bloom prefixes), so that reads of keys and lists it does not hold skip the sorted map, and
+ * a {@link KeyHashIndex} of the keys, so that point reads and overwrites of keys it holds skip the
+ * search of the sorted map.
  *
  * <p>Thread safety: one writer at a time (the store serialises writes under its write lock); any
  * number of concurrent readers. Cursors are weakly consistent (they may or may not see writes made
@@ -21,9 +23,9 @@ import java.util.function.ToIntFunction;
  * the flushed file is installed in the current version.
  *
  * <p>Memory: {@link #approximateBytes()} is what the arenas hold (records, keys, nodes; not the
- * unused end of their last chunks) plus the filter. A rewritten key's old value and a key removed
- * by a prefix tombstone keep their bytes until the memtable is dropped, as every overwritten
- * version does in RocksDB's memtable.
+ * unused end of their last chunks) plus the filter and the key hash index (11 to 21 bytes per key).
+ * A rewritten key's old value and a key removed by a prefix tombstone keep their bytes until the
+ * memtable is dropped, as every overwritten version does in RocksDB's memtable.
  *
  * <p>Invariants (checked by {@link #checkInvariants()}):
  *
@@ -44,7 +46,7 @@ public final class Memtable {
     /** Null until the first write; replaced by a larger one when full (see MemtableFilter). */
     private volatile MemtableFilter filter;
 
-    private final ArenaSkipList entries = new ArenaSkipList();
+    private final ArenaSkipList entries = new ArenaSkipList(true);
     private final ArenaSkipList prefixTombstones = new ArenaSkipList();
 
     /** Distinct lengths of the prefix tombstones, copied on change; written by the writer only. */
@@ -83,9 +85,10 @@ public final class Memtable {
     public long add(byte[] key, long seq, byte type, byte[] value) {
         checkWritable(seq);
         long before = approximateBytes();
-        if (entries.put(key, seq, type, type == EntryType.PUT ? value : null)) {
+        long hash = BloomFilter.hash(key);
+        if (entries.put(key, hash, seq, type, type == EntryType.PUT ? value : null)) {
             keyCount++;
-            addToFilter(key);
+            addToFilter(key, hash);
         }
         noteSeq(seq);
         return approximateBytes() - before;
@@ -129,23 +132,24 @@ public final class Memtable {
      * bits only on another thread without a happens-before edge to this write, where they could
      * equally miss the entry itself.
      */
-    private void addToFilter(byte[] key) {
+    private void addToFilter(byte[] key, long hash) {
         MemtableFilter f = filter;
         if (f != null && f.hashes() + 2 <= f.capacity()) {
-            addHashes(f, key);
+            addHashes(f, key, hash);
             return;
         }
         MemtableFilter next = MemtableFilter.sizedFor(2L * keyCount);
         for (long n = entries.next(0); n != 0; n = entries.next(n)) {
             if (entries.record(n) != ArenaSkipList.REMOVED) {
-                addHashes(next, entries.key(n));
+                byte[] k = entries.key(n);
+                addHashes(next, k, BloomFilter.hash(k));
             }
         }
         filter = next;
     }
 
-    private void addHashes(MemtableFilter f, byte[] key) {
-        f.add(BloomFilter.hash(key));
+    private void addHashes(MemtableFilter f, byte[] key, long hash) {
+        f.add(hash);
         int length = bloomPrefix == null ? -1 : bloomPrefix.applyAsInt(key);
         if (length > 0 && length < key.length) {
             f.add(BloomFilter.hash(key, length));
@@ -178,7 +182,7 @@ public final class Memtable {
         if (f == null || !f.mightContain(keyHash)) {
             return null;
         }
-        long n = entries.findExact(key, key.length);
+        long n = entries.findExact(key, keyHash);
         if (n == 0) {
             return null;
         }
@@ -303,9 +307,15 @@ public final class Memtable {
         return keyCount;
     }
 
-    /** The bytes the two arenas hold plus the filter's size (none before the first write). */
+    /**
+     * The bytes the two arenas hold plus the sizes of the filter and the key hash index (none
+     * before the first write).
+     */
     public long approximateBytes() {
-        return entries.usedBytes() + prefixTombstones.usedBytes() + filterBytes();
+        return entries.usedBytes()
+                + prefixTombstones.usedBytes()
+                + filterBytes()
+                + entries.indexBytes();
     }
 
     /** The filter's share of {@link #approximateBytes()}. */
@@ -339,6 +349,12 @@ public final class Memtable {
                     coveringTombstoneSeq(key) < c.seq(),
                     "entry covered by own tombstone " + Bytes.hex(key));
             check(f.mightContain(BloomFilter.hash(key)), "key not in the filter");
+            long n = entries.findExact(key, BloomFilter.hash(key));
+            check(
+                    n != 0
+                            && entries.keyEquals(n, key, key.length)
+                            && entries.record(n) != ArenaSkipList.REMOVED,
+                    "key not in the hash index");
             int length = bloomPrefix == null ? -1 : bloomPrefix.applyAsInt(key);
             check(
                     length <= 0 || f.mightContain(BloomFilter.hash(key, length)),

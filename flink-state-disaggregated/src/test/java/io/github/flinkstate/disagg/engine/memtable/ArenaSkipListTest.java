@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.flinkstate.disagg.engine.key.Bytes;
 import io.github.flinkstate.disagg.engine.key.EntryType;
+import io.github.flinkstate.disagg.engine.sst.BloomFilter;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -28,9 +29,19 @@ class ArenaSkipListTest {
 
     @Test
     void randomOperations_matchASortedMapModel() {
+        randomOperations(false);
+    }
+
+    /** The same with the key hash index: removed keys may be found as removed nodes. */
+    @Test
+    void randomOperations_withTheHashIndex_matchASortedMapModel() {
+        randomOperations(true);
+    }
+
+    private static void randomOperations(boolean indexed) {
         for (long s = 1; s <= 5; s++) {
             Random random = new Random(s);
-            ArenaSkipList list = new ArenaSkipList();
+            ArenaSkipList list = new ArenaSkipList(indexed);
             TreeMap<byte[], Entry> model = new TreeMap<>(Bytes::compare);
             long seq = 0;
             for (int op = 0; op < 20_000; op++) {
@@ -39,7 +50,10 @@ class ArenaSkipListTest {
                 if (kind < 7) {
                     byte type = random.nextInt(5) == 0 ? EntryType.DELETE : EntryType.PUT;
                     byte[] value = type == EntryType.PUT ? randomValue(random) : null;
-                    boolean added = list.put(key, ++seq, type, value);
+                    boolean added =
+                            indexed
+                                    ? list.put(key, BloomFilter.hash(key), ++seq, type, value)
+                                    : list.put(key, ++seq, type, value);
                     assertThat(added).isEqualTo(!model.containsKey(key));
                     model.put(key, new Entry(seq, type, value));
                 } else if (kind < 8) {
@@ -48,10 +62,13 @@ class ArenaSkipListTest {
                     assertThat(list.removePrefix(key)).isEqualTo(expected);
                     model.keySet().removeIf(k -> Bytes.startsWith(k, key));
                 } else {
-                    long n = list.findExact(key, key.length);
+                    long n =
+                            indexed
+                                    ? list.findExact(key, BloomFilter.hash(key))
+                                    : list.findExact(key, key.length);
                     Entry e = model.get(key);
                     if (e == null) {
-                        assertThat(n).isZero();
+                        assertThat(n == 0 || list.record(n) == ArenaSkipList.REMOVED).isTrue();
                     } else {
                         assertSame(list, list.record(n), e);
                     }
@@ -185,6 +202,95 @@ class ArenaSkipListTest {
             reader.start();
             for (int i = 0; i < 3000; i++) {
                 list.put(spreadKey(i), i + 1, EntryType.PUT, new byte[4]);
+                published.set(i);
+            }
+            done.set(true);
+            reader.join();
+            assertThat(failure.get()).as("a published key not found").isNull();
+        }
+    }
+
+    /**
+     * The hash index over many keys (it grows several times), keys removed by prefix and put again
+     * (the new node takes the old one's slot), and keys that share one hash (their slots form one
+     * probe chain, told apart by the key bytes).
+     */
+    @Test
+    void theHashIndex_findsEveryKey_acrossGrowthRemovalsAndCollidingHashes() {
+        ArenaSkipList list = new ArenaSkipList(true);
+        int keys = 50_000;
+        long seq = 0;
+        for (int i = 0; i < keys; i++) {
+            byte[] k = intKey(i);
+            assertThat(list.put(k, BloomFilter.hash(k), ++seq, EntryType.PUT, intKey(-i))).isTrue();
+        }
+        for (int i = 0; i < keys; i += 7) {
+            byte[] k = intKey(i); // an overwrite: found through the index, no new node
+            assertThat(list.put(k, BloomFilter.hash(k), ++seq, EntryType.PUT, intKey(i))).isFalse();
+        }
+        // every key starting with 0x00 0x00 0x01: ids 256..511
+        assertThat(list.removePrefix(new byte[] {0, 0, 1})).isEqualTo(256);
+        for (int i = 256; i < 384; i++) {
+            byte[] k = intKey(i);
+            assertThat(list.put(k, BloomFilter.hash(k), ++seq, EntryType.PUT, intKey(i))).isTrue();
+        }
+        assertThat(list.indexBytes()).isGreaterThanOrEqualTo(keys * 8L * 4 / 3);
+        for (int i = 0; i < keys; i++) {
+            byte[] k = intKey(i);
+            long n = list.findExact(k, BloomFilter.hash(k));
+            if (i >= 384 && i < 512) {
+                assertThat(n == 0 || list.record(n) == ArenaSkipList.REMOVED)
+                        .as("id %d", i)
+                        .isTrue();
+                continue;
+            }
+            assertThat(n).as("id %d", i).isNotZero();
+            assertThat(list.key(n)).isEqualTo(k);
+            boolean rewritten = i % 7 == 0 || (i >= 256 && i < 384);
+            assertThat(list.value(list.record(n))).isEqualTo(intKey(rewritten ? i : -i));
+        }
+        // one hash for every key: a single probe chain
+        ArenaSkipList colliding = new ArenaSkipList(true);
+        for (int i = 0; i < 2000; i++) {
+            colliding.put(intKey(i), 42L, i + 1, EntryType.PUT, intKey(i));
+        }
+        for (int i = 0; i < 2000; i++) {
+            long n = colliding.findExact(intKey(i), 42L);
+            assertThat(colliding.value(colliding.record(n))).isEqualTo(intKey(i));
+        }
+        assertThat(colliding.findExact(intKey(2000), 42L)).isZero();
+    }
+
+    /** As above, through the hash index, while it grows under the readers. */
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void aPublishedKey_isFoundThroughTheHashIndexByEverySearchThatStartsAfterIt() throws Exception {
+        for (int round = 0; round < 20; round++) {
+            ArenaSkipList list = new ArenaSkipList(true);
+            AtomicInteger published = new AtomicInteger(-1);
+            AtomicBoolean done = new AtomicBoolean();
+            AtomicReference<String> failure = new AtomicReference<>();
+            Thread reader =
+                    new Thread(
+                            () -> {
+                                Random random = new Random();
+                                while (!done.get()) {
+                                    int p = published.get();
+                                    if (p >= 0) {
+                                        int id = random.nextInt(p + 1);
+                                        byte[] key = intKey(id);
+                                        long n = list.findExact(key, BloomFilter.hash(key));
+                                        if (n == 0 || !Arrays.equals(list.key(n), key)) {
+                                            failure.compareAndSet(
+                                                    null, "key " + id + " of " + (p + 1));
+                                        }
+                                    }
+                                }
+                            });
+            reader.start();
+            for (int i = 0; i < 20_000; i++) {
+                byte[] k = intKey(i);
+                list.put(k, BloomFilter.hash(k), i + 1, EntryType.PUT, new byte[4]);
                 published.set(i);
             }
             done.set(true);
