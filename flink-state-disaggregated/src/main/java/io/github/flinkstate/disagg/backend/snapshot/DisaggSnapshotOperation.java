@@ -8,6 +8,7 @@ import io.github.flinkstate.disagg.backend.timer.TimerSnapshotFormat;
 import io.github.flinkstate.disagg.engine.LsmSnapshot;
 import io.github.flinkstate.disagg.engine.LsmStore;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -16,13 +17,16 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RunnableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.core.fs.FSDataInputStream;
-import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.core.memory.DataOutputViewStreamWrapper;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
@@ -113,6 +117,44 @@ public final class DisaggSnapshotOperation<K> {
     /** Restored files whose handles are relative: never named through those handles. */
     private final Set<String> relativeRestored;
 
+    /**
+     * The full checkpoints whose asynchronous part has not ended: it may still swap copies in for
+     * files earlier checkpoints named (see {@link FullInFlight}).
+     */
+    private final Set<FullInFlight> fullsInFlight = ConcurrentHashMap.newKeySet();
+
+    /**
+     * A full checkpoint ({@code FORWARD}) between its synchronous part and the end of its
+     * asynchronous part. It may not name the files earlier checkpoints named ({@link #avoided}); it
+     * names them through copies ({@link #copies}, original to copy) that the store swaps in, and
+     * when it completes, Flink deletes the originals that only the checkpoints it subsumes named.
+     * An incremental checkpoint taken meanwhile (several concurrent checkpoints) may hold those
+     * originals in its barrier's version, and if it named them where they are it could complete
+     * after that deletion, naming deleted files. So it waits for {@link #ended} and names every
+     * avoided file through the same copy, or its own.
+     */
+    private static final class FullInFlight {
+        final CompletableFuture<Void> ended = new CompletableFuture<>();
+
+        /** Taken by the asynchronous part when it starts, or by a cancel before it ever ran. */
+        final AtomicBoolean claimed = new AtomicBoolean();
+
+        volatile Set<String> avoided = Set.of();
+        volatile Map<String, String> copies = Map.of();
+
+        /**
+         * The avoided files it copied into its checkpoint (their store copies had been compacted
+         * away), original to the copy's handle; set once its handle exists.
+         */
+        volatile Map<String, StreamStateHandle> checkpointCopies = Map.of();
+
+        /** Ends it (once): no swap of it happens after this. */
+        void end(Set<FullInFlight> inFlight) {
+            inFlight.remove(this);
+            ended.complete(null);
+        }
+    }
+
     public DisaggSnapshotOperation(
             LsmStore store,
             TypeSerializer<K> keySerializer,
@@ -178,6 +220,16 @@ public final class DisaggSnapshotOperation<K> {
             metaInfos.add(s.getMetaInfoSnapshot());
         }
         LsmStore.PendingSnapshot engineSnapshot = store.beginSnapshot();
+        // an incremental checkpoint waits for the full ones begun before it (see FullInFlight)
+        List<FullInFlight> fullsBefore =
+                sharing == SnapshotType.SharingFilesStrategy.FORWARD_BACKWARD
+                        ? List.copyOf(fullsInFlight)
+                        : List.of();
+        FullInFlight mine =
+                sharing == SnapshotType.SharingFilesStrategy.FORWARD ? new FullInFlight() : null;
+        if (mine != null) {
+            fullsInFlight.add(mine);
+        }
         CloseableRegistry streams = new CloseableRegistry();
         GuardedSnapshotFuture[] self = new GuardedSnapshotFuture[1];
         java.io.Closeable cancelOnClose = () -> self[0].onRegistryClose();
@@ -192,9 +244,14 @@ public final class DisaggSnapshotOperation<K> {
                                         stateIds,
                                         timerSnapshots,
                                         engineSnapshot,
-                                        streams),
+                                        streams,
+                                        mine,
+                                        fullsBefore),
                         result -> onDiscardedOnTaskManager(checkpointId, result),
                         () -> {
+                            if (mine != null && mine.claimed.compareAndSet(false, true)) {
+                                mine.end(fullsInFlight); // cancelled before it ever ran
+                            }
                             engineSnapshot.close();
                             cancelStreamRegistry.unregisterCloseable(cancelOnClose);
                             IOUtils.closeQuietly(streams);
@@ -213,14 +270,48 @@ public final class DisaggSnapshotOperation<K> {
             Map<String, Integer> stateIds,
             List<HeapPriorityQueueStateSnapshot<?>> timerSnapshots,
             LsmStore.PendingSnapshot pending,
-            CloseableRegistry streams)
+            CloseableRegistry streams,
+            FullInFlight mine,
+            List<FullInFlight> fullsBefore)
             throws Exception {
-        // waits for the background flush of the memtables frozen at the barrier (not on the task
-        // thread); released with the pending snapshot
-        LsmSnapshot engineSnapshot = pending.await();
+        if (mine != null && !mine.claimed.compareAndSet(false, true)) {
+            throw new CancellationException("checkpoint " + checkpointId + " was cancelled");
+        }
+        try {
+            return asyncPart(
+                    checkpointId,
+                    streamFactory,
+                    sharing,
+                    metaInfos,
+                    stateIds,
+                    timerSnapshots,
+                    pending.await(), // the flush of the barrier's memtables, off the task thread
+                    streams,
+                    mine,
+                    fullsBefore);
+        } finally {
+            if (mine != null) {
+                mine.end(fullsInFlight);
+            }
+        }
+    }
+
+    private SnapshotResult<KeyedStateHandle> asyncPart(
+            long checkpointId,
+            CheckpointStreamFactory streamFactory,
+            SnapshotType.SharingFilesStrategy sharing,
+            List<StateMetaInfoSnapshot> metaInfos,
+            Map<String, Integer> stateIds,
+            List<HeapPriorityQueueStateSnapshot<?>> timerSnapshots,
+            LsmSnapshot engineSnapshot,
+            CloseableRegistry streams,
+            FullInFlight mine,
+            List<FullInFlight> fullsBefore)
+            throws Exception {
         byte[] manifest = engineSnapshot.manifest();
         Map<String, Long> files = engineSnapshot.fileSizes();
         Set<String> copyIntoCheckpoint = Set.of();
+        Map<String, StreamStateHandle> copyFrom = Map.of();
         Map<String, String> namedThrough = Map.of();
         LsmSnapshot pinnedCopies = null;
         if (sharing == SnapshotType.SharingFilesStrategy.NO_SHARING) {
@@ -235,26 +326,59 @@ public final class DisaggSnapshotOperation<K> {
                     mayNotName.add(path);
                 }
             }
+            Map<String, String> earlierCopies = new HashMap<>();
+            Map<String, StreamStateHandle> earlierCheckpointCopies = new HashMap<>();
+            if (!fullsBefore.isEmpty()) {
+                Set<String> avoided =
+                        awaitFulls(
+                                checkpointId, fullsBefore, earlierCopies, earlierCheckpointCopies);
+                for (String path : files.keySet()) {
+                    if (avoided.contains(path)) {
+                        mayNotName.add(path);
+                    }
+                }
+            }
+            if (mine != null) {
+                mine.avoided = Set.copyOf(mayNotName); // before any swap of its own
+            }
             if (!mayNotName.isEmpty()) {
-                CopiesPlan plan = planCopies(checkpointId, mayNotName);
+                CopiesPlan plan =
+                        planCopies(
+                                checkpointId,
+                                mayNotName,
+                                files,
+                                earlierCopies,
+                                earlierCheckpointCopies);
                 copyIntoCheckpoint = plan.copyIntoCheckpoint();
+                copyFrom = plan.copyFrom();
                 namedThrough = plan.namedThrough();
                 pinnedCopies = plan.pinnedCopies();
+                if (mine != null) {
+                    mine.copies = Map.copyOf(namedThrough);
+                }
             }
         }
         try {
-            return finish(
-                    checkpointId,
-                    streamFactory,
-                    metaInfos,
-                    stateIds,
-                    timerSnapshots,
-                    manifest,
-                    files,
-                    copyIntoCheckpoint,
-                    namedThrough,
-                    sharing == SnapshotType.SharingFilesStrategy.NO_SHARING,
-                    streams);
+            Map<String, StreamStateHandle> checkpointCopies = new HashMap<>();
+            SnapshotResult<KeyedStateHandle> result =
+                    finish(
+                            checkpointId,
+                            streamFactory,
+                            metaInfos,
+                            stateIds,
+                            timerSnapshots,
+                            manifest,
+                            files,
+                            copyIntoCheckpoint,
+                            copyFrom,
+                            namedThrough,
+                            sharing == SnapshotType.SharingFilesStrategy.NO_SHARING,
+                            checkpointCopies,
+                            streams);
+            if (mine != null) {
+                mine.checkpointCopies = Map.copyOf(checkpointCopies);
+            }
+            return result;
         } finally {
             if (pinnedCopies != null) {
                 pinnedCopies.release();
@@ -270,6 +394,7 @@ public final class DisaggSnapshotOperation<K> {
      */
     private record CopiesPlan(
             Set<String> copyIntoCheckpoint,
+            Map<String, StreamStateHandle> copyFrom,
             Map<String, String> namedThrough,
             LsmSnapshot pinnedCopies) {}
 
@@ -285,7 +410,13 @@ public final class DisaggSnapshotOperation<K> {
      * this checkpoint would look for the file in this checkpoint's directory. The manifest stays
      * the barrier's: writes made after the barrier never enter this checkpoint.
      */
-    private CopiesPlan planCopies(long checkpointId, Set<String> mayNotName) throws Exception {
+    private CopiesPlan planCopies(
+            long checkpointId,
+            Set<String> mayNotName,
+            Map<String, Long> sizes,
+            Map<String, String> earlierCopies,
+            Map<String, StreamStateHandle> earlierCheckpointCopies)
+            throws Exception {
         if (!inheritedCopy.isDone()) {
             // the background copy is copying the same files: let it finish them
             long waitStart = System.nanoTime();
@@ -296,6 +427,7 @@ public final class DisaggSnapshotOperation<K> {
                     (System.nanoTime() - waitStart) / 1_000_000);
         }
         Map<String, String> copies = new HashMap<>(inheritedCopy.copies());
+        copies.putAll(earlierCopies);
         copies.keySet().retainAll(mayNotName);
         List<String> notCopied = new ArrayList<>(mayNotName);
         notCopied.removeAll(copies.keySet());
@@ -306,6 +438,22 @@ public final class DisaggSnapshotOperation<K> {
         copies.values().retainAll(live.fileSizes().keySet());
         Set<String> copyIntoCheckpoint = new HashSet<>(mayNotName);
         copyIntoCheckpoint.removeAll(copies.keySet());
+        // a file an earlier full checkpoint avoided is copied from that checkpoint's copy (the same
+        // bytes): Flink may delete the original when that checkpoint completes, and a copy that is
+        // gone too fails this checkpoint, never a restore
+        Map<String, StreamStateHandle> copyFrom = new HashMap<>();
+        for (String path : copyIntoCheckpoint) {
+            String storeCopy = earlierCopies.get(path);
+            StreamStateHandle checkpointCopy = earlierCheckpointCopies.get(path);
+            long size = sizes.get(path);
+            copyFrom.put(
+                    path,
+                    storeCopy != null
+                            ? new FileStateHandle(new Path(storeCopy), size)
+                            : checkpointCopy != null
+                                    ? checkpointCopy
+                                    : new FileStateHandle(new Path(path), size));
+        }
         LOG.info(
                 "Checkpoint {}: {} file(s) it may not name where they are (named earlier, or"
                         + " restored with a relative handle) named through the store's copies,"
@@ -313,7 +461,48 @@ public final class DisaggSnapshotOperation<K> {
                 checkpointId,
                 copies.size(),
                 copyIntoCheckpoint.size());
-        return new CopiesPlan(copyIntoCheckpoint, copies, live);
+        return new CopiesPlan(copyIntoCheckpoint, copyFrom, copies, live);
+    }
+
+    /**
+     * Waits for the asynchronous parts of {@code fulls} to end, then returns the files they avoided
+     * and puts the store copies they named them through into {@code copies} and the copies they
+     * wrote into their checkpoints into {@code checkpointCopies}.
+     */
+    private Set<String> awaitFulls(
+            long checkpointId,
+            List<FullInFlight> fulls,
+            Map<String, String> copies,
+            Map<String, StreamStateHandle> checkpointCopies)
+            throws IOException {
+        long start = System.nanoTime();
+        Set<String> avoided = new HashSet<>();
+        for (FullInFlight f : fulls) {
+            try {
+                f.ended.get();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                InterruptedIOException io =
+                        new InterruptedIOException(
+                                "Checkpoint "
+                                        + checkpointId
+                                        + " was interrupted while waiting for a full checkpoint");
+                io.initCause(e);
+                throw io;
+            } catch (ExecutionException e) {
+                throw new IllegalStateException("never completed exceptionally", e);
+            }
+            avoided.addAll(f.avoided);
+            copies.putAll(f.copies);
+            checkpointCopies.putAll(f.checkpointCopies);
+        }
+        LOG.info(
+                "Checkpoint {} waited {} ms for {} full checkpoint(s) begun before it; it names"
+                        + " the files they avoided through copies",
+                checkpointId,
+                (System.nanoTime() - start) / 1_000_000,
+                fulls.size());
+        return avoided;
     }
 
     private SnapshotResult<KeyedStateHandle> finish(
@@ -325,8 +514,10 @@ public final class DisaggSnapshotOperation<K> {
             byte[] manifest,
             Map<String, Long> files,
             Set<String> copyIntoCheckpoint,
+            Map<String, StreamStateHandle> copyFrom,
             Map<String, String> namedThrough,
             boolean savepoint,
+            Map<String, StreamStateHandle> copiesOut,
             CloseableRegistry streams)
             throws Exception {
         List<HandleAndLocalPath> shared = new ArrayList<>();
@@ -343,13 +534,16 @@ public final class DisaggSnapshotOperation<K> {
                     // a checkpoint's are shared state, named by later restores where they are
                     handle =
                             copy(
-                                    path,
+                                    copyFrom.getOrDefault(
+                                            path,
+                                            new FileStateHandle(new Path(path), f.getValue())),
                                     streamFactory,
                                     savepoint
                                             ? CheckpointedStateScope.EXCLUSIVE
                                             : CheckpointedStateScope.SHARED,
                                     streams);
                     copies.add(handle);
+                    copiesOut.put(path, handle);
                     newBytes += f.getValue();
                 } else if (namedThrough.containsKey(path)) {
                     // the manifest names the original; a restore finds the copy by that name
@@ -407,16 +601,14 @@ public final class DisaggSnapshotOperation<K> {
     }
 
     private StreamStateHandle copy(
-            String path,
+            StreamStateHandle source,
             CheckpointStreamFactory streamFactory,
             CheckpointedStateScope scope,
             CloseableRegistry streams)
             throws IOException {
-        Path p = new Path(path);
-        FileSystem fs = p.getFileSystem();
         CheckpointStateOutputStream out = streamFactory.createCheckpointStateOutputStream(scope);
         streams.registerCloseable(out);
-        try (FSDataInputStream in = fs.open(p)) {
+        try (FSDataInputStream in = source.openInputStream()) {
             byte[] buf = new byte[1 << 16];
             int n;
             while ((n = in.read(buf)) > 0) {
