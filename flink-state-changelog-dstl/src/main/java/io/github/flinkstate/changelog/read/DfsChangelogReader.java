@@ -10,6 +10,7 @@ import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.Channels;
+import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.FileChannel;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -149,6 +150,15 @@ public final class DfsChangelogReader
         try {
             return readLocal(local, name, offset);
         } catch (IOException first) {
+            if (first instanceof ClosedByInterruptException
+                    || Thread.currentThread().isInterrupted()) {
+                // the task is being cancelled (the interrupt closed the channel): the copy is
+                // fine, and other tasks may be reading it
+                InterruptedIOException io =
+                        new InterruptedIOException("Interrupted reading the local copy " + local);
+                io.initCause(first);
+                throw io;
+            }
             // the local copy went bad after its verification: evict it and read a fresh one
             LOG.warn(
                     "Local copy {} of DSTL file {} could not be read ({}); downloading it again",

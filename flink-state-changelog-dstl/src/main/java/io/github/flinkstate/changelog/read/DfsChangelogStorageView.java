@@ -5,6 +5,8 @@ import java.io.File;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import javax.annotation.Nullable;
@@ -35,8 +37,22 @@ public final class DfsChangelogStorageView
     /** How long closing waits for downloads in flight (interrupted first) to end. */
     private static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
 
+    /**
+     * Runs every view's sweep of idle cached copies: one daemon thread for the JVM (a TaskManager
+     * has a view per job).
+     */
+    private static final ScheduledThreadPoolExecutor SWEEPER = sweeper();
+
+    private static ScheduledThreadPoolExecutor sweeper() {
+        ScheduledThreadPoolExecutor s =
+                new ScheduledThreadPoolExecutor(1, new ExecutorThreadFactory("dstl-cache-sweep"));
+        s.setRemoveOnCancelPolicy(true);
+        return s;
+    }
+
     private final ThreadPoolExecutor downloadExecutor;
     @Nullable private final DownloadCache cache;
+    @Nullable private final ScheduledFuture<?> sweep;
     @Nullable private final InPlaceReads inPlace;
 
     public DfsChangelogStorageView(DfsChangelogSettings settings, File localTempDirectory) {
@@ -62,6 +78,16 @@ public final class DfsChangelogStorageView
                                 CLOSE_WAIT,
                                 settings.downloadStallTimeout())
                         : null;
+        // idle copies go within half the idle timeout (at least every 100 ms, at most every
+        // minute), whether or not another restore uses the cache
+        long period =
+                Math.max(100, Math.min(60_000, settings.downloadCacheIdleTimeout().toMillis() / 2));
+        DownloadCache c = cache;
+        this.sweep =
+                c == null
+                        ? null
+                        : SWEEPER.scheduleWithFixedDelay(
+                                c::sweepIdle, period, period, TimeUnit.MILLISECONDS);
         this.inPlace =
                 cache == null
                         ? new InPlaceReads(downloadExecutor, settings.downloadStallTimeout())
@@ -80,6 +106,9 @@ public final class DfsChangelogStorageView
 
     @Override
     public void close() {
+        if (sweep != null) {
+            sweep.cancel(false);
+        }
         downloadExecutor.shutdownNow();
         if (cache != null) {
             cache.close();

@@ -45,12 +45,13 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread safety: thread-safe.
  *
- * <p>Lifecycle: entries not used for {@code idleTimeout} are deleted when the cache is next used;
- * {@link #close()} waits a bounded time for downloads in flight, then deletes everything; a
- * download that starts or ends after it deletes its own copy. A failed download is forgotten so the
- * next read retries. A cache that is never closed (Flink's test harness does not close the views it
- * opens; a TaskManager may exit without releasing a job) deletes its directory when the JVM exits
- * (a shutdown hook, removed by {@link #close()}).
+ * <p>Lifecycle: entries not used for {@code idleTimeout} are deleted when the cache is next used
+ * and by {@link #sweepIdle}, which the view runs periodically; {@link #close()} waits a bounded
+ * time for downloads in flight, then deletes everything; a download that starts or ends after it
+ * deletes its own copy. A failed download is forgotten so the next read retries. A cache that is
+ * never closed (Flink's test harness does not close the views it opens; a TaskManager may exit
+ * without releasing a job) deletes its directory when the JVM exits (a shutdown hook, removed by
+ * {@link #close()}).
  *
  * <p>A hanging file system: a reader waits for a download only as long as some download makes
  * progress; once no byte of any download arrived for the stall timeout, the waited-for download is
@@ -137,6 +138,21 @@ final class DownloadCache implements Closeable {
         } catch (IOException e) {
             return false;
         }
+    }
+
+    /** Deletes the copies not used for the idle timeout; the view runs it periodically. */
+    void sweepIdle() {
+        List<File> expired = new ArrayList<>();
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            collectExpired(expired);
+        }
+        if (!expired.isEmpty()) {
+            LOG.info("Deleting {} DSTL copies not read for the idle timeout", expired.size());
+        }
+        expired.forEach(DownloadCache::deleteQuietly);
     }
 
     /** Starts downloading the file unless it is cached or being downloaded. */

@@ -16,10 +16,12 @@ import io.github.flinkstate.testing.fs.Hang;
 import io.github.flinkstate.testing.fs.InjectingFileSystem;
 import io.github.flinkstate.testing.wait.Waits;
 import java.io.File;
+import java.io.InterruptedIOException;
 import java.io.RandomAccessFile;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Pattern;
 import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.configuration.Configuration;
@@ -273,6 +275,75 @@ class ReaderFaultInjectionTest {
         assertThat(Changes.read(view.createReader(), handle))
                 .containsExactly("1:v1", "2:v2", "3:v3");
         assertThat(opens()).isEqualTo(6);
+    }
+
+    /**
+     * A restore cancelled by Flink (its thread interrupted) fails as interrupted and leaves the
+     * verified local copies alone. Found in a review: the interrupt closed the copy's channel, the
+     * reader took that for a damaged copy, deleted it (other tasks restoring from the same file
+     * lost it mid-read) and started a download of the whole file for a task that was going away.
+     */
+    @Test
+    void aCancelledRestore_keepsTheCachedCopies_andDownloadsNothing() throws Exception {
+        ChangelogStateHandleStreamImpl handle = writeHandle(true);
+        assertThat(Changes.read(view.createReader(), handle))
+                .containsExactly("1:v1", "2:v2", "3:v3");
+        List<File> copies = new ArrayList<>();
+        collectCachedCopies(new File(tmp, "cache"), copies);
+        assertThat(copies).hasSize(3);
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        Thread cancelled =
+                new Thread(
+                        () -> {
+                            Thread.currentThread().interrupt();
+                            try {
+                                Changes.read(view.createReader(), handle);
+                            } catch (Throwable t) {
+                                failure.set(t);
+                            }
+                        });
+        cancelled.start();
+        cancelled.join();
+        assertThat(
+                        org.apache.flink.util.ExceptionUtils.findThrowable(
+                                failure.get(), InterruptedIOException.class))
+                .as("%s", failure.get())
+                .isPresent();
+        for (File copy : copies) {
+            assertThat(copy).as("a verified local copy").exists();
+        }
+        assertThat(opens()).as("downloads of the three files").isEqualTo(3);
+        assertThat(Changes.read(view.createReader(), handle))
+                .containsExactly("1:v1", "2:v2", "3:v3");
+        assertThat(opens()).isEqualTo(3);
+    }
+
+    /**
+     * Copies not read for the idle timeout are deleted without waiting for another restore. Found
+     * in a review: they were swept only when the cache was next used, so a restore's copies (the
+     * log since the last materialization, possibly gigabytes) stayed in the TaskManager's temp
+     * directory for as long as the job ran there without another restore.
+     */
+    @Test
+    void idleCopies_areDeletedWithoutAnotherRestore() throws Exception {
+        ChangelogStateHandleStreamImpl handle = writeHandle(true);
+        view.close();
+        Configuration config = new Configuration();
+        config.set(CoreOptions.TMP_DIRS, new File(tmp, "cache").getAbsolutePath());
+        config.set(DfsChangelogOptions.DOWNLOAD_CACHE_IDLE_TIMEOUT, Duration.ofMillis(100));
+        view = new DfsBatchedChangelogStorageFactory().createStorageView(config);
+        assertThat(Changes.read(view.createReader(), handle))
+                .containsExactly("1:v1", "2:v2", "3:v3");
+        List<File> copies = new ArrayList<>();
+        Waits.until(
+                "the idle copies are deleted",
+                Duration.ofSeconds(30),
+                () -> {
+                    copies.clear();
+                    collectCachedCopies(new File(tmp, "cache"), copies);
+                    return copies.isEmpty();
+                });
+        assertThat(view.cachedFiles()).isZero();
     }
 
     // ---- a hanging file system during restore ----------------------------------------------
