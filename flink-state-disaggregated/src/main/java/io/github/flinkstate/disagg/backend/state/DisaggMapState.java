@@ -178,6 +178,9 @@ public final class DisaggMapState<K, N, UK, UV> extends AbstractDisaggState<K, N
         private boolean exhausted;
         private byte[] lastKey;
 
+        /** The entry {@link #next} returned last; marked deleted by {@link #remove}. */
+        private Entry lastEntry;
+
         EntryIterator(byte[] prefix) {
             this.prefix = prefix;
             this.limit = Bytes.prefixLimit(prefix);
@@ -222,7 +225,8 @@ public final class DisaggMapState<K, N, UK, UV> extends AbstractDisaggState<K, N
                 UK userKey = ser.getKeySerializer().deserialize(in);
                 UV value = decodeValue(kv[1], ser.getValueSerializer());
                 lastKey = k;
-                return new Entry(k, userKey, value);
+                lastEntry = new Entry(k, userKey, value);
+                return lastEntry;
             } catch (IOException e) {
                 throw new FlinkRuntimeException("Could not read map state " + name(), e);
             }
@@ -239,12 +243,18 @@ public final class DisaggMapState<K, N, UK, UV> extends AbstractDisaggState<K, N
                 throw io(e);
             }
             lastKey = null;
+            lastEntry.deleted = true;
         }
     }
 
-    /** A map entry whose {@code setValue} writes through to the engine. */
+    /**
+     * A map entry whose {@code setValue} writes through to the engine; once its iterator removed
+     * it, {@code getValue} returns null and {@code setValue} fails (as with RocksDB), so the
+     * mapping stays removed.
+     */
     private final class Entry extends AbstractMap.SimpleEntry<UK, UV> {
         private final byte[] engineKey;
+        private boolean deleted;
 
         Entry(byte[] engineKey, UK key, UV value) {
             super(key, value);
@@ -252,7 +262,15 @@ public final class DisaggMapState<K, N, UK, UV> extends AbstractDisaggState<K, N
         }
 
         @Override
+        public UV getValue() {
+            return deleted ? null : super.getValue();
+        }
+
+        @Override
         public UV setValue(UV value) {
+            if (deleted) {
+                throw new IllegalStateException("The entry was removed through its iterator");
+            }
             UV old = super.setValue(value);
             try {
                 store().put(engineKey, encodeValue(value, mapSerializer().getValueSerializer()));
