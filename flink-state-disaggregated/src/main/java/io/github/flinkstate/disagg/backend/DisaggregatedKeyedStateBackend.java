@@ -175,7 +175,11 @@ public final class DisaggregatedKeyedStateBackend<K> extends AbstractKeyedStateB
 
     @Override
     public <N> byte[] prefixOf(
-            K key, int stateId, N namespace, TypeSerializer<N> namespaceSerializer) {
+            K key,
+            TypeSerializer<K> keySerializer,
+            int stateId,
+            N namespace,
+            TypeSerializer<N> namespaceSerializer) {
         int kg = KeyGroupRangeAssignment.assignToKeyGroup(key, numberOfKeyGroups);
         // a fresh layout: queryable-state lookups call this from other threads
         return new KeyLayout()

@@ -20,8 +20,16 @@ public interface StateAccess<K> {
     /** {@code keyGroup | stateId | key | namespace} of the current key. */
     <N> byte[] currentPrefix(int stateId, N namespace, TypeSerializer<N> namespaceSerializer);
 
-    /** {@code keyGroup | stateId | key | namespace} of an explicit key. */
-    <N> byte[] prefixOf(K key, int stateId, N namespace, TypeSerializer<N> namespaceSerializer);
+    /**
+     * {@code keyGroup | stateId | key | namespace} of an explicit key, serialized with the given
+     * serializers (a queryable-state lookup passes the duplicates of its own thread).
+     */
+    <N> byte[] prefixOf(
+            K key,
+            TypeSerializer<K> keySerializer,
+            int stateId,
+            N namespace,
+            TypeSerializer<N> namespaceSerializer);
 
     KeyLayout layout();
 }

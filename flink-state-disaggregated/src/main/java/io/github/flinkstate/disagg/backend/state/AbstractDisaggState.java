@@ -109,13 +109,18 @@ public abstract class AbstractDisaggState<K, N, V> implements InternalKvState<K,
         byte[] prefix =
                 backend.prefixOf(
                         keyAndNamespace.f0,
+                        safeKeySerializer,
                         info.stateId(),
                         keyAndNamespace.f1,
-                        getNamespaceSerializer());
+                        safeNamespaceSerializer);
         return serializedValueAt(prefix, safeValueSerializer);
     }
 
-    /** The value under {@code prefix} serialized with {@code safeValueSerializer}, or null. */
+    /**
+     * The value under {@code prefix} serialized with {@code safeValueSerializer}, or null. Runs on
+     * a query thread: it must use no serializer of the state's own (they belong to the task
+     * thread).
+     */
     protected abstract byte[] serializedValueAt(
             byte[] prefix, TypeSerializer<V> safeValueSerializer) throws Exception;
 

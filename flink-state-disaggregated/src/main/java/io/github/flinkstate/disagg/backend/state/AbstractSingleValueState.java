@@ -58,8 +58,8 @@ abstract class AbstractSingleValueState<K, N, SV> extends AbstractDisaggState<K,
     @Override
     protected byte[] serializedValueAt(byte[] prefix, TypeSerializer<SV> safeValueSerializer)
             throws Exception {
-        SV v = read(prefix);
-        return v == null ? null : serialize(v, safeValueSerializer);
+        // the stored bytes are the value in the serializer's format: no serializer needed
+        return store().get(prefix);
     }
 
     /** Merges {@code sources} into {@code target} with {@code merge}, deleting the sources. */

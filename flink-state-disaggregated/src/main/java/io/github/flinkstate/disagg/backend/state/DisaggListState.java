@@ -43,14 +43,13 @@ public final class DisaggListState<K, N, V> extends AbstractDisaggState<K, N, Li
     @Override
     public List<V> getInternal() {
         try {
-            return readList(prefix());
+            return readList(prefix(), elementSerializer());
         } catch (IOException e) {
             throw io(e);
         }
     }
 
-    private List<V> readList(byte[] prefix) throws IOException {
-        TypeSerializer<V> ser = elementSerializer();
+    private List<V> readList(byte[] prefix, TypeSerializer<V> ser) throws IOException {
         List<V> out = null;
         try (LsmIterator it = store().scanPrefix(prefix)) {
             for (; it.isValid(); it.next()) {
@@ -154,13 +153,13 @@ public final class DisaggListState<K, N, V> extends AbstractDisaggState<K, N, Li
     @Override
     protected byte[] serializedValueAt(byte[] prefix, TypeSerializer<List<V>> safeValueSerializer)
             throws Exception {
-        List<V> list = readList(prefix);
+        TypeSerializer<V> element =
+                ((ListSerializer<V>) safeValueSerializer).getElementSerializer();
+        List<V> list = readList(prefix, element);
         if (list == null) {
             return null;
         }
         // queryable-state list format: elements separated by one delimiter byte
-        TypeSerializer<V> element =
-                ((ListSerializer<V>) safeValueSerializer).getElementSerializer();
         DataOutputSerializer out = new DataOutputSerializer(64);
         for (int i = 0; i < list.size(); i++) {
             if (i > 0) {

@@ -12,6 +12,7 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.NoSuchElementException;
+import javax.annotation.Nullable;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.base.MapSerializer;
 import org.apache.flink.core.memory.DataInputDeserializer;
@@ -134,7 +135,7 @@ public final class DisaggMapState<K, N, UK, UV> extends AbstractDisaggState<K, N
             byte[] prefix, TypeSerializer<Map<UK, UV>> safeValueSerializer) throws Exception {
         MapSerializer<UK, UV> safe = (MapSerializer<UK, UV>) safeValueSerializer;
         Map<UK, UV> all = new HashMap<>();
-        EntryIterator it = new EntryIterator(prefix);
+        EntryIterator it = new EntryIterator(prefix, safe);
         while (it.hasNext()) {
             Map.Entry<UK, UV> e = it.next();
             all.put(e.getKey(), e.getValue());
@@ -181,7 +182,15 @@ public final class DisaggMapState<K, N, UK, UV> extends AbstractDisaggState<K, N
         /** The entry {@link #next} returned last; marked deleted by {@link #remove}. */
         private Entry lastEntry;
 
+        /** Null: the state's own (task thread); else a query thread's duplicate. */
+        @Nullable private final MapSerializer<UK, UV> serializer;
+
         EntryIterator(byte[] prefix) {
+            this(prefix, null);
+        }
+
+        EntryIterator(byte[] prefix, @Nullable MapSerializer<UK, UV> serializer) {
+            this.serializer = serializer;
             this.prefix = prefix;
             this.limit = Bytes.prefixLimit(prefix);
             this.resumeFrom = prefix;
@@ -219,7 +228,7 @@ public final class DisaggMapState<K, N, UK, UV> extends AbstractDisaggState<K, N
             byte[][] kv = batch.poll();
             try {
                 byte[] k = kv[0];
-                MapSerializer<UK, UV> ser = mapSerializer();
+                MapSerializer<UK, UV> ser = serializer != null ? serializer : mapSerializer();
                 DataInputDeserializer in =
                         new DataInputDeserializer(k, prefix.length, k.length - prefix.length);
                 UK userKey = ser.getKeySerializer().deserialize(in);
