@@ -174,11 +174,14 @@ final class StateKeyStream {
                     }
                     continue;
                 }
-                int nextKeyGroup = keyGroup + 1;
-                if (it.isValid()) {
-                    // skip key groups without entries without seeking into each of them
-                    nextKeyGroup = Math.max(nextKeyGroup, KeyGroupSpan.keyGroupOf(it.key()));
+                if (!it.isValid()) {
+                    // past the store's last key: no later key group holds anything (seeking each
+                    // of them would cost one merged seek per key group, up to 32,768)
+                    close();
+                    return;
                 }
+                // skip key groups without entries without seeking into each of them
+                int nextKeyGroup = Math.max(keyGroup + 1, KeyGroupSpan.keyGroupOf(it.key()));
                 if (nextKeyGroup > range.getEndKeyGroup()) {
                     close();
                     return;
