@@ -218,7 +218,13 @@ public final class DisaggRestoreOperation<K> {
             Map<String, RegisteredKvState> kvStates)
             throws Exception {
         StreamStateHandle metaHandle = handle.getMetaDataStateHandle();
-        FSDataInputStream in = metaHandle.openInputStream();
+        FSDataInputStream in;
+        try {
+            in = metaHandle.openInputStream();
+        } catch (IOException e) {
+            throw new IOException(
+                    "The meta stream " + metaHandle + " could not be opened: " + e.getMessage(), e);
+        }
         cancelStreamRegistry.registerCloseable(in);
         try {
             return parseMeta(in, metaHandle, queueFactory, queues, kvStates);

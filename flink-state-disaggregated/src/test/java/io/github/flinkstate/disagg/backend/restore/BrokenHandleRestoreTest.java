@@ -113,6 +113,34 @@ class BrokenHandleRestoreTest {
         }
     }
 
+    /**
+     * A meta stream whose file is gone fails saying that the checkpoint's meta stream is missing.
+     */
+    @Test
+    void aMissingMetaStream_failsNamingIt() throws Exception {
+        try (DisaggBackends source = backends("source");
+                DisaggBackends target = backends("restored")) {
+            IncrementalRemoteKeyedStateHandle h = savepoint(source);
+            StreamStateHandle gone =
+                    new org.apache.flink.runtime.state.filesystem.FileStateHandle(
+                            new org.apache.flink.core.fs.Path(
+                                    new File(tmp, "no-such-meta").toURI()),
+                            10);
+            assertThatThrownBy(
+                            () ->
+                                    target.create(
+                                            DisaggBackends.ALL,
+                                            List.of(with(h, h.getSharedState(), gone))))
+                    .satisfies(
+                            e ->
+                                    assertThat(messages(e))
+                                            .contains("The meta stream")
+                                            .contains("no-such-meta")
+                                            .contains("could not be opened"));
+            assertThat(writtenBack()).isEmpty();
+        }
+    }
+
     @Test
     void aCorruptManifestLength_failsNamingTheStream() throws Exception {
         try (DisaggBackends source = backends("source");
