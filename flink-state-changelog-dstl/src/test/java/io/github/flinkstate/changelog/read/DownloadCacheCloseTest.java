@@ -9,7 +9,10 @@ import io.github.flinkstate.testing.fs.Hang;
 import io.github.flinkstate.testing.fs.InjectingFileSystem;
 import io.github.flinkstate.testing.wait.Waits;
 import java.io.File;
+import java.io.IOException;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
@@ -47,6 +50,43 @@ class DownloadCacheCloseTest {
         FS.heal();
         executor.shutdownNow();
         assertThat(executor.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+    }
+
+    /**
+     * A reader waiting for a download that never started (queued behind a busy download thread)
+     * fails as soon as the cache closes (the view's close drops queued downloads), not after the
+     * stall timeout. Found in a review: it waited the whole timeout, two minutes by default.
+     */
+    @Test
+    void aReaderWaitingForAQueuedDownload_failsWhenTheCacheCloses() throws Exception {
+        FileStateHandle file =
+                TestStorages.writeOneFile(FS.path(new File(tmp, "dfs")), new File(tmp, "w"), "v");
+        List<Runnable> queued = new java.util.concurrent.CopyOnWriteArrayList<>();
+        DownloadCache cache =
+                new DownloadCache(
+                        new File(tmp, "cache"),
+                        queued::add, // a download thread that never gets to it
+                        Duration.ofMinutes(1),
+                        Duration.ZERO,
+                        Duration.ofMinutes(10));
+        CompletableFuture<Throwable> reader = new CompletableFuture<>();
+        Thread t =
+                new Thread(
+                        () -> {
+                            try {
+                                cache.pin(file);
+                                reader.complete(null);
+                            } catch (Throwable e) {
+                                reader.complete(e);
+                            }
+                        });
+        t.start();
+        Waits.until("the download is queued", Duration.ofSeconds(30), () -> !queued.isEmpty());
+        cache.close();
+        assertThat(reader.get(30, TimeUnit.SECONDS))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("closed");
+        t.join();
     }
 
     /**
