@@ -219,12 +219,14 @@ public final class DisaggSnapshotOperation<K> {
             timerSnapshots.add(s);
             metaInfos.add(s.getMetaInfoSnapshot());
         }
-        LsmStore.PendingSnapshot engineSnapshot = store.beginSnapshot();
-        // an incremental checkpoint waits for the full ones begun before it (see FullInFlight)
+        // an incremental checkpoint waits for the full ones begun before it (see FullInFlight);
+        // listed before the barrier, so that one that ended in between swapped its copies in
+        // before the barrier's version was fixed
         List<FullInFlight> fullsBefore =
                 sharing == SnapshotType.SharingFilesStrategy.FORWARD_BACKWARD
                         ? List.copyOf(fullsInFlight)
                         : List.of();
+        LsmStore.PendingSnapshot engineSnapshot = store.beginSnapshot();
         FullInFlight mine =
                 sharing == SnapshotType.SharingFilesStrategy.FORWARD ? new FullInFlight() : null;
         if (mine != null) {

@@ -88,14 +88,14 @@ final class KeyHashIndex {
         long chunk = node >>> 32;
         long offset = (int) node;
         if (chunk >= (1L << CHUNK_BITS) || offset >= (1L << OFFSET_BITS)) {
-            on = false; // readers search the list from now on
-            table = new long[1];
+            // readers search the list from now on; the table stays (still right for what it
+            // holds), so a reader that saw the index on before this finds nothing wrong in it
+            on = false;
             return;
         }
         if ((used + 1) * 4L > table.length * 3L) {
             if (table.length == MAX_SLOTS) {
                 on = false; // full: never reached by a memtable a heap can hold
-                table = new long[1];
                 return;
             }
             grow(Math.max(FIRST_SLOTS, table.length * 2));
