@@ -45,6 +45,9 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -124,6 +127,29 @@ public final class LsmStore implements AutoCloseable {
     private final ReentrantLock compactionLock = new ReentrantLock();
     private final ExecutorService flushExecutor;
     private final ExecutorService compactionExecutor;
+
+    /**
+     * Deletes the primary's copies of files that became obsolete when a reader released them
+     * ({@link #onObsoleteAfterRead}): one daemon thread for the JVM, ending after 10 s idle.
+     */
+    private static final ThreadPoolExecutor DELETER = deleter();
+
+    private static ThreadPoolExecutor deleter() {
+        ThreadPoolExecutor pool =
+                new ThreadPoolExecutor(
+                        1,
+                        1,
+                        10,
+                        TimeUnit.SECONDS,
+                        new LinkedBlockingQueue<>(),
+                        r -> daemon(r, "disagg-file-delete"));
+        pool.allowCoreThreadTimeOut(true);
+        return pool;
+    }
+
+    /** The deletes of this store handed to {@link #DELETER} and not ended yet. */
+    private final Set<CompletableFuture<Void>> pendingDeletes = ConcurrentHashMap.newKeySet();
+
     private final AtomicBoolean flushScheduled = new AtomicBoolean();
     private final AtomicBoolean compactionScheduled = new AtomicBoolean();
 
@@ -862,7 +888,45 @@ public final class LsmStore implements AutoCloseable {
         }
     }
 
+    /**
+     * Files that became obsolete on a background thread or in a call that may wait: deleted now.
+     */
     private void onObsolete(List<FileMeta> files) {
+        deleteAll(forgetObsolete(files));
+    }
+
+    /**
+     * Files that became obsolete when a reader released the last pin (a get, a scan, a snapshot):
+     * their reader and local copies go now, the primary's deletes on {@link #DELETER}, so that a
+     * read on the task thread never waits for a remote delete (tens of milliseconds each on an
+     * object store, unbounded on a hanging one). {@link #close()} waits, bounded, for them.
+     */
+    private void onObsoleteAfterRead(List<FileMeta> files) {
+        List<FileMeta> delete = forgetObsolete(files);
+        if (delete.isEmpty()) {
+            return;
+        }
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        pendingDeletes.add(done);
+        try {
+            DELETER.execute(
+                    () -> {
+                        try {
+                            deleteAll(delete);
+                        } finally {
+                            pendingDeletes.remove(done);
+                            done.complete(null);
+                        }
+                    });
+        } catch (RejectedExecutionException e) {
+            pendingDeletes.remove(done);
+            deleteAll(delete);
+        }
+    }
+
+    /** Drops what the store keeps of obsolete files; returns those the policy lets it delete. */
+    private List<FileMeta> forgetObsolete(List<FileMeta> files) {
+        List<FileMeta> delete = new ArrayList<>();
         for (FileMeta f : files) {
             births.remove(f.path());
             readers.evict(f.path());
@@ -870,12 +934,38 @@ public final class LsmStore implements AutoCloseable {
                 blockCache.disk().forget(f.path());
             }
             if (options.deletionPolicy().mayDelete(f)) {
-                try {
-                    fs.delete(new Path(f.path()), false);
-                    stats.filesDeleted.incrementAndGet();
-                } catch (IOException | RuntimeException e) {
-                    LOG.warn("Could not delete obsolete file {}", f.path(), e);
-                }
+                delete.add(f);
+            }
+        }
+        return delete;
+    }
+
+    private void deleteAll(List<FileMeta> files) {
+        for (FileMeta f : files) {
+            try {
+                fs.delete(new Path(f.path()), false);
+                stats.filesDeleted.incrementAndGet();
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("Could not delete obsolete file {}", f.path(), e);
+            }
+        }
+    }
+
+    /** Waits up to {@code millis} for the deletes {@link #onObsoleteAfterRead} handed over. */
+    private void awaitPendingDeletes(long millis) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        for (CompletableFuture<Void> d : List.copyOf(pendingDeletes)) {
+            long left = deadline - System.nanoTime();
+            try {
+                d.get(Math.max(0, left), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (ExecutionException | TimeoutException e) {
+                LOG.warn(
+                        "Obsolete files of {} may remain: their deletes did not end",
+                        options.primaryDir());
+                return;
             }
         }
     }
@@ -896,7 +986,7 @@ public final class LsmStore implements AutoCloseable {
         try {
             return reads.get(view, key, rows, rowGeneration);
         } finally {
-            versions.release(view.version());
+            versions.release(view.version(), this::onObsoleteAfterRead);
         }
     }
 
@@ -906,9 +996,10 @@ public final class LsmStore implements AutoCloseable {
         KeyRange r = range.intersect(KeyRange.of(span));
         ReadPath.View view = acquireView();
         try {
-            return reads.scan(view, r, () -> versions.release(view.version()));
+            return reads.scan(
+                    view, r, () -> versions.release(view.version(), this::onObsoleteAfterRead));
         } catch (IOException | RuntimeException e) {
-            versions.release(view.version());
+            versions.release(view.version(), this::onObsoleteAfterRead);
             throw e;
         }
     }
@@ -953,7 +1044,8 @@ public final class LsmStore implements AutoCloseable {
         ReadPath.View pinned =
                 new ReadPath.View(
                         view.memtables().subList(1, view.memtables().size()), view.version());
-        return new LsmReadSnapshot(this, pinned, () -> versions.release(view.version()));
+        return new LsmReadSnapshot(
+                this, pinned, () -> versions.release(view.version(), this::onObsoleteAfterRead));
     }
 
     byte[] get(ReadPath.View view, byte[] key) throws IOException {
@@ -1110,7 +1202,7 @@ public final class LsmStore implements AutoCloseable {
         @Override
         public void close() {
             if (closed.compareAndSet(false, true) && !atBarrier.cancel(false)) {
-                versions.release(atBarrier.join());
+                versions.release(atBarrier.join(), LsmStore.this::onObsoleteAfterRead);
             }
         }
     }
@@ -1129,7 +1221,7 @@ public final class LsmStore implements AutoCloseable {
             v = versions.acquire();
             seq = lastSeq.get();
         }
-        return imageOf(v, seq, () -> versions.release(v));
+        return imageOf(v, seq, () -> versions.release(v, this::onObsoleteAfterRead));
     }
 
     /** The manifest and file sizes of an acquired version, released by {@code release}. */
@@ -1521,6 +1613,9 @@ public final class LsmStore implements AutoCloseable {
             compactionExecutor.awaitTermination(60, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        if (!Thread.currentThread().isInterrupted()) {
+            awaitPendingDeletes(TimeUnit.SECONDS.toMillis(10)); // a cancelled task does not wait
         }
         readers.close();
         if (rows != null) {

@@ -67,11 +67,21 @@ public final class VersionSet {
     }
 
     public void release(Version v) {
+        release(v, obsoleteFiles);
+    }
+
+    /**
+     * As {@link #release(Version)}, handing the files that become obsolete to {@code obsolete}
+     * instead of this set's callback (a reader's release defers the deletes; see {@code LsmStore}).
+     */
+    public void release(Version v, Consumer<List<FileMeta>> obsolete) {
         List<FileMeta> dead;
         synchronized (this) {
             dead = unpin(v);
         }
-        notifyObsolete(dead);
+        if (!dead.isEmpty()) {
+            obsolete.accept(dead);
+        }
     }
 
     /**
