@@ -927,7 +927,11 @@ public final class LsmStore implements AutoCloseable {
     /** Drops what the store keeps of obsolete files; returns those the policy lets it delete. */
     private List<FileMeta> forgetObsolete(List<FileMeta> files) {
         List<FileMeta> delete = new ArrayList<>();
+        Set<String> inUse = versions.pathsInUse();
         for (FileMeta f : files) {
+            if (inUse.contains(f.path())) {
+                continue; // another entry of the file (another clip of it) still reads it
+            }
             births.remove(f.path());
             readers.evict(f.path());
             if (blockCache.disk() != null) {

@@ -288,6 +288,59 @@ class LsmStoreBackendSupportTest {
         }
     }
 
+    /**
+     * A file that arrived through two handles keeps its reader (and so its parsed metadata and open
+     * streams) when a compaction rewrites one of its two entries: the other entry still reads it.
+     * Found in a review: the first entry's end evicted the reader, and the next reads of the other
+     * half opened the file again.
+     */
+    @Test
+    void aFileArrivingThroughTwoHandles_staysOpen_whenACompactionRewritesOneEntry()
+            throws Exception {
+        LsmSnapshot whole;
+        try (LsmStore source = LsmStore.open(options("one2"))) {
+            for (int i = 0; i < 400; i++) {
+                source.put(key(i % 8, "k" + i), ("v" + i).getBytes(StandardCharsets.UTF_8));
+            }
+            source.flush();
+            source.compactAll();
+            whole = source.snapshot();
+        }
+        List<byte[]> halves = new ArrayList<>();
+        for (KeyGroupSpan half : List.of(KeyGroupSpan.of(0, 3), KeyGroupSpan.of(4, 7))) {
+            LsmOptions o =
+                    new LsmOptions(
+                                    FileSystem.getLocalFileSystem(),
+                                    new Path(new Path(tmp.toURI()), "half2-" + half.start()),
+                                    half)
+                            .backgroundCompaction(false);
+            try (LsmStore split = LsmStore.open(o, List.of(whole.manifest()));
+                    LsmSnapshot s = split.snapshot()) {
+                halves.add(s.manifest());
+            }
+        }
+        InjectingFileSystem counted = new InjectingFileSystem(FileSystem.getLocalFileSystem());
+        LsmOptions mergedOptions =
+                new LsmOptions(
+                                counted,
+                                new Path(new Path(tmp.toURI()), "merged2"),
+                                KeyGroupSpan.of(0, 7))
+                        .backgroundCompaction(false);
+        String original = whole.files().get(0);
+        String key = InjectingFileSystem.key(new Path(original));
+        try (LsmStore merged = LsmStore.open(mergedOptions, halves)) {
+            checkAll(merged);
+            assertThat(merged.compactOnce()).as("clip cleanup of one entry").isTrue();
+            assertThat(merged.liveFiles()).containsOnlyOnce(original);
+            long opens = counted.counters().calls(FsOp.OPEN, key);
+            checkAll(merged);
+            assertThat(counted.counters().calls(FsOp.OPEN, key))
+                    .as("opens of the file the other entry still reads")
+                    .isEqualTo(opens);
+        }
+        whole.release();
+    }
+
     private static void checkAll(LsmStore store) throws IOException {
         for (int i = 0; i < 400; i++) {
             assertThat(new String(store.get(key(i % 8, "k" + i)), StandardCharsets.UTF_8))

@@ -5,6 +5,7 @@ import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -122,6 +123,21 @@ public final class VersionSet {
             dead = unpin(old);
         }
         notifyObsolete(dead);
+    }
+
+    /**
+     * The paths of the files of every live version. A path may have several entries (a file that
+     * arrived through two handles with different clips), each with its own reference count: one
+     * entry going obsolete does not make the file unused.
+     */
+    public synchronized Set<String> pathsInUse() {
+        Set<String> paths = new HashSet<>();
+        for (Version v : live) {
+            for (FileMeta f : v.allFiles()) {
+                paths.add(f.path());
+            }
+        }
+        return paths;
     }
 
     public synchronized int liveVersions() {
