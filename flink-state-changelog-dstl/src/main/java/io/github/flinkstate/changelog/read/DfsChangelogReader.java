@@ -118,6 +118,10 @@ public final class DfsChangelogReader
      */
     SegmentChanges readSegment(StreamStateHandle file, long offset) throws IOException {
         String name = ReadUtils.nameOf(file);
+        if (offset < 0) {
+            throw new CorruptSegmentException(
+                    name, offset, "a negative segment offset in the state handle");
+        }
         try {
             if (cache != null && DownloadCache.isCacheable(file)) {
                 return readThroughCache((FileStateHandle) file, name, offset);

@@ -28,6 +28,7 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.CoreOptions;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.StreamStateHandle;
 import org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl;
 import org.apache.flink.runtime.state.changelog.SequenceNumber;
 import org.apache.flink.runtime.state.changelog.StateChange;
@@ -196,6 +197,24 @@ class ReaderFaultInjectionTest {
                 .hasMessageContaining(file.getName())
                 .hasMessageContaining("offset " + offset(handle, 0))
                 .hasMessageContaining("missing");
+    }
+
+    /**
+     * A handle with a negative segment offset (corrupt checkpoint metadata) fails naming the file
+     * and the offset, on both read paths. Found in a review: through the download cache it failed
+     * with an {@code IllegalArgumentException} without a message.
+     */
+    @ParameterizedTest(name = "distributed={0}")
+    @ValueSource(booleans = {true, false})
+    void aNegativeOffset_failsNamingFileAndOffset(boolean distributed) throws Exception {
+        ChangelogStateHandleStreamImpl handle = writeHandle(distributed);
+        StreamStateHandle file = handle.getHandlesAndOffsets().get(0).f0;
+        ChangelogStateHandleStreamImpl broken =
+                new ChangelogStateHandleStreamImpl(
+                        List.of(Tuple2.of(file, -1L)), RANGE, 100, 100, "dfs-batched");
+        assertThatThrownBy(() -> Changes.read(view.createReader(), broken))
+                .hasMessageContaining(localFile(handle, 0).getName())
+                .hasMessageContaining("offset -1");
     }
 
     /**
