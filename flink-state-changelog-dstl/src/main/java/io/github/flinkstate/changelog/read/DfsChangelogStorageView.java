@@ -44,8 +44,17 @@ public final class DfsChangelogStorageView
     private static final ScheduledThreadPoolExecutor SWEEPER = sweeper();
 
     private static ScheduledThreadPoolExecutor sweeper() {
+        // the thread is created on a task thread: give it this class's loader as its context,
+        // or it would keep the first job's user-code class loader alive as long as the JVM
         ScheduledThreadPoolExecutor s =
-                new ScheduledThreadPoolExecutor(1, new ExecutorThreadFactory("dstl-cache-sweep"));
+                new ScheduledThreadPoolExecutor(
+                        1,
+                        r -> {
+                            Thread t = new Thread(r, "dstl-cache-sweep");
+                            t.setDaemon(true);
+                            t.setContextClassLoader(DfsChangelogStorageView.class.getClassLoader());
+                            return t;
+                        });
         s.setRemoveOnCancelPolicy(true);
         return s;
     }

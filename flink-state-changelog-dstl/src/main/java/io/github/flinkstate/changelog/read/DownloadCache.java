@@ -349,9 +349,8 @@ final class DownloadCache implements Closeable {
             // readers waiting for a download that will not run (the view's close dropped the
             // queued ones) or that is still running fail now, not after the stall timeout; a
             // running download that ends later deletes its copy
-            IOException closedError = new IOException("The DSTL download cache is closed");
             for (Entry e : entries.values()) {
-                e.file.completeExceptionally(closedError);
+                e.file.completeExceptionally(new IOException("The DSTL download cache is closed"));
             }
             entries.clear();
             hook = shutdownHook;

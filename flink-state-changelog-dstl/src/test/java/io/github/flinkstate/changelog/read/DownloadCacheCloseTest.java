@@ -13,6 +13,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
@@ -61,7 +62,7 @@ class DownloadCacheCloseTest {
     void aReaderWaitingForAQueuedDownload_failsWhenTheCacheCloses() throws Exception {
         FileStateHandle file =
                 TestStorages.writeOneFile(FS.path(new File(tmp, "dfs")), new File(tmp, "w"), "v");
-        List<Runnable> queued = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<Runnable> queued = new CopyOnWriteArrayList<>();
         DownloadCache cache =
                 new DownloadCache(
                         new File(tmp, "cache"),

@@ -34,6 +34,7 @@ import org.apache.flink.runtime.state.changelog.SequenceNumber;
 import org.apache.flink.runtime.state.changelog.StateChange;
 import org.apache.flink.runtime.state.filesystem.FileStateHandle;
 import org.apache.flink.util.CloseableIterator;
+import org.apache.flink.util.ExceptionUtils;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -323,9 +324,7 @@ class ReaderFaultInjectionTest {
                         });
         cancelled.start();
         cancelled.join();
-        assertThat(
-                        org.apache.flink.util.ExceptionUtils.findThrowable(
-                                failure.get(), InterruptedIOException.class))
+        assertThat(ExceptionUtils.findThrowable(failure.get(), InterruptedIOException.class))
                 .as("%s", failure.get())
                 .isPresent();
         for (File copy : copies) {

@@ -130,24 +130,12 @@ public final class LsmStore implements AutoCloseable {
 
     /**
      * Deletes the primary's copies of files that became obsolete when a reader released them
-     * ({@link #onObsoleteAfterRead}): one daemon thread for the JVM, ending after 10 s idle.
+     * ({@link #onObsoleteAfterRead}): one daemon thread of this store's, started when needed and
+     * ending after 10 s idle (a store whose storage hangs on deletes holds up no other store's).
      */
-    private static final ThreadPoolExecutor DELETER = deleter();
+    private final ThreadPoolExecutor deleter;
 
-    private static ThreadPoolExecutor deleter() {
-        ThreadPoolExecutor pool =
-                new ThreadPoolExecutor(
-                        1,
-                        1,
-                        10,
-                        TimeUnit.SECONDS,
-                        new LinkedBlockingQueue<>(),
-                        r -> daemon(r, "disagg-file-delete"));
-        pool.allowCoreThreadTimeOut(true);
-        return pool;
-    }
-
-    /** The deletes of this store handed to {@link #DELETER} and not ended yet. */
+    /** The deletes of this store handed to {@link #deleter} and not ended yet. */
     private final Set<CompletableFuture<Void>> pendingDeletes = ConcurrentHashMap.newKeySet();
 
     private final AtomicBoolean flushScheduled = new AtomicBoolean();
@@ -244,6 +232,15 @@ public final class LsmStore implements AutoCloseable {
                 List.of(new Memtable(memtableIds.incrementAndGet(), options.bloomPrefix()));
         int id = IDS.incrementAndGet();
         this.flushExecutor = Executors.newSingleThreadExecutor(r -> daemon(r, "lsm-flush-" + id));
+        this.deleter =
+                new ThreadPoolExecutor(
+                        1,
+                        1,
+                        10,
+                        TimeUnit.SECONDS,
+                        new LinkedBlockingQueue<>(),
+                        r -> daemon(r, "lsm-delete-" + id));
+        this.deleter.allowCoreThreadTimeOut(true);
         this.compactionExecutor =
                 options.backgroundThreads() == 1
                         ? flushExecutor
@@ -601,9 +598,11 @@ public final class LsmStore implements AutoCloseable {
                         }
                     }
                 } catch (Throwable e) { // counted as well, or each retry writes one more file
-                    recordFlushFailure(e);
-                    if (unnamed != null && !liveFiles().contains(unnamed.path())) {
-                        outputs.deleteQuietly(unnamed);
+                    if (!closed) { // a closed store's install dropped the file itself
+                        recordFlushFailure(e);
+                        if (unnamed != null && !liveFiles().contains(unnamed.path())) {
+                            outputs.deleteQuietly(unnamed);
+                        }
                     }
                     throw e;
                 }
@@ -897,7 +896,7 @@ public final class LsmStore implements AutoCloseable {
 
     /**
      * Files that became obsolete when a reader released the last pin (a get, a scan, a snapshot):
-     * their reader and local copies go now, the primary's deletes on {@link #DELETER}, so that a
+     * their reader and local copies go now, the primary's deletes on {@link #deleter}, so that a
      * read on the task thread never waits for a remote delete (tens of milliseconds each on an
      * object store, unbounded on a hanging one). {@link #close()} waits, bounded, for them.
      */
@@ -909,7 +908,7 @@ public final class LsmStore implements AutoCloseable {
         CompletableFuture<Void> done = new CompletableFuture<>();
         pendingDeletes.add(done);
         try {
-            DELETER.execute(
+            deleter.execute(
                     () -> {
                         try {
                             deleteAll(delete);
@@ -918,7 +917,7 @@ public final class LsmStore implements AutoCloseable {
                             done.complete(null);
                         }
                     });
-        } catch (RejectedExecutionException e) {
+        } catch (RejectedExecutionException e) { // closed: delete here
             pendingDeletes.remove(done);
             deleteAll(delete);
         }
@@ -1577,6 +1576,7 @@ public final class LsmStore implements AutoCloseable {
                         readers,
                         disk,
                         path -> !closed && liveFiles().contains(path),
+                        path -> !closed && versions.isInUse(path),
                         pacing,
                         options.primaryDir().getName());
         warmUp = w;
@@ -1618,6 +1618,7 @@ public final class LsmStore implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        deleter.shutdown(); // queued deletes still run; later ones run on the releasing thread
         if (!Thread.currentThread().isInterrupted()) {
             awaitPendingDeletes(TimeUnit.SECONDS.toMillis(10)); // a cancelled task does not wait
         }
@@ -1653,9 +1654,14 @@ public final class LsmStore implements AutoCloseable {
         }
     }
 
-    private static Thread daemon(Runnable r, String name) {
+    /**
+     * A daemon thread whose context class loader is the engine's, not its creator's: a thread
+     * created on a task thread would otherwise keep that job's user-code class loader alive.
+     */
+    static Thread daemon(Runnable r, String name) {
         Thread t = new Thread(r, name);
         t.setDaemon(true);
+        t.setContextClassLoader(LsmStore.class.getClassLoader());
         return t;
     }
 }

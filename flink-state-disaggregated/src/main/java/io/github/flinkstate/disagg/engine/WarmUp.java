@@ -86,11 +86,7 @@ public final class WarmUp {
                         10,
                         TimeUnit.SECONDS,
                         new LinkedBlockingQueue<>(),
-                        r -> {
-                            Thread t = new Thread(r, "disagg-file-open-" + n.incrementAndGet());
-                            t.setDaemon(true);
-                            return t;
-                        });
+                        r -> LsmStore.daemon(r, "disagg-file-open-" + n.incrementAndGet()));
         pool.allowCoreThreadTimeOut(true);
         return pool;
     }
@@ -102,6 +98,7 @@ public final class WarmUp {
     private final ReaderCache readers;
     private final DiskCache disk;
     private final Predicate<String> live;
+    private final Predicate<String> inUse;
     @Nullable private final IoRateLimiter pacing;
     private final long bytesPlanned;
     private final AtomicLong bytesDone = new AtomicLong();
@@ -117,7 +114,9 @@ public final class WarmUp {
      * @param files the files to copy, in order
      * @param disk the store's disk tier; progress is reported against the smaller of the files'
      *     total and what it takes as whole files ({@code DiskCache#wholeFileLimitBytes})
-     * @param live whether a file is still live in the store
+     * @param live whether a file is still live in the store (in its current version)
+     * @param inUse whether any version of the store still lists a file (a reader or checkpoint may
+     *     still read one the current version dropped)
      * @param pacing paces the copies' reads of the primary storage, or null; shut down on cancel
      */
     WarmUp(
@@ -128,6 +127,7 @@ public final class WarmUp {
             ReaderCache readers,
             DiskCache disk,
             Predicate<String> live,
+            Predicate<String> inUse,
             @Nullable IoRateLimiter pacing,
             String name) {
         this.toOpen = toOpen;
@@ -137,14 +137,14 @@ public final class WarmUp {
         this.readers = readers;
         this.disk = disk;
         this.live = live;
+        this.inUse = inUse;
         this.pacing = pacing;
         long total = 0;
         for (FileMeta f : files) {
             total += f.fileSize();
         }
         this.bytesPlanned = Math.min(total, disk.wholeFileLimitBytes());
-        this.thread = new Thread(this::run, "disagg-warm-up-" + name);
-        this.thread.setDaemon(true);
+        this.thread = LsmStore.daemon(this::run, "disagg-warm-up-" + name);
     }
 
     void start() {
@@ -270,13 +270,14 @@ public final class WarmUp {
     }
 
     /**
-     * After an open or a copy of {@code path}: if the store dropped the file meanwhile, evicts its
-     * reader and forgets its local bytes. The store does both when a file becomes obsolete, which
-     * may be before this open or copy published them; the file stops being live before that, so
-     * checking liveness after publishing leaves neither behind whichever came first.
+     * After an open or a copy of {@code path}: if the store no longer lists the file in any
+     * version, evicts its reader and forgets its local bytes. The store does both when a file
+     * becomes obsolete, which may be before this open or copy published them; no version lists the
+     * file from before that, so checking after publishing leaves neither behind whichever came
+     * first.
      */
     private void forgetIfDropped(String path) {
-        if (!live.test(path)) {
+        if (!inUse.test(path)) {
             readers.evict(path);
             disk.forget(path);
         }

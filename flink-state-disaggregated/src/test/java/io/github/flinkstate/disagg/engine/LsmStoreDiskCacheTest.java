@@ -334,6 +334,7 @@ class LsmStoreDiskCacheTest {
                                 readers,
                                 disk,
                                 p -> live.get(),
+                                p -> live.get(),
                                 null,
                                 "test");
                 w.start();

@@ -77,8 +77,8 @@ final class ArenaSkipList {
     }
 
     /**
-     * An empty list; with {@code hashIndexed}, puts and {@link #findExact(byte[], long)} take the
-     * key's hash and find present keys through a {@link KeyHashIndex}.
+     * An empty list; with {@code hashIndexed}, puts and {@link #findExactHashed} take the key's
+     * hash and find present keys through a {@link KeyHashIndex}.
      */
     ArenaSkipList(boolean hashIndexed) {
         this.index = hashIndexed ? new KeyHashIndex() : null;
@@ -183,7 +183,7 @@ final class ArenaSkipList {
      * hash-indexed list answers from its index; the node may be a removed one (check {@link
      * #record}).
      */
-    long findExact(byte[] key, long hash) {
+    long findExactHashed(byte[] key, long hash) {
         if (index != null) {
             long n = index.find(key, key.length, hash, this);
             if (n != KeyHashIndex.UNKNOWN) {

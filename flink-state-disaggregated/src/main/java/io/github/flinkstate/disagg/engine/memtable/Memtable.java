@@ -182,7 +182,7 @@ public final class Memtable {
         if (f == null || !f.mightContain(keyHash)) {
             return null;
         }
-        long n = entries.findExact(key, keyHash);
+        long n = entries.findExactHashed(key, keyHash);
         if (n == 0) {
             return null;
         }
@@ -349,7 +349,7 @@ public final class Memtable {
                     coveringTombstoneSeq(key) < c.seq(),
                     "entry covered by own tombstone " + Bytes.hex(key));
             check(f.mightContain(BloomFilter.hash(key)), "key not in the filter");
-            long n = entries.findExact(key, BloomFilter.hash(key));
+            long n = entries.findExactHashed(key, BloomFilter.hash(key));
             check(
                     n != 0
                             && entries.keyEquals(n, key, key.length)

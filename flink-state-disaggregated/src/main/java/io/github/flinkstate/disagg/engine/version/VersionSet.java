@@ -140,6 +140,18 @@ public final class VersionSet {
         return paths;
     }
 
+    /** Whether any live version lists a file at {@code path}. */
+    public synchronized boolean isInUse(String path) {
+        for (Version v : live) {
+            for (FileMeta f : v.allFiles()) {
+                if (f.path().equals(path)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
     public synchronized int liveVersions() {
         return live.size();
     }

@@ -15,9 +15,11 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.core.fs.Path;
 import org.apache.flink.runtime.state.IncrementalKeyedStateHandle.HandleAndLocalPath;
 import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
 import org.apache.flink.runtime.state.StreamStateHandle;
+import org.apache.flink.runtime.state.filesystem.FileStateHandle;
 import org.apache.flink.runtime.state.memory.ByteStreamStateHandle;
 import org.apache.flink.util.ExceptionUtils;
 import org.junit.jupiter.api.Test;
@@ -122,10 +124,7 @@ class BrokenHandleRestoreTest {
                 DisaggBackends target = backends("restored")) {
             IncrementalRemoteKeyedStateHandle h = savepoint(source);
             StreamStateHandle gone =
-                    new org.apache.flink.runtime.state.filesystem.FileStateHandle(
-                            new org.apache.flink.core.fs.Path(
-                                    new File(tmp, "no-such-meta").toURI()),
-                            10);
+                    new FileStateHandle(new Path(new File(tmp, "no-such-meta").toURI()), 10);
             assertThatThrownBy(
                             () ->
                                     target.create(

@@ -14,7 +14,6 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
-import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.base.IntSerializer;
@@ -23,6 +22,7 @@ import org.apache.flink.api.common.typeutils.base.LongSerializer;
 import org.apache.flink.api.common.typeutils.base.MapSerializer;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
+import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.queryablestate.client.state.serialization.KvStateSerializer;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
@@ -56,26 +56,34 @@ class QueryableStateSerializersTest {
     @Test
     void lookupsFromAnotherThread_useOnlyTheSafeSerializers() throws Exception {
         backends = DisaggBackends.inLocalDir(new File(tmp, "primary"), "64kb");
-        DisaggregatedKeyedStateBackend<Integer> b = backends.create(DisaggBackends.ALL, List.of());
         AtomicReference<String> misuse = new AtomicReference<>();
-        TaskThreadOnly values = new TaskThreadOnly(Thread.currentThread(), misuse);
+        Thread task = Thread.currentThread();
+        DisaggregatedKeyedStateBackend<Integer> b =
+                backends.create(
+                        DisaggBackends.ALL,
+                        List.of(),
+                        new UnregisteredMetricsGroup(),
+                        new ThreadOwned<>(IntSerializer.INSTANCE, task, misuse));
+        ThreadOwned<VoidNamespace> namespaces =
+                new ThreadOwned<>(VoidNamespaceSerializer.INSTANCE, task, misuse);
+        ThreadOwned<Long> values = new ThreadOwned<>(LongSerializer.INSTANCE, task, misuse);
         InternalValueState<Integer, VoidNamespace, Long> value =
                 (InternalValueState<Integer, VoidNamespace, Long>)
                         b.getPartitionedState(
                                 VoidNamespace.INSTANCE,
-                                VoidNamespaceSerializer.INSTANCE,
+                                namespaces,
                                 new ValueStateDescriptor<>("v", values));
         InternalListState<Integer, VoidNamespace, Long> list =
                 (InternalListState<Integer, VoidNamespace, Long>)
                         b.getPartitionedState(
                                 VoidNamespace.INSTANCE,
-                                VoidNamespaceSerializer.INSTANCE,
+                                namespaces,
                                 new ListStateDescriptor<>("l", values));
         InternalMapState<Integer, VoidNamespace, Integer, Long> map =
                 (InternalMapState<Integer, VoidNamespace, Integer, Long>)
                         b.getPartitionedState(
                                 VoidNamespace.INSTANCE,
-                                VoidNamespaceSerializer.INSTANCE,
+                                namespaces,
                                 new MapStateDescriptor<>("m", IntSerializer.INSTANCE, values));
         b.setCurrentKey(5);
         value.update(42L);
@@ -88,6 +96,7 @@ class QueryableStateSerializersTest {
                         IntSerializer.INSTANCE,
                         VoidNamespace.INSTANCE,
                         VoidNamespaceSerializer.INSTANCE);
+
         // each query thread duplicates its own serializers, as Flink's KvStateEntry does
         byte[] v = onOtherThread(() -> query(value, keyAndNamespace, values.duplicate()));
         byte[] l =
@@ -105,12 +114,14 @@ class QueryableStateSerializersTest {
                                         keyAndNamespace,
                                         new MapSerializer<>(
                                                 IntSerializer.INSTANCE, values.duplicate())));
-        TaskThreadOnly safe = values.duplicate();
 
         assertThat(misuse.get()).as("a task serializer used on another thread").isNull();
-        assertThat(KvStateSerializer.deserializeValue(v, safe)).isEqualTo(42L);
-        assertThat(KvStateSerializer.deserializeList(l, safe)).containsExactly(1L, 2L);
-        assertThat(KvStateSerializer.deserializeMap(m, IntSerializer.INSTANCE, safe))
+        assertThat(KvStateSerializer.deserializeValue(v, LongSerializer.INSTANCE)).isEqualTo(42L);
+        assertThat(KvStateSerializer.deserializeList(l, LongSerializer.INSTANCE))
+                .containsExactly(1L, 2L);
+        assertThat(
+                        KvStateSerializer.deserializeMap(
+                                m, IntSerializer.INSTANCE, LongSerializer.INSTANCE))
                 .containsExactly(Map.entry(7, 70L));
     }
 
@@ -145,98 +156,94 @@ class QueryableStateSerializersTest {
     }
 
     /**
-     * A long serializer that notes any use on a thread other than its owner's. A duplicate belongs
-     * to the thread that made it: the backend's (Flink's state descriptor hands out duplicates) to
-     * the task thread, a query's to its query thread.
+     * A serializer that notes any use on a thread other than its owner's. A duplicate belongs to
+     * the thread that made it: the backend's (Flink's state descriptors hand out duplicates) to the
+     * task thread, a query's to its query thread.
      */
-    static final class TaskThreadOnly extends TypeSerializer<Long> {
+    static final class ThreadOwned<T> extends TypeSerializer<T> {
+        private final TypeSerializer<T> delegate;
         private final Thread owner;
         private final AtomicReference<String> misuse;
 
-        TaskThreadOnly(Thread owner, AtomicReference<String> misuse) {
+        ThreadOwned(TypeSerializer<T> delegate, Thread owner, AtomicReference<String> misuse) {
+            this.delegate = delegate;
             this.owner = owner;
             this.misuse = misuse;
         }
 
         private void check(String call) {
-            if (owner != null && Thread.currentThread() != owner) {
-                misuse.compareAndSet(null, call + " on " + Thread.currentThread().getName());
+            if (Thread.currentThread() != owner) {
+                misuse.compareAndSet(
+                        null, delegate + "." + call + " on " + Thread.currentThread().getName());
             }
         }
 
         @Override
         public boolean isImmutableType() {
-            return true;
+            return delegate.isImmutableType();
         }
 
         @Override
-        public TaskThreadOnly duplicate() {
-            return new TaskThreadOnly(Thread.currentThread(), misuse);
+        public ThreadOwned<T> duplicate() {
+            return new ThreadOwned<>(delegate.duplicate(), Thread.currentThread(), misuse);
         }
 
         @Override
-        public Long createInstance() {
-            return 0L;
+        public T createInstance() {
+            return delegate.createInstance();
         }
 
         @Override
-        public Long copy(Long from) {
-            return from;
+        public T copy(T from) {
+            return delegate.copy(from);
         }
 
         @Override
-        public Long copy(Long from, Long reuse) {
-            return from;
+        public T copy(T from, T reuse) {
+            return delegate.copy(from, reuse);
         }
 
         @Override
         public int getLength() {
-            return 8;
+            return delegate.getLength();
         }
 
         @Override
-        public void serialize(Long record, DataOutputView target) throws IOException {
+        public void serialize(T record, DataOutputView target) throws IOException {
             check("serialize");
-            LongSerializer.INSTANCE.serialize(record, target);
+            delegate.serialize(record, target);
         }
 
         @Override
-        public Long deserialize(DataInputView source) throws IOException {
+        public T deserialize(DataInputView source) throws IOException {
             check("deserialize");
-            return LongSerializer.INSTANCE.deserialize(source);
+            return delegate.deserialize(source);
         }
 
         @Override
-        public Long deserialize(Long reuse, DataInputView source) throws IOException {
+        public T deserialize(T reuse, DataInputView source) throws IOException {
             return deserialize(source);
         }
 
         @Override
         public void copy(DataInputView source, DataOutputView target) throws IOException {
             check("copy");
-            LongSerializer.INSTANCE.copy(source, target);
+            delegate.copy(source, target);
         }
 
         @Override
         public boolean equals(Object obj) {
-            return obj instanceof TaskThreadOnly;
+            return obj instanceof ThreadOwned && delegate.equals(((ThreadOwned<?>) obj).delegate);
         }
 
         @Override
         public int hashCode() {
-            return TaskThreadOnly.class.hashCode();
+            return delegate.hashCode();
         }
 
         @Override
-        public TypeSerializerSnapshot<Long> snapshotConfiguration() {
-            return new Snapshot();
-        }
-
-        /** Restores a serializer without an owner. */
-        public static final class Snapshot extends SimpleTypeSerializerSnapshot<Long> {
-            public Snapshot() {
-                super(() -> new TaskThreadOnly(null, new AtomicReference<>()));
-            }
+        public TypeSerializerSnapshot<T> snapshotConfiguration() {
+            return delegate.snapshotConfiguration(); // restores as the plain serializer
         }
     }
 }

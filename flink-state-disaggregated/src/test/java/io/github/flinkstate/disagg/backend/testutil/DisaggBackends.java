@@ -9,6 +9,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.RunnableFuture;
 import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.base.IntSerializer;
 import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.core.fs.CloseableRegistry;
@@ -77,9 +78,19 @@ public final class DisaggBackends implements AutoCloseable {
     }
 
     /** As {@link #create(KeyGroupRange, Collection)}, registering metrics on {@code metrics}. */
-    @SuppressWarnings("unchecked")
     public DisaggregatedKeyedStateBackend<Integer> create(
             KeyGroupRange range, Collection<KeyedStateHandle> handles, MetricGroup metrics)
+            throws Exception {
+        return create(range, handles, metrics, IntSerializer.INSTANCE);
+    }
+
+    /** As {@link #create(KeyGroupRange, Collection, MetricGroup)}, with this key serializer. */
+    @SuppressWarnings("unchecked")
+    public DisaggregatedKeyedStateBackend<Integer> create(
+            KeyGroupRange range,
+            Collection<KeyedStateHandle> handles,
+            MetricGroup metrics,
+            TypeSerializer<Integer> keySerializer)
             throws Exception {
         if (env == null) {
             env = new MockEnvironmentBuilder().build();
@@ -91,7 +102,7 @@ public final class DisaggBackends implements AutoCloseable {
                                         env,
                                         new JobID(),
                                         "test-op",
-                                        IntSerializer.INSTANCE,
+                                        keySerializer,
                                         MAX_PARALLELISM,
                                         range,
                                         env.getTaskKvStateRegistry(),

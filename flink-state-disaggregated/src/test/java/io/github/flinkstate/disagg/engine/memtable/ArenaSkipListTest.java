@@ -64,7 +64,7 @@ class ArenaSkipListTest {
                 } else {
                     long n =
                             indexed
-                                    ? list.findExact(key, BloomFilter.hash(key))
+                                    ? list.findExactHashed(key, BloomFilter.hash(key))
                                     : list.findExact(key, key.length);
                     Entry e = model.get(key);
                     if (e == null) {
@@ -237,7 +237,7 @@ class ArenaSkipListTest {
         assertThat(list.indexBytes()).isGreaterThanOrEqualTo(keys * 8L * 4 / 3);
         for (int i = 0; i < keys; i++) {
             byte[] k = intKey(i);
-            long n = list.findExact(k, BloomFilter.hash(k));
+            long n = list.findExactHashed(k, BloomFilter.hash(k));
             if (i >= 384 && i < 512) {
                 assertThat(n == 0 || list.record(n) == ArenaSkipList.REMOVED)
                         .as("id %d", i)
@@ -255,10 +255,10 @@ class ArenaSkipListTest {
             colliding.put(intKey(i), 42L, i + 1, EntryType.PUT, intKey(i));
         }
         for (int i = 0; i < 2000; i++) {
-            long n = colliding.findExact(intKey(i), 42L);
+            long n = colliding.findExactHashed(intKey(i), 42L);
             assertThat(colliding.value(colliding.record(n))).isEqualTo(intKey(i));
         }
-        assertThat(colliding.findExact(intKey(2000), 42L)).isZero();
+        assertThat(colliding.findExactHashed(intKey(2000), 42L)).isZero();
     }
 
     /** As above, through the hash index, while it grows under the readers. */
@@ -279,7 +279,7 @@ class ArenaSkipListTest {
                                     if (p >= 0) {
                                         int id = random.nextInt(p + 1);
                                         byte[] key = intKey(id);
-                                        long n = list.findExact(key, BloomFilter.hash(key));
+                                        long n = list.findExactHashed(key, BloomFilter.hash(key));
                                         if (n == 0 || !Arrays.equals(list.key(n), key)) {
                                             failure.compareAndSet(
                                                     null, "key " + id + " of " + (p + 1));
