@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Pattern;
 import org.apache.flink.api.java.tuple.Tuple2;
+import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.CoreOptions;
 import org.apache.flink.core.fs.Path;
@@ -91,6 +92,15 @@ class ReaderFaultInjectionTest {
         readConfig.set(CoreOptions.TMP_DIRS, new File(tmp, "cache").getAbsolutePath());
         view = new DfsBatchedChangelogStorageFactory().createStorageView(readConfig);
         return handle;
+    }
+
+    /** Replaces the read view by one with {@code option} set to {@code value}. */
+    private void reopenView(ConfigOption<Duration> option, Duration value) throws Exception {
+        view.close();
+        Configuration config = new Configuration();
+        config.set(CoreOptions.TMP_DIRS, new File(tmp, "cache").getAbsolutePath());
+        config.set(option, value);
+        view = new DfsBatchedChangelogStorageFactory().createStorageView(config);
     }
 
     /** Opens on this test's files only (the file system is shared by every test of the JVM). */
@@ -345,11 +355,7 @@ class ReaderFaultInjectionTest {
     @Test
     void idleCopies_areDeletedWithoutAnotherRestore() throws Exception {
         ChangelogStateHandleStreamImpl handle = writeHandle(true);
-        view.close();
-        Configuration config = new Configuration();
-        config.set(CoreOptions.TMP_DIRS, new File(tmp, "cache").getAbsolutePath());
-        config.set(DfsChangelogOptions.DOWNLOAD_CACHE_IDLE_TIMEOUT, Duration.ofMillis(100));
-        view = new DfsBatchedChangelogStorageFactory().createStorageView(config);
+        reopenView(DfsChangelogOptions.DOWNLOAD_CACHE_IDLE_TIMEOUT, Duration.ofMillis(100));
         assertThat(Changes.read(view.createReader(), handle))
                 .containsExactly("1:v1", "2:v2", "3:v3");
         List<File> copies = new ArrayList<>();
@@ -375,11 +381,7 @@ class ReaderFaultInjectionTest {
     @Test
     void hangingDownload_failsAfterTheStallTimeout_namingTheFileAndTheOption() throws Exception {
         ChangelogStateHandleStreamImpl handle = writeHandle(true);
-        view.close();
-        Configuration config = new Configuration();
-        config.set(CoreOptions.TMP_DIRS, new File(tmp, "cache").getAbsolutePath());
-        config.set(DfsChangelogOptions.DOWNLOAD_STALL_TIMEOUT, Duration.ofSeconds(2));
-        view = new DfsBatchedChangelogStorageFactory().createStorageView(config);
+        reopenView(DfsChangelogOptions.DOWNLOAD_STALL_TIMEOUT, Duration.ofSeconds(2));
         FS.hangLimit(Duration.ofSeconds(30));
         String firstFile =
                 ((FileStateHandle) handle.getHandlesAndOffsets().get(0).f0).getFilePath().getName();

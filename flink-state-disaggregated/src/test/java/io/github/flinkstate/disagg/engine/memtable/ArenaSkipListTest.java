@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.IntFunction;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -178,36 +179,7 @@ class ArenaSkipListTest {
     @Test
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void aPublishedKey_isFoundByEverySearchThatStartsAfterIt() throws Exception {
-        for (int round = 0; round < 100; round++) {
-            ArenaSkipList list = new ArenaSkipList();
-            AtomicInteger published = new AtomicInteger(-1);
-            AtomicBoolean done = new AtomicBoolean();
-            AtomicReference<String> failure = new AtomicReference<>();
-            Thread reader =
-                    new Thread(
-                            () -> {
-                                Random random = new Random();
-                                while (!done.get()) {
-                                    int p = published.get();
-                                    if (p >= 0) {
-                                        int id = random.nextInt(p + 1);
-                                        byte[] key = spreadKey(id);
-                                        if (list.findExact(key, key.length) == 0) {
-                                            failure.compareAndSet(
-                                                    null, "key " + id + " of " + (p + 1));
-                                        }
-                                    }
-                                }
-                            });
-            reader.start();
-            for (int i = 0; i < 3000; i++) {
-                list.put(spreadKey(i), i + 1, EntryType.PUT, new byte[4]);
-                published.set(i);
-            }
-            done.set(true);
-            reader.join();
-            assertThat(failure.get()).as("a published key not found").isNull();
-        }
+        publishedKeysAreFound(false, 100, 3000, ArenaSkipListTest::spreadKey);
     }
 
     /**
@@ -265,8 +237,17 @@ class ArenaSkipListTest {
     @Test
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void aPublishedKey_isFoundThroughTheHashIndexByEverySearchThatStartsAfterIt() throws Exception {
-        for (int round = 0; round < 20; round++) {
-            ArenaSkipList list = new ArenaSkipList(true);
+        publishedKeysAreFound(true, 20, 20_000, ArenaSkipListTest::intKey);
+    }
+
+    /**
+     * One writer puts {@code keys} keys (ids mapped by {@code keyOf}) per round while a reader
+     * searches keys already published; every search must find its key.
+     */
+    private static void publishedKeysAreFound(
+            boolean indexed, int rounds, int keys, IntFunction<byte[]> keyOf) throws Exception {
+        for (int round = 0; round < rounds; round++) {
+            ArenaSkipList list = new ArenaSkipList(indexed);
             AtomicInteger published = new AtomicInteger(-1);
             AtomicBoolean done = new AtomicBoolean();
             AtomicReference<String> failure = new AtomicReference<>();
@@ -278,8 +259,12 @@ class ArenaSkipListTest {
                                     int p = published.get();
                                     if (p >= 0) {
                                         int id = random.nextInt(p + 1);
-                                        byte[] key = intKey(id);
-                                        long n = list.findExactHashed(key, BloomFilter.hash(key));
+                                        byte[] key = keyOf.apply(id);
+                                        long n =
+                                                indexed
+                                                        ? list.findExactHashed(
+                                                                key, BloomFilter.hash(key))
+                                                        : list.findExact(key, key.length);
                                         if (n == 0 || !Arrays.equals(list.key(n), key)) {
                                             failure.compareAndSet(
                                                     null, "key " + id + " of " + (p + 1));
@@ -288,9 +273,13 @@ class ArenaSkipListTest {
                                 }
                             });
             reader.start();
-            for (int i = 0; i < 20_000; i++) {
-                byte[] k = intKey(i);
-                list.put(k, BloomFilter.hash(k), i + 1, EntryType.PUT, new byte[4]);
+            for (int i = 0; i < keys; i++) {
+                byte[] k = keyOf.apply(i);
+                if (indexed) {
+                    list.put(k, BloomFilter.hash(k), i + 1, EntryType.PUT, new byte[4]);
+                } else {
+                    list.put(k, i + 1, EntryType.PUT, new byte[4]);
+                }
                 published.set(i);
             }
             done.set(true);
