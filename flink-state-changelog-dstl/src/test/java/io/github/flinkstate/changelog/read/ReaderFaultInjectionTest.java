@@ -280,8 +280,7 @@ class ReaderFaultInjectionTest {
         ChangelogStateHandleStreamImpl handle = writeHandle(true);
         assertThat(Changes.read(view.createReader(), handle))
                 .containsExactly("1:v1", "2:v2", "3:v3");
-        List<File> copies = new ArrayList<>();
-        collectCachedCopies(new File(tmp, "cache"), copies);
+        List<File> copies = cachedCopies();
         assertThat(copies).hasSize(3);
         for (File copy : copies) {
             switch (damage) {
@@ -318,8 +317,7 @@ class ReaderFaultInjectionTest {
         ChangelogStateHandleStreamImpl handle = writeHandle(true);
         assertThat(Changes.read(view.createReader(), handle))
                 .containsExactly("1:v1", "2:v2", "3:v3");
-        List<File> copies = new ArrayList<>();
-        collectCachedCopies(new File(tmp, "cache"), copies);
+        List<File> copies = cachedCopies();
         assertThat(copies).hasSize(3);
         AtomicReference<Throwable> failure = new AtomicReference<>();
         Thread cancelled =
@@ -358,15 +356,10 @@ class ReaderFaultInjectionTest {
         reopenView(DfsChangelogOptions.DOWNLOAD_CACHE_IDLE_TIMEOUT, Duration.ofMillis(100));
         assertThat(Changes.read(view.createReader(), handle))
                 .containsExactly("1:v1", "2:v2", "3:v3");
-        List<File> copies = new ArrayList<>();
         Waits.until(
                 "the idle copies are deleted",
                 Duration.ofSeconds(30),
-                () -> {
-                    copies.clear();
-                    collectCachedCopies(new File(tmp, "cache"), copies);
-                    return copies.isEmpty();
-                });
+                () -> cachedCopies().isEmpty());
         assertThat(view.cachedFiles()).isZero();
     }
 
@@ -398,15 +391,17 @@ class ReaderFaultInjectionTest {
         }
         assertThat(Changes.read(view.createReader(), handle))
                 .containsExactly("1:v1", "2:v2", "3:v3");
-        List<File> copies = new ArrayList<>();
         Waits.until(
                 "the abandoned download leaves no copy",
                 Duration.ofSeconds(30),
-                () -> {
-                    copies.clear();
-                    collectCachedCopies(new File(tmp, "cache"), copies);
-                    return copies.size() == 3;
-                });
+                () -> cachedCopies().size() == 3);
+    }
+
+    /** The local copies in this test's download cache directory. */
+    private List<File> cachedCopies() {
+        List<File> copies = new ArrayList<>();
+        collectCachedCopies(new File(tmp, "cache"), copies);
+        return copies;
     }
 
     private static void collectCachedCopies(File dir, List<File> out) {

@@ -54,6 +54,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import org.apache.flink.core.fs.FileSystem;
@@ -134,6 +135,12 @@ public final class LsmStore implements AutoCloseable {
      * ending after 10 s idle (a store whose storage hangs on deletes holds up no other store's).
      */
     private final ThreadPoolExecutor deleter;
+
+    /**
+     * {@link #onObsoleteAfterRead} as the callback of a reader's release (one object, not one per
+     * get).
+     */
+    private final Consumer<List<FileMeta>> afterRead = this::onObsoleteAfterRead;
 
     /** The deletes of this store handed to {@link #deleter} and not ended yet. */
     private final Set<CompletableFuture<Void>> pendingDeletes = ConcurrentHashMap.newKeySet();
@@ -989,7 +996,7 @@ public final class LsmStore implements AutoCloseable {
         try {
             return reads.get(view, key, rows, rowGeneration);
         } finally {
-            versions.release(view.version(), this::onObsoleteAfterRead);
+            versions.release(view.version(), afterRead);
         }
     }
 
@@ -999,10 +1006,9 @@ public final class LsmStore implements AutoCloseable {
         KeyRange r = range.intersect(KeyRange.of(span));
         ReadPath.View view = acquireView();
         try {
-            return reads.scan(
-                    view, r, () -> versions.release(view.version(), this::onObsoleteAfterRead));
+            return reads.scan(view, r, () -> versions.release(view.version(), afterRead));
         } catch (IOException | RuntimeException e) {
-            versions.release(view.version(), this::onObsoleteAfterRead);
+            versions.release(view.version(), afterRead);
             throw e;
         }
     }
@@ -1047,8 +1053,7 @@ public final class LsmStore implements AutoCloseable {
         ReadPath.View pinned =
                 new ReadPath.View(
                         view.memtables().subList(1, view.memtables().size()), view.version());
-        return new LsmReadSnapshot(
-                this, pinned, () -> versions.release(view.version(), this::onObsoleteAfterRead));
+        return new LsmReadSnapshot(this, pinned, () -> versions.release(view.version(), afterRead));
     }
 
     byte[] get(ReadPath.View view, byte[] key) throws IOException {
@@ -1205,7 +1210,7 @@ public final class LsmStore implements AutoCloseable {
         @Override
         public void close() {
             if (closed.compareAndSet(false, true) && !atBarrier.cancel(false)) {
-                versions.release(atBarrier.join(), LsmStore.this::onObsoleteAfterRead);
+                versions.release(atBarrier.join(), afterRead);
             }
         }
     }
@@ -1224,7 +1229,7 @@ public final class LsmStore implements AutoCloseable {
             v = versions.acquire();
             seq = lastSeq.get();
         }
-        return imageOf(v, seq, () -> versions.release(v, this::onObsoleteAfterRead));
+        return imageOf(v, seq, () -> versions.release(v, afterRead));
     }
 
     /** The manifest and file sizes of an acquired version, released by {@code release}. */

@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -24,6 +25,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RunnableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
+import javax.annotation.Nullable;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.core.fs.FSDataInputStream;
@@ -238,17 +240,23 @@ public final class DisaggSnapshotOperation<K> {
         self[0] =
                 new GuardedSnapshotFuture(
                         () ->
-                                asyncPart(
-                                        checkpointId,
-                                        streamFactory,
-                                        sharing,
-                                        metaInfos,
-                                        stateIds,
-                                        timerSnapshots,
-                                        engineSnapshot,
-                                        streams,
+                                runAs(
                                         mine,
-                                        fullsBefore),
+                                        checkpointId,
+                                        () ->
+                                                asyncPart(
+                                                        checkpointId,
+                                                        streamFactory,
+                                                        sharing,
+                                                        metaInfos,
+                                                        stateIds,
+                                                        timerSnapshots,
+                                                        // the flush of the barrier's memtables,
+                                                        // off the task thread
+                                                        engineSnapshot.await(),
+                                                        streams,
+                                                        mine,
+                                                        fullsBefore)),
                         result -> onDiscardedOnTaskManager(checkpointId, result),
                         () -> {
                             if (mine != null && mine.claimed.compareAndSet(false, true)) {
@@ -264,37 +272,23 @@ public final class DisaggSnapshotOperation<K> {
         return self[0];
     }
 
-    private SnapshotResult<KeyedStateHandle> asyncPart(
-            long checkpointId,
-            CheckpointStreamFactory streamFactory,
-            SnapshotType.SharingFilesStrategy sharing,
-            List<StateMetaInfoSnapshot> metaInfos,
-            Map<String, Integer> stateIds,
-            List<HeapPriorityQueueStateSnapshot<?>> timerSnapshots,
-            LsmStore.PendingSnapshot pending,
-            CloseableRegistry streams,
-            FullInFlight mine,
-            List<FullInFlight> fullsBefore)
+    /**
+     * Runs a checkpoint's asynchronous part; a full one ({@code mine} not null) is claimed first (a
+     * cancel before it ran has ended it already) and ended after, so that the checkpoints waiting
+     * for it see every swap it made.
+     */
+    private <T> T runAs(@Nullable FullInFlight mine, long checkpointId, Callable<T> asyncPart)
             throws Exception {
-        if (mine != null && !mine.claimed.compareAndSet(false, true)) {
+        if (mine == null) {
+            return asyncPart.call();
+        }
+        if (!mine.claimed.compareAndSet(false, true)) {
             throw new CancellationException("checkpoint " + checkpointId + " was cancelled");
         }
         try {
-            return asyncPart(
-                    checkpointId,
-                    streamFactory,
-                    sharing,
-                    metaInfos,
-                    stateIds,
-                    timerSnapshots,
-                    pending.await(), // the flush of the barrier's memtables, off the task thread
-                    streams,
-                    mine,
-                    fullsBefore);
+            return asyncPart.call();
         } finally {
-            if (mine != null) {
-                mine.end(fullsInFlight);
-            }
+            mine.end(fullsInFlight);
         }
     }
 

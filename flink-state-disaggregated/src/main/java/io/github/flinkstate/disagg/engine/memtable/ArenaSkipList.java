@@ -114,7 +114,7 @@ final class ArenaSkipList {
     boolean put(byte[] key, long hash, long seq, byte type, byte[] value) {
         ensureHead();
         if (index != null) {
-            long present = index.find(key, key.length, hash, this);
+            long present = index.find(key, hash, this);
             if (present > 0 && record(present) != REMOVED) {
                 LONGS.setRelease(
                         nodeChunk(present), offset(present) + 2, writeRecord(seq, type, value));
@@ -185,7 +185,7 @@ final class ArenaSkipList {
      */
     long findExactHashed(byte[] key, long hash) {
         if (index != null) {
-            long n = index.find(key, key.length, hash, this);
+            long n = index.find(key, hash, this);
             if (n != KeyHashIndex.UNKNOWN) {
                 return n;
             }

@@ -53,10 +53,10 @@ final class KeyHashIndex {
     private int used;
 
     /**
-     * The node of {@code key}'s first {@code length} bytes, 0 if the list never linked it, or
-     * {@link #UNKNOWN} if the index is off.
+     * The node of {@code key} (its hash {@code hash}), 0 if the list never linked it, or {@link
+     * #UNKNOWN} if the index is off.
      */
-    long find(byte[] key, int length, long hash, ArenaSkipList list) {
+    long find(byte[] key, long hash, ArenaSkipList list) {
         if (!on) {
             return UNKNOWN;
         }
@@ -70,7 +70,7 @@ final class KeyHashIndex {
             }
             if (slot >>> TAG_SHIFT == tag) {
                 long node = unpack(slot);
-                if (list.keyEquals(node, key, length)) {
+                if (list.keyEquals(node, key, key.length)) {
                     return node;
                 }
             }

@@ -13,7 +13,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.RunnableFuture;
 import java.util.concurrent.TimeUnit;
-import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.core.execution.RecoveryClaimMode;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
@@ -55,11 +54,7 @@ class FullAndIncrementalCheckpointRaceTest {
     }
 
     private DisaggBackends job(String primary) {
-        DisaggBackends b =
-                new DisaggBackends(
-                        DisaggBackends.backend(
-                                new File(tmp, primary).toURI().toString(),
-                                MemorySize.parse("64kb")));
+        DisaggBackends b = DisaggBackends.inLocalDir(new File(tmp, primary), "64kb");
         open.add(b);
         return b;
     }
