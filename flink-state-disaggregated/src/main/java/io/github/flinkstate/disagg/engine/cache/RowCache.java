@@ -30,6 +30,13 @@ import java.util.Arrays;
  * <p>Layout: an 8-way set-associative table (hash, key, row per slot, a referenced bit for a CLOCK
  * choice of the victim within a set), grown by doubling at three quarters full.
  *
+ * <p>Admission: while the rows' memory has room, every lookup result is stored. Once a row could
+ * not be charged (the cache is full), a new key is stored only on its second miss within a window
+ * (a doorkeeper: one bit per hash in a bit set of 8 bits per slot, cleared after half a table's
+ * worth of first misses). Without it a full cache under reads spread evenly over more keys than it
+ * holds replaced a row on almost every miss, and paid the copy, the sweep and the garbage for a hit
+ * rate no better than keeping its rows; a key read again soon (a hot key) still gets in.
+ *
  * <p>Memory: every row is charged with its key, value and {@link #ROW_OVERHEAD}, the table with
  * {@link #SLOT_BYTES} per slot, to the {@link BlockMemory} in steps of {@link #CHARGE_STEP}, and
  * only out of memory the blocks leave free, within the rows' share. When blocks need the memory
@@ -52,8 +59,8 @@ public final class RowCache implements AutoCloseable {
     /** Bytes charged per row beyond its key and value (two array headers, the row, a slot). */
     static final int ROW_OVERHEAD = 80;
 
-    /** Bytes of table per slot: hash, key and row references, referenced bit. */
-    static final int SLOT_BYTES = 17;
+    /** Bytes of table per slot: hash, key and row references, referenced bit, 8 doorkeeper bits. */
+    static final int SLOT_BYTES = 18;
 
     /** The granularity in which the cache charges and gives back memory. */
     static final long CHARGE_STEP = 64 << 10;
@@ -71,6 +78,15 @@ public final class RowCache implements AutoCloseable {
     private boolean[] referenced;
     private int setMask;
     private int count;
+
+    /** Set when a new row could not be charged; cleared when one could. See admission above. */
+    private boolean full;
+
+    /** The doorkeeper: a bit per hash of a key missed once in the current window. */
+    private long[] seen;
+
+    /** First misses recorded in {@link #seen} since it was last cleared. */
+    private int seenCount;
 
     /** The rows' weights plus the table's bytes; 0 exactly while the table is not charged. */
     private long bytes;
@@ -144,6 +160,8 @@ public final class RowCache implements AutoCloseable {
         int slot = find(key, hash);
         if (slot >= 0) {
             remove(slot);
+        } else if (full && !secondMiss(hash)) {
+            return;
         } else if (count + 1 > capacity() * 3 / 4) {
             grow();
         }
@@ -152,7 +170,10 @@ public final class RowCache implements AutoCloseable {
         if (rows[slot] != null) {
             remove(slot);
         }
-        if (!charge(bytes + weight)) {
+        if (charge(bytes + weight)) {
+            full = false;
+        } else {
+            full = true;
             sweepTo(charged - weight); // no more memory: the row replaces others
             if (bytes + weight > charged) {
                 return;
@@ -181,6 +202,7 @@ public final class RowCache implements AutoCloseable {
     public synchronized void invalidateAll() {
         generation++;
         payIfOwed();
+        full = false;
         if (count > 0) {
             Arrays.fill(keys, null);
             Arrays.fill(rows, null);
@@ -300,7 +322,8 @@ public final class RowCache implements AutoCloseable {
     private int find(byte[] key, long hash) {
         int base = setOf(hash);
         for (int i = base; i < base + WAYS; i++) {
-            if (rows[i] != null && hashes[i] == hash && Arrays.equals(keys[i], key)) {
+            // the hash first: a miss then reads one cache line of the table, not three
+            if (hashes[i] == hash && rows[i] != null && Arrays.equals(keys[i], key)) {
                 return i;
             }
         }
@@ -369,6 +392,9 @@ public final class RowCache implements AutoCloseable {
 
     private void allocate(int sets) {
         sweepHand = 0;
+        full = false;
+        seen = new long[sets * WAYS / 8]; // 8 bits per slot
+        seenCount = 0;
         hashes = new long[sets * WAYS];
         keys = new byte[sets * WAYS][];
         rows = new Versioned[sets * WAYS];
@@ -385,6 +411,26 @@ public final class RowCache implements AutoCloseable {
             charged += CHARGE_STEP;
         }
         return true;
+    }
+
+    /**
+     * Whether {@code hash} missed before within the doorkeeper's window; records it if not, and
+     * starts a new window after half a table's worth of first misses.
+     */
+    private boolean secondMiss(long hash) {
+        int bits = seen.length * 64;
+        int bit = (int) ((hash * 0xC2B2AE3D27D4EB4FL) >>> 32) & (bits - 1);
+        long mask = 1L << bit;
+        int word = bit >>> 6;
+        if ((seen[word] & mask) != 0) {
+            return true;
+        }
+        seen[word] |= mask;
+        if (++seenCount >= capacity() / 2) {
+            Arrays.fill(seen, 0);
+            seenCount = 0;
+        }
+        return false;
     }
 
     /** Gives back whole steps no longer needed, keeping up to two steps of slack. */

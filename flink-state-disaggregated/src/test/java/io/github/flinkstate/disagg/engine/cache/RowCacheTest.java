@@ -182,6 +182,8 @@ class RowCacheTest {
         fill(rows, 50_000);
         assertThat(memory.rowBytes()).isEqualTo(512 * 1024); // the whole share: memory was free
         int held = rows.size();
+        rows.put(key(77_777), hash(key(77_777)), row(7), rows.generation()); // a first miss
+        assertThat(rows.get(key(77_777), hash(key(77_777)))).isNull(); // full: not admitted
         rows.put(key(77_777), hash(key(77_777)), row(7), rows.generation()); // replaces others
         assertThat(rows.get(key(77_777), hash(key(77_777)))).isNotNull();
 
@@ -231,5 +233,49 @@ class RowCacheTest {
         Versioned big = new Versioned(1, EntryType.PUT, new byte[64 * 1024]);
         rows.put(key(1), hash(key(1)), big, rows.generation());
         assertThat(rows.size()).isZero();
+    }
+
+    @Test
+    void aFullCache_admitsANewKeyOnItsSecondMissOnly_soReadsSpreadOverMoreKeysDoNotChurnIt() {
+        RowCache rows = RowCache.on(new BlockMemory(1 << 20, 0.125)); // 128 KiB of rows
+        int n = 20_000; // far more rows than fit
+        fill(rows, n);
+        Map<Integer, Versioned> held = new HashMap<>();
+        for (int i = 0; i < n; i++) {
+            Versioned got = rows.get(key(i), hash(key(i)));
+            if (got != null) {
+                held.put(i, got);
+            }
+        }
+        assertThat(held.size()).isBetween(100, n / 2);
+
+        // as many other keys as it holds, each missed once: they replace few held rows (only those
+        // whose doorkeeper bit another key set)
+        for (int i = n; i < n + held.size(); i++) {
+            rows.put(key(i), hash(key(i)), row(i), rows.generation());
+        }
+        int kept = 0;
+        for (Map.Entry<Integer, Versioned> e : held.entrySet()) {
+            if (rows.get(key(e.getKey()), hash(key(e.getKey()))) == e.getValue()) {
+                kept++;
+            }
+        }
+        assertThat(kept).isGreaterThan(held.size() * 3 / 4);
+
+        // a key missed twice gets in
+        int hot = 3 * n;
+        Versioned hotRow = row(hot);
+        rows.put(key(hot), hash(key(hot)), hotRow, rows.generation());
+        assertThat(rows.get(key(hot), hash(key(hot)))).isNull();
+        rows.put(key(hot), hash(key(hot)), hotRow, rows.generation());
+        assertThat(rows.get(key(hot), hash(key(hot)))).isSameAs(hotRow);
+        rows.checkInvariants();
+
+        // after invalidateAll the cache has room again: a first miss is stored
+        rows.invalidateAll();
+        Versioned one = row(1);
+        rows.put(key(1), hash(key(1)), one, rows.generation());
+        assertThat(rows.get(key(1), hash(key(1)))).isSameAs(one);
+        rows.checkInvariants();
     }
 }
