@@ -27,19 +27,21 @@ import java.util.Arrays;
  * #generation()} before they pin their read view and pass it to {@link #put}, which stores nothing
  * when an invalidation came in between.
  *
- * <p>Layout: an 8-way set-associative table (hash, key, row per slot, a referenced bit for a CLOCK
- * choice of the victim within a set), grown by doubling at three quarters full.
+ * <p>Layout: an 8-way set-associative table (hash, {@link RowRecord} with the key and row, a
+ * referenced bit for a CLOCK choice of the victim within a set), grown by doubling at three
+ * quarters full. A hit decodes the record into a new {@link Versioned} (a copy of the value).
  *
  * <p>Admission: while the rows' memory has room, every lookup result is stored. Once a row could
  * not be charged (the cache is full), a new key is stored only on its second miss within a window
- * (a doorkeeper: one bit per hash in a bit set of 8 bits per slot, cleared after half a table's
- * worth of first misses). Without it a full cache under reads spread evenly over more keys than it
- * holds replaced a row on almost every miss, and paid the copy, the sweep and the garbage for a hit
- * rate no better than keeping its rows; a key read again soon (a hot key) still gets in.
+ * (a doorkeeper: one bit per hash in a bit set of 2 bits per slot, cleared after a sixteenth of a
+ * table's worth of first misses). Without it a full cache under reads spread evenly over more keys
+ * than it holds replaced a row on every miss, and paid the copy, the probe and the eviction for a
+ * hit rate no better than keeping its rows; a key read again soon (a hot key) still gets in. The
+ * price: a key read less often than that does not replace a cold row of a full cache.
  *
- * <p>Memory: every row is charged with its key, value and {@link #ROW_OVERHEAD}, the table with
- * {@link #SLOT_BYTES} per slot, to the {@link BlockMemory} in steps of {@link #CHARGE_STEP}, and
- * only out of memory the blocks leave free, within the rows' share. When blocks need the memory
+ * <p>Memory: every row is charged with its record's length and {@link #ROW_OVERHEAD}, the table
+ * with {@link #SLOT_BYTES} per slot, to the {@link BlockMemory} in steps of {@link #CHARGE_STEP},
+ * and only out of memory the blocks leave free, within the rows' share. When blocks need the memory
  * back, the block memory records a debt; the next lookup or invalidation of a row cache on it pays
  * (the first to come pays all it can) by dropping rows (a CLOCK sweep: rows read since the last
  * sweep get a second chance), or, when what is left would not hold twice its table, all of them,
@@ -56,16 +58,25 @@ public final class RowCache implements AutoCloseable {
     /** Stored for a key the files do not hold. */
     public static final Versioned ABSENT = new Versioned(-1, EntryType.DELETE, null);
 
-    /** Bytes charged per row beyond its key and value (two array headers, the row, a slot). */
-    static final int ROW_OVERHEAD = 80;
+    /** Bytes charged per row beyond its record's length (the array's header and padding). */
+    static final int ROW_OVERHEAD = 24;
 
-    /** Bytes of table per slot: hash, key and row references, referenced bit, 8 doorkeeper bits. */
-    static final int SLOT_BYTES = 18;
+    /** Bytes of table per slot: hash, record reference, referenced bit, 2 doorkeeper bits. */
+    static final int SLOT_BYTES = 14;
 
     /** The granularity in which the cache charges and gives back memory. */
     static final long CHARGE_STEP = 64 << 10;
 
     private static final int WAYS = 8;
+
+    /**
+     * The doorkeeper's window, as a fraction of the table's slots: a key gets into a full cache if
+     * it misses twice within {@code slots / 16} first misses. Measured with map reads spread evenly
+     * over about twice the keys a full cache holds (docs/disaggregated.md, "Row cache"): with half
+     * the slots as the window the rows gained nothing over no rows; with a sixteenth, 1.15x.
+     */
+    private static final int DOORKEEPER_WINDOW = 16;
+
     private static final int INITIAL_SETS = 64;
 
     private final BlockMemory memory;
@@ -73,13 +84,15 @@ public final class RowCache implements AutoCloseable {
 
     // all guarded by this
     private long[] hashes;
-    private byte[][] keys;
-    private Versioned[] rows;
+    private byte[][] records;
     private boolean[] referenced;
     private int setMask;
     private int count;
 
-    /** Set when a new row could not be charged; cleared when one could. See admission above. */
+    /**
+     * Set when a new row could not be charged; cleared when more memory could be (not when the row
+     * fit in what a replaced row left). See admission above.
+     */
     private boolean full;
 
     /** The doorkeeper: a bit per hash of a key missed once in the current window. */
@@ -134,7 +147,7 @@ public final class RowCache implements AutoCloseable {
         }
         referenced[slot] = true;
         hits++;
-        return rows[slot];
+        return RowRecord.decode(records[slot]);
     }
 
     /**
@@ -147,7 +160,7 @@ public final class RowCache implements AutoCloseable {
             return;
         }
         payIfOwed();
-        long weight = weight(key, row);
+        long weight = RowRecord.length(key, row) + ROW_OVERHEAD;
         if (weight > largestRow) {
             return;
         }
@@ -157,7 +170,7 @@ public final class RowCache implements AutoCloseable {
             }
             bytes = tableBytes();
         }
-        int slot = find(key, hash);
+        int slot = find(key, hash); // a key held is replaced, admitted or not
         if (slot >= 0) {
             remove(slot);
         } else if (full && !secondMiss(hash)) {
@@ -167,12 +180,10 @@ public final class RowCache implements AutoCloseable {
         }
         int base = setOf(hash);
         slot = freeOrVictim(base);
-        if (rows[slot] != null) {
+        if (records[slot] != null) {
             remove(slot);
         }
-        if (charge(bytes + weight)) {
-            full = false;
-        } else {
+        if (!charge(bytes + weight)) {
             full = true;
             sweepTo(charged - weight); // no more memory: the row replaces others
             if (bytes + weight > charged) {
@@ -180,8 +191,7 @@ public final class RowCache implements AutoCloseable {
             }
         }
         hashes[slot] = hash;
-        keys[slot] = key.clone();
-        rows[slot] = row;
+        records[slot] = RowRecord.encode(key, row);
         referenced[slot] = false;
         bytes += weight;
         count++;
@@ -204,8 +214,7 @@ public final class RowCache implements AutoCloseable {
         payIfOwed();
         full = false;
         if (count > 0) {
-            Arrays.fill(keys, null);
-            Arrays.fill(rows, null);
+            Arrays.fill(records, null);
             Arrays.fill(referenced, false);
             bytes = tableBytes();
             count = 0;
@@ -248,12 +257,13 @@ public final class RowCache implements AutoCloseable {
     public synchronized void checkInvariants() {
         long sum = bytes > 0 ? tableBytes() : 0;
         int n = 0;
-        for (int i = 0; i < rows.length; i++) {
-            if (rows[i] != null) {
+        for (int i = 0; i < records.length; i++) {
+            if (records[i] != null) {
                 n++;
-                sum += weight(keys[i], rows[i]);
+                sum += weight(records[i]);
                 BlockMemory.check(
-                        find(keys[i], hashes[i]) == i, "row cache slot " + i + " not found");
+                        find(RowRecord.key(records[i]), hashes[i]) == i,
+                        "row cache slot " + i + " not found");
             }
         }
         BlockMemory.check(n == count, "row cache count " + n + " != " + count);
@@ -305,11 +315,11 @@ public final class RowCache implements AutoCloseable {
      * CLOCK sweep over the table, in which a row read since the last sweep passed it is kept once.
      */
     private void sweepTo(long target) {
-        int n = rows.length;
+        int n = records.length;
         for (int scanned = 0; bytes > target && count > 0 && scanned < 2 * n; scanned++) {
             int i = sweepHand;
             sweepHand = (sweepHand + 1) & (n - 1);
-            if (rows[i] != null) {
+            if (records[i] != null) {
                 if (referenced[i]) {
                     referenced[i] = false;
                 } else {
@@ -323,7 +333,7 @@ public final class RowCache implements AutoCloseable {
         int base = setOf(hash);
         for (int i = base; i < base + WAYS; i++) {
             // the hash first: a miss then reads one cache line of the table, not three
-            if (hashes[i] == hash && rows[i] != null && Arrays.equals(keys[i], key)) {
+            if (hashes[i] == hash && records[i] != null && RowRecord.hasKey(records[i], key)) {
                 return i;
             }
         }
@@ -333,7 +343,7 @@ public final class RowCache implements AutoCloseable {
     /** An empty slot of the set at {@code base}, else the first not referenced since last asked. */
     private int freeOrVictim(int base) {
         for (int i = base; i < base + WAYS; i++) {
-            if (rows[i] == null) {
+            if (records[i] == null) {
                 return i;
             }
         }
@@ -349,9 +359,8 @@ public final class RowCache implements AutoCloseable {
     }
 
     private void remove(int slot) {
-        bytes -= weight(keys[slot], rows[slot]);
-        keys[slot] = null;
-        rows[slot] = null;
+        bytes -= weight(records[slot]);
+        records[slot] = null;
         referenced[slot] = false;
         count--;
     }
@@ -367,20 +376,18 @@ public final class RowCache implements AutoCloseable {
             return;
         }
         long[] oldHashes = hashes;
-        byte[][] oldKeys = keys;
-        Versioned[] oldRows = rows;
+        byte[][] oldRecords = records;
         allocate(sets * 2);
         bytes = tableBytes(sets * 2);
         count = 0;
-        for (int i = 0; i < oldRows.length; i++) {
-            if (oldRows[i] != null) {
+        for (int i = 0; i < oldRecords.length; i++) {
+            if (oldRecords[i] != null) {
                 int base = setOf(oldHashes[i]);
                 for (int s = base; s < base + WAYS; s++) {
-                    if (rows[s] == null) {
+                    if (records[s] == null) {
                         hashes[s] = oldHashes[i];
-                        keys[s] = oldKeys[i];
-                        rows[s] = oldRows[i];
-                        bytes += weight(oldKeys[i], oldRows[i]);
+                        records[s] = oldRecords[i];
+                        bytes += weight(oldRecords[i]);
                         count++;
                         break;
                     }
@@ -393,11 +400,10 @@ public final class RowCache implements AutoCloseable {
     private void allocate(int sets) {
         sweepHand = 0;
         full = false;
-        seen = new long[sets * WAYS / 8]; // 8 bits per slot
+        seen = new long[sets * WAYS / 32]; // 2 bits per slot
         seenCount = 0;
         hashes = new long[sets * WAYS];
-        keys = new byte[sets * WAYS][];
-        rows = new Versioned[sets * WAYS];
+        records = new byte[sets * WAYS][];
         referenced = new boolean[sets * WAYS];
         setMask = sets - 1;
     }
@@ -409,13 +415,14 @@ public final class RowCache implements AutoCloseable {
                 return false;
             }
             charged += CHARGE_STEP;
+            full = false; // the rows' memory had room after all
         }
         return true;
     }
 
     /**
      * Whether {@code hash} missed before within the doorkeeper's window; records it if not, and
-     * starts a new window after half a table's worth of first misses.
+     * starts a new window after {@link #DOORKEEPER_WINDOW} of a table's worth of first misses.
      */
     private boolean secondMiss(long hash) {
         int bits = seen.length * 64;
@@ -426,7 +433,7 @@ public final class RowCache implements AutoCloseable {
             return true;
         }
         seen[word] |= mask;
-        if (++seenCount >= capacity() / 2) {
+        if (++seenCount >= capacity() / DOORKEEPER_WINDOW) {
             Arrays.fill(seen, 0);
             seenCount = 0;
         }
@@ -465,9 +472,8 @@ public final class RowCache implements AutoCloseable {
         return (long) sets * WAYS * SLOT_BYTES;
     }
 
-    private static long weight(byte[] key, Versioned row) {
-        byte[] v = row.value();
-        return key.length + (v == null ? 0 : v.length) + ROW_OVERHEAD;
+    private static long weight(byte[] record) {
+        return record.length + ROW_OVERHEAD;
     }
 
     private static int mix(long hash) {

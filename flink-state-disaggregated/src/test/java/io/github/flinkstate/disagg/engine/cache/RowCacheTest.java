@@ -140,7 +140,7 @@ class RowCacheTest {
             RowCache c = e.getKey() % 2 == 0 ? a : b;
             Versioned got = c.get(key(e.getKey()), hash(key(e.getKey())));
             if (got != null) {
-                assertThat(got).isSameAs(e.getValue());
+                assertThat(got).usingRecursiveComparison().isEqualTo(e.getValue());
             }
         }
         a.checkInvariants();
@@ -256,7 +256,8 @@ class RowCacheTest {
         }
         int kept = 0;
         for (Map.Entry<Integer, Versioned> e : held.entrySet()) {
-            if (rows.get(key(e.getKey()), hash(key(e.getKey()))) == e.getValue()) {
+            Versioned got = rows.get(key(e.getKey()), hash(key(e.getKey())));
+            if (got != null && got.seq() == e.getValue().seq()) {
                 kept++;
             }
         }
@@ -268,14 +269,35 @@ class RowCacheTest {
         rows.put(key(hot), hash(key(hot)), hotRow, rows.generation());
         assertThat(rows.get(key(hot), hash(key(hot)))).isNull();
         rows.put(key(hot), hash(key(hot)), hotRow, rows.generation());
-        assertThat(rows.get(key(hot), hash(key(hot)))).isSameAs(hotRow);
+        assertThat(rows.get(key(hot), hash(key(hot)))).usingRecursiveComparison().isEqualTo(hotRow);
         rows.checkInvariants();
 
         // after invalidateAll the cache has room again: a first miss is stored
         rows.invalidateAll();
         Versioned one = row(1);
         rows.put(key(1), hash(key(1)), one, rows.generation());
-        assertThat(rows.get(key(1), hash(key(1)))).isSameAs(one);
+        assertThat(rows.get(key(1), hash(key(1)))).usingRecursiveComparison().isEqualTo(one);
+        rows.checkInvariants();
+    }
+
+    @Test
+    void aRowComesBackAsStored_andAHitReturnsItsOwnCopyOfTheValue() {
+        RowCache rows = RowCache.on(new BlockMemory(4 << 20, 0.5));
+        byte[] empty = new byte[0];
+        byte[] k = key(9);
+        rows.put(k, hash(k), new Versioned(Long.MAX_VALUE - 1, EntryType.PUT, empty), 0);
+        rows.put(empty, hash(empty), new Versioned(3, EntryType.PUT, new byte[] {-1, 0, 7}), 0);
+        k[0] = 'X'; // the cache keeps its own copy of the key
+        Versioned a = rows.get(key(9), hash(key(9)));
+        assertThat(a.seq()).isEqualTo(Long.MAX_VALUE - 1);
+        assertThat(a.type()).isEqualTo(EntryType.PUT);
+        assertThat(a.value()).isEmpty();
+        Versioned b = rows.get(empty, hash(empty));
+        assertThat(b.seq()).isEqualTo(3);
+        assertThat(b.value()).containsExactly(-1, 0, 7);
+        b.value()[0] = 42; // a caller changing its copy changes nothing cached
+        assertThat(rows.get(empty, hash(empty)).value()).containsExactly(-1, 0, 7);
+        assertThat(rows.get(k, hash(k))).isNull();
         rows.checkInvariants();
     }
 }
