@@ -32,12 +32,14 @@ import java.util.Arrays;
  * quarters full. A hit decodes the record into a new {@link Versioned} (a copy of the value).
  *
  * <p>Admission: while the rows' memory has room, every lookup result is stored. Once a row could
- * not be charged (the cache is full), a new key is stored only on its second miss within a window
- * (a doorkeeper: one bit per hash in a bit set of 2 bits per slot, cleared after a sixteenth of a
- * table's worth of first misses). Without it a full cache under reads spread evenly over more keys
- * than it holds replaced a row on every miss, and paid the copy, the probe and the eviction for a
- * hit rate no better than keeping its rows; a key read again soon (a hot key) still gets in. The
- * price: a key read less often than that does not replace a cold row of a full cache.
+ * not be charged (the cache is full, until it can charge more memory), a new key that does not fit
+ * in what the cache has charged (room invalidations left) is stored only on its second miss within
+ * a fixed (not sliding) window (a doorkeeper: one bit per hash in a bit set of 2 bits per slot,
+ * cleared after a sixteenth of a table's worth of first misses). Without it a full cache under
+ * reads spread evenly over more keys than it holds replaced a row on every miss, and paid the copy,
+ * the probe and the eviction for a hit rate no better than keeping its rows; a key read again soon
+ * (a hot key) still gets in. The price: a key read less often than that rarely replaces a cold row
+ * of a full cache (only through a bit another key set).
  *
  * <p>Memory: every row is charged with its record's length and {@link #ROW_OVERHEAD}, the table
  * with {@link #SLOT_BYTES} per slot, to the {@link BlockMemory} in steps of {@link #CHARGE_STEP},
@@ -72,8 +74,8 @@ public final class RowCache implements AutoCloseable {
     /**
      * The doorkeeper's window, as a fraction of the table's slots: a key gets into a full cache if
      * it misses twice within {@code slots / 16} first misses. Measured with map reads spread evenly
-     * over about twice the keys a full cache holds (docs/disaggregated.md, "Row cache"): with half
-     * the slots as the window the rows gained nothing over no rows; with a sixteenth, 1.15x.
+     * over about twice the keys a full cache holds (docs/disaggregated.md, "Row cache admission"):
+     * with half the slots as the window the rows gained nothing over no rows.
      */
     private static final int DOORKEEPER_WINDOW = 16;
 
@@ -91,7 +93,8 @@ public final class RowCache implements AutoCloseable {
 
     /**
      * Set when a new row could not be charged; cleared when more memory could be (not when the row
-     * fit in what a replaced row left). See admission above.
+     * fit in what a replaced row left) and when every row is dropped. While set, a row that fits in
+     * what is charged (room that invalidations left) is still stored. See admission above.
      */
     private boolean full;
 
@@ -173,7 +176,8 @@ public final class RowCache implements AutoCloseable {
         int slot = find(key, hash); // a key held is replaced, admitted or not
         if (slot >= 0) {
             remove(slot);
-        } else if (full && !secondMiss(hash)) {
+        } else if (full && bytes + weight > charged && !secondMiss(hash)) {
+            // full, and no room left by invalidations in what is charged: a first miss stays out
             return;
         } else if (count + 1 > capacity() * 3 / 4) {
             grow();
@@ -377,7 +381,9 @@ public final class RowCache implements AutoCloseable {
         }
         long[] oldHashes = hashes;
         byte[][] oldRecords = records;
+        boolean wasFull = full; // a table grown out of the slack makes no room for rows
         allocate(sets * 2);
+        full = wasFull;
         bytes = tableBytes(sets * 2);
         count = 0;
         for (int i = 0; i < oldRecords.length; i++) {
