@@ -72,12 +72,13 @@ public final class RowCache implements AutoCloseable {
     private static final int WAYS = 8;
 
     /**
-     * The doorkeeper's window, as a fraction of the table's slots: a key gets into a full cache if
-     * it misses twice within {@code slots / 16} first misses. Measured with map reads spread evenly
-     * over about twice the keys a full cache holds (docs/disaggregated.md, "Row cache admission"):
-     * with half the slots as the window the rows gained nothing over no rows.
+     * The doorkeeper's window is {@code slots / DOORKEEPER_WINDOW_DIVISOR} first misses: a key gets
+     * into a full cache if it misses twice within it. With map reads spread evenly over about twice
+     * the keys a full cache held (docs/disaggregated.md, "Row cache admission"), a window of half
+     * the slots let enough second misses in that the rows gained nothing over no rows; a sixteenth
+     * is a choice (short enough that such reads rarely repeat within it), not a measured optimum.
      */
-    private static final int DOORKEEPER_WINDOW = 16;
+    static final int DOORKEEPER_WINDOW_DIVISOR = 16;
 
     private static final int INITIAL_SETS = 64;
 
@@ -93,8 +94,8 @@ public final class RowCache implements AutoCloseable {
 
     /**
      * Set when a new row could not be charged; cleared when more memory could be (not when the row
-     * fit in what a replaced row left) and when every row is dropped. While set, a row that fits in
-     * what is charged (room that invalidations left) is still stored. See admission above.
+     * fit in what a replaced row left) and when every row is dropped at once. While set, a row that
+     * fits in what is charged (room that invalidations left) is still stored. See admission above.
      */
     private boolean full;
 
@@ -155,15 +156,16 @@ public final class RowCache implements AutoCloseable {
 
     /**
      * Caches what the files hold for {@code key} ({@link #ABSENT} for nothing), unless an
-     * invalidation happened since {@code generationBefore} was read or the rows' memory is used up
-     * and the key's set has nothing to replace. Copies {@code key}.
+     * invalidation happened since {@code generationBefore} was read, the cache is full and this is
+     * the key's first miss in the doorkeeper's window (see admission above), or the rows' memory is
+     * used up and the key's set has nothing to replace. Copies {@code key}.
      */
     public synchronized void put(byte[] key, long hash, Versioned row, long generationBefore) {
         if (closed || generationBefore != generation) {
             return;
         }
         payIfOwed();
-        long weight = RowRecord.length(key, row) + ROW_OVERHEAD;
+        long weight = weight(RowRecord.length(key, row));
         if (weight > largestRow) {
             return;
         }
@@ -268,8 +270,14 @@ public final class RowCache implements AutoCloseable {
                 BlockMemory.check(
                         find(RowRecord.key(records[i]), hashes[i]) == i,
                         "row cache slot " + i + " not found");
+            } else {
+                BlockMemory.check(!referenced[i], "empty row cache slot " + i + " referenced");
             }
         }
+        BlockMemory.check(
+                (long) seen.length * 32 == capacity()
+                        && seenCount < capacity() / DOORKEEPER_WINDOW_DIVISOR,
+                "row cache doorkeeper of " + seen.length + " words, " + seenCount + " misses");
         BlockMemory.check(n == count, "row cache count " + n + " != " + count);
         BlockMemory.check(sum == bytes, "row cache bytes " + sum + " != " + bytes);
         BlockMemory.check(
@@ -336,7 +344,7 @@ public final class RowCache implements AutoCloseable {
     private int find(byte[] key, long hash) {
         int base = setOf(hash);
         for (int i = base; i < base + WAYS; i++) {
-            // the hash first: a miss then reads one cache line of the table, not three
+            // the hash first: a miss then reads only the set's hashes, not its records
             if (hashes[i] == hash && records[i] != null && RowRecord.hasKey(records[i], key)) {
                 return i;
             }
@@ -428,7 +436,8 @@ public final class RowCache implements AutoCloseable {
 
     /**
      * Whether {@code hash} missed before within the doorkeeper's window; records it if not, and
-     * starts a new window after {@link #DOORKEEPER_WINDOW} of a table's worth of first misses.
+     * starts a new window after {@code 1 / DOORKEEPER_WINDOW_DIVISOR} of a table's worth of first
+     * misses.
      */
     private boolean secondMiss(long hash) {
         int bits = seen.length * 64;
@@ -439,7 +448,7 @@ public final class RowCache implements AutoCloseable {
             return true;
         }
         seen[word] |= mask;
-        if (++seenCount >= capacity() / DOORKEEPER_WINDOW) {
+        if (++seenCount >= capacity() / DOORKEEPER_WINDOW_DIVISOR) {
             Arrays.fill(seen, 0);
             seenCount = 0;
         }
@@ -479,7 +488,11 @@ public final class RowCache implements AutoCloseable {
     }
 
     private static long weight(byte[] record) {
-        return record.length + ROW_OVERHEAD;
+        return weight(record.length);
+    }
+
+    private static long weight(int recordLength) {
+        return recordLength + (long) ROW_OVERHEAD;
     }
 
     private static int mix(long hash) {

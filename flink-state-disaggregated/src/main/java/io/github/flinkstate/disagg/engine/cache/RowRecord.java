@@ -2,6 +2,9 @@ package io.github.flinkstate.disagg.engine.cache;
 
 import io.github.flinkstate.disagg.engine.key.EntryType;
 import io.github.flinkstate.disagg.engine.key.Versioned;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 
 /**
@@ -9,9 +12,9 @@ import java.util.Arrays;
  * array, so a row costs one object instead of three (key, {@link Versioned}, value).
  *
  * <p>Layout (in memory only, never written to a file): {@code key, value, u64 seq, u8 type, u32
- * keyLength}; the value is absent for {@link RowCache#ABSENT} (type {@link EntryType#DELETE}),
- * which is the only non-put row the cache stores. The trailer is at the end so the key starts at
- * index 0 and compares in place.
+ * keyLength}, big-endian; the value is absent for {@link RowCache#ABSENT} (type {@link
+ * EntryType#DELETE}), which is the only non-put row the cache stores. The trailer is at the end so
+ * the key starts at index 0 and compares in place.
  *
  * <p>Thread safety: stateless; a record is never changed once built.
  */
@@ -20,34 +23,32 @@ final class RowRecord {
     /** Bytes after the key and value: seq, type, key length. */
     static final int TRAILER = 8 + 1 + 4;
 
+    private static final VarHandle LONG =
+            MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
+    private static final VarHandle INT =
+            MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.BIG_ENDIAN);
+
     private RowRecord() {}
 
     /** The length of the record of {@code key} and {@code row}. */
     static int length(byte[] key, Versioned row) {
-        byte[] v = row.type() == EntryType.PUT ? row.value() : null;
+        byte[] v = value(row);
         return key.length + (v == null ? 0 : v.length) + TRAILER;
     }
 
     /** A new record of {@code key} and {@code row} (a put, or {@link RowCache#ABSENT}). */
     static byte[] encode(byte[] key, Versioned row) {
-        byte[] v = row.type() == EntryType.PUT ? row.value() : null;
-        int valueLength = v == null ? 0 : v.length;
-        byte[] r = new byte[key.length + valueLength + TRAILER];
+        byte[] v = value(row);
+        byte[] r = new byte[length(key, row)];
         System.arraycopy(key, 0, r, 0, key.length);
+        int at = key.length;
         if (v != null) {
-            System.arraycopy(v, 0, r, key.length, valueLength);
+            System.arraycopy(v, 0, r, at, v.length);
+            at += v.length;
         }
-        int at = key.length + valueLength;
-        long seq = row.seq();
-        for (int i = 7; i >= 0; i--) {
-            r[at++] = (byte) (seq >>> (8 * i));
-        }
-        r[at++] = row.type();
-        int n = key.length;
-        r[at++] = (byte) (n >>> 24);
-        r[at++] = (byte) (n >>> 16);
-        r[at++] = (byte) (n >>> 8);
-        r[at] = (byte) n;
+        LONG.set(r, at, row.seq());
+        r[at + 8] = row.type();
+        INT.set(r, at + 9, key.length);
         return r;
     }
 
@@ -64,24 +65,21 @@ final class RowRecord {
 
     /** The row the record holds: {@link RowCache#ABSENT}, or a put with a copy of its value. */
     static Versioned decode(byte[] record) {
-        int typeAt = record.length - 5;
-        byte type = record[typeAt];
+        int seqAt = record.length - TRAILER;
+        byte type = record[seqAt + 8];
         if (type != EntryType.PUT) {
             return RowCache.ABSENT;
         }
-        int seqAt = typeAt - 8;
-        long seq = 0;
-        for (int i = 0; i < 8; i++) {
-            seq = (seq << 8) | (record[seqAt + i] & 0xFF);
-        }
+        long seq = (long) LONG.get(record, seqAt);
         return new Versioned(seq, type, Arrays.copyOfRange(record, keyLength(record), seqAt));
     }
 
+    /** The value a record keeps of {@code row}: a put's, none for anything else. */
+    private static byte[] value(Versioned row) {
+        return row.type() == EntryType.PUT ? row.value() : null;
+    }
+
     private static int keyLength(byte[] record) {
-        int at = record.length - 4;
-        return (record[at] & 0xFF) << 24
-                | (record[at + 1] & 0xFF) << 16
-                | (record[at + 2] & 0xFF) << 8
-                | (record[at + 3] & 0xFF);
+        return (int) INT.get(record, record.length - 4);
     }
 }
