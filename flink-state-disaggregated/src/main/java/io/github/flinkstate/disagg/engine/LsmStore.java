@@ -142,9 +142,6 @@ public final class LsmStore implements AutoCloseable {
      */
     private final Consumer<List<FileMeta>> afterRead = this::onObsoleteAfterRead;
 
-    /** The deletes of this store handed to {@link #deleter} and not ended yet. */
-    private final Set<CompletableFuture<Void>> pendingDeletes = ConcurrentHashMap.newKeySet();
-
     private final AtomicBoolean flushScheduled = new AtomicBoolean();
     private final AtomicBoolean compactionScheduled = new AtomicBoolean();
 
@@ -912,20 +909,9 @@ public final class LsmStore implements AutoCloseable {
         if (delete.isEmpty()) {
             return;
         }
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        pendingDeletes.add(done);
         try {
-            deleter.execute(
-                    () -> {
-                        try {
-                            deleteAll(delete);
-                        } finally {
-                            pendingDeletes.remove(done);
-                            done.complete(null);
-                        }
-                    });
+            deleter.execute(() -> deleteAll(delete));
         } catch (RejectedExecutionException e) { // closed: delete here
-            pendingDeletes.remove(done);
             deleteAll(delete);
         }
     }
@@ -961,22 +947,23 @@ public final class LsmStore implements AutoCloseable {
         }
     }
 
-    /** Waits up to {@code millis} for the deletes {@link #onObsoleteAfterRead} handed over. */
-    private void awaitPendingDeletes(long millis) {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-        for (CompletableFuture<Void> d : List.copyOf(pendingDeletes)) {
-            long left = deadline - System.nanoTime();
-            try {
-                d.get(Math.max(0, left), TimeUnit.NANOSECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            } catch (ExecutionException | TimeoutException e) {
+    /**
+     * Stops {@link #deleter} (deletes queued before still run) and waits up to 10 s for them,
+     * unless this thread was interrupted (a cancelled task does not wait).
+     */
+    private void stopDeleter() {
+        deleter.shutdown();
+        if (Thread.currentThread().isInterrupted()) {
+            return;
+        }
+        try {
+            if (!deleter.awaitTermination(10, TimeUnit.SECONDS)) {
                 LOG.warn(
                         "Obsolete files of {} may remain: their deletes did not end",
                         options.primaryDir());
-                return;
             }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -1623,10 +1610,7 @@ public final class LsmStore implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        deleter.shutdown(); // queued deletes still run; later ones run on the releasing thread
-        if (!Thread.currentThread().isInterrupted()) {
-            awaitPendingDeletes(TimeUnit.SECONDS.toMillis(10)); // a cancelled task does not wait
-        }
+        stopDeleter(); // later deletes run on the releasing thread
         readers.close();
         if (rows != null) {
             rows.close();

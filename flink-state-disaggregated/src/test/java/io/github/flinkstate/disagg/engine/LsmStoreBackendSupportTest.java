@@ -239,24 +239,29 @@ class LsmStoreBackendSupportTest {
      * copy. Found in a review: each entry got a copy of its own and only the second was reported,
      * so a failure later in the same call deleted the first copy while the version still read it.
      */
-    @Test
-    void rehomeAll_ofAFileArrivingThroughTwoHandles_copiesItOnce() throws Exception {
+    /** One store's snapshot of a single compacted file, and the manifests of its two halves. */
+    private record SplitInTwo(LsmSnapshot whole, List<byte[]> halves) {}
+
+    /**
+     * 1 -> 2: a store in {@code name} writes one file below level 0 (where clip cleanups rewrite
+     * one entry at a time), and two stores of key groups 0-3 and 4-7 open its snapshot.
+     */
+    private SplitInTwo oneFileSplitInTwo(String name) throws Exception {
         LsmSnapshot whole;
-        try (LsmStore source = LsmStore.open(options("one"))) {
+        try (LsmStore source = LsmStore.open(options(name))) {
             for (int i = 0; i < 400; i++) {
                 source.put(key(i % 8, "k" + i), ("v" + i).getBytes(StandardCharsets.UTF_8));
             }
             source.flush();
-            source.compactAll(); // below level 0, where clip cleanups rewrite one entry at a time
+            source.compactAll();
             whole = source.snapshot();
         }
-        assertThat(whole.files()).hasSize(1);
         List<byte[]> halves = new ArrayList<>();
         for (KeyGroupSpan half : List.of(KeyGroupSpan.of(0, 3), KeyGroupSpan.of(4, 7))) {
             LsmOptions o =
                     new LsmOptions(
                                     FileSystem.getLocalFileSystem(),
-                                    new Path(new Path(tmp.toURI()), "half" + half.start()),
+                                    new Path(new Path(tmp.toURI()), name + "-half" + half.start()),
                                     half)
                             .backgroundCompaction(false);
             try (LsmStore split = LsmStore.open(o, List.of(whole.manifest()));
@@ -264,6 +269,15 @@ class LsmStoreBackendSupportTest {
                 halves.add(s.manifest());
             }
         }
+        return new SplitInTwo(whole, halves);
+    }
+
+    @Test
+    void rehomeAll_ofAFileArrivingThroughTwoHandles_copiesItOnce() throws Exception {
+        SplitInTwo split = oneFileSplitInTwo("one");
+        LsmSnapshot whole = split.whole();
+        List<byte[]> halves = split.halves();
+        assertThat(whole.files()).hasSize(1);
         FileSystem fs = FileSystem.getLocalFileSystem();
         Path dst = new Path(new Path(tmp.toURI()), "merged");
         try (LsmStore merged = LsmStore.open(options("merged"), halves)) {
@@ -297,28 +311,9 @@ class LsmStoreBackendSupportTest {
     @Test
     void aFileArrivingThroughTwoHandles_staysOpen_whenACompactionRewritesOneEntry()
             throws Exception {
-        LsmSnapshot whole;
-        try (LsmStore source = LsmStore.open(options("one2"))) {
-            for (int i = 0; i < 400; i++) {
-                source.put(key(i % 8, "k" + i), ("v" + i).getBytes(StandardCharsets.UTF_8));
-            }
-            source.flush();
-            source.compactAll();
-            whole = source.snapshot();
-        }
-        List<byte[]> halves = new ArrayList<>();
-        for (KeyGroupSpan half : List.of(KeyGroupSpan.of(0, 3), KeyGroupSpan.of(4, 7))) {
-            LsmOptions o =
-                    new LsmOptions(
-                                    FileSystem.getLocalFileSystem(),
-                                    new Path(new Path(tmp.toURI()), "half2-" + half.start()),
-                                    half)
-                            .backgroundCompaction(false);
-            try (LsmStore split = LsmStore.open(o, List.of(whole.manifest()));
-                    LsmSnapshot s = split.snapshot()) {
-                halves.add(s.manifest());
-            }
-        }
+        SplitInTwo split = oneFileSplitInTwo("one2");
+        LsmSnapshot whole = split.whole();
+        List<byte[]> halves = split.halves();
         InjectingFileSystem counted = new InjectingFileSystem(FileSystem.getLocalFileSystem());
         LsmOptions mergedOptions =
                 new LsmOptions(

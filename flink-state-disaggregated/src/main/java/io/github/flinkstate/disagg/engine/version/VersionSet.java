@@ -141,15 +141,8 @@ public final class VersionSet {
     }
 
     /** Whether any live version lists a file at {@code path}. */
-    public synchronized boolean isInUse(String path) {
-        for (Version v : live) {
-            for (FileMeta f : v.allFiles()) {
-                if (f.path().equals(path)) {
-                    return true;
-                }
-            }
-        }
-        return false;
+    public boolean isInUse(String path) {
+        return pathsInUse().contains(path);
     }
 
     public synchronized int liveVersions() {
