@@ -12,15 +12,17 @@ import java.util.Arrays;
  * copies until they are old enough to be promoted.
  *
  * <p>Layout. Two arenas of chunks; an address is {@code chunk index << 32 | offset}. Chunk sizes
- * are 64 bytes short of the powers of two named below (see {@link #grown}).
+ * are 64 bytes short of the powers of two named below (see {@link #grown}); an element larger than
+ * the largest chunk gets a chunk of its own.
  *
  * <ul>
- *   <li>Bytes ({@code byte[]} chunks of 4 KiB doubling up to 1 MiB; a larger record gets a chunk of
- *       its own): key bytes, and records {@code [seq: 8][type: 1][value length: 4, -1 for
- *       none][value]}. Never modified once written.
- *   <li>Nodes ({@code long[]} chunks of 512 longs doubling up to 128 Ki): {@code [key address][key
- *       length << 8 | height][record address][next at level 0 .. height-1]}. Address 0 is the head
- *       node (no key, {@link #MAX_HEIGHT} links), so 0 as a link means "none".
+ *   <li>Bytes ({@code byte[]} chunks of 4 KiB doubling up to 1 MiB): records {@code [seq: 8][type:
+ *       1][value length: 4, -1 for none][value]}. Never modified once written.
+ *   <li>Nodes ({@code long[]} chunks of 512 longs doubling up to 128 Ki): {@code [key length << 8 |
+ *       height][record address][next at level 0 .. height-1][key]}, the key inline as big-endian
+ *       words, the last one zero-padded. A search step then reads one node, not a node and a key
+ *       elsewhere, and compares 8 bytes at a time (unsigned words order as their bytes do). Address
+ *       0 is the head node (no key, {@link #MAX_HEIGHT} links), so 0 as a link means "none".
  * </ul>
  *
  * <p>A put of a present key publishes a new record and leaves the old one as garbage (reclaimed
@@ -46,6 +48,11 @@ final class ArenaSkipList {
     private static final int MAX_NODE_CHUNK = 128 << 10;
     private static final int RECORD_HEADER = Long.BYTES + 1 + Integer.BYTES;
 
+    // a node's fields: offsets from its address
+    private static final int META = 0;
+    private static final int RECORD = 1;
+    private static final int LINKS = 2;
+
     private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
     private static final VarHandle BIG_ENDIAN_LONG =
             MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
@@ -61,6 +68,12 @@ final class ArenaSkipList {
     private int nodeChunkCount;
     private int nodePos;
     private long seed = 0x9E3779B97F4A7C15L;
+
+    /**
+     * The search path of the last write: at each level the last node before the key it wrote (or
+     * the node it linked there). Always a valid path: each entry lies before the next node of the
+     * entry one level up. All head (address 0) at first.
+     */
     private final long[] preds = new long[MAX_HEIGHT];
 
     /**
@@ -86,10 +99,10 @@ final class ArenaSkipList {
 
     private void ensureHead() {
         if (nodeChunkCount == 0) {
-            long head = allocNode(MAX_HEIGHT);
+            long head = allocNode(LINKS + MAX_HEIGHT);
             long[] c = nodeChunk(head);
-            c[1] = MAX_HEIGHT;
-            c[2] = REMOVED;
+            c[META] = MAX_HEIGHT;
+            c[RECORD] = REMOVED;
         }
     }
 
@@ -117,31 +130,35 @@ final class ArenaSkipList {
             long present = index.find(key, hash, this);
             if (present > 0 && record(present) != REMOVED) {
                 LONGS.setRelease(
-                        nodeChunk(present), offset(present) + 2, writeRecord(seq, type, value));
+                        nodeChunk(present),
+                        offset(present) + RECORD,
+                        writeRecord(seq, type, value));
                 return false;
             }
         }
-        long found = find(key, key.length, preds);
+        long found = findFromLastPath(key);
         long record = writeRecord(seq, type, value);
         if (found != 0 && compare(found, key, key.length) == 0) {
-            LONGS.setRelease(nodeChunk(found), offset(found) + 2, record);
+            LONGS.setRelease(nodeChunk(found), offset(found) + RECORD, record);
             return false;
         }
         int height = randomHeight();
-        long keyAddress = allocBytes(key.length);
-        System.arraycopy(key, 0, byteChunk(keyAddress), offset(keyAddress), key.length);
-        long node = allocNode(height);
+        long node = allocNode(LINKS + height + words(key.length));
         long[] c = nodeChunk(node);
         int o = offset(node);
-        c[o] = keyAddress;
-        c[o + 1] = ((long) key.length << 8) | height;
-        c[o + 2] = record;
+        c[o + META] = ((long) key.length << 8) | height;
+        c[o + RECORD] = record;
         for (int level = 0; level < height; level++) {
-            c[o + 3 + level] = next(preds[level], level);
+            c[o + LINKS + level] = next(preds[level], level);
+        }
+        int k = o + LINKS + height;
+        for (int i = 0; i < key.length; i += Long.BYTES) {
+            c[k++] = word(key, i, key.length);
         }
         for (int level = 0; level < height; level++) {
             long pred = preds[level];
-            LONGS.setRelease(nodeChunk(pred), offset(pred) + 3 + level, node);
+            LONGS.setRelease(nodeChunk(pred), offset(pred) + LINKS + level, node);
+            preds[level] = node; // the path of the key just written
         }
         if (index != null) {
             index.put(key, hash, node, this);
@@ -162,7 +179,7 @@ final class ArenaSkipList {
         long first = find(prefix, prefix.length, preds);
         int removed = 0;
         for (long n = first; n != 0 && keyStartsWith(n, prefix); n = next(n, 0)) {
-            LONGS.setRelease(nodeChunk(n), offset(n) + 2, REMOVED);
+            LONGS.setRelease(nodeChunk(n), offset(n) + RECORD, REMOVED);
             removed++;
         }
         if (removed > 0) {
@@ -172,7 +189,7 @@ final class ArenaSkipList {
                 while (after != 0 && keyStartsWith(after, prefix)) {
                     after = next(after, level);
                 }
-                LONGS.setRelease(nodeChunk(pred), offset(pred) + 3 + level, after);
+                LONGS.setRelease(nodeChunk(pred), offset(pred) + LINKS + level, after);
             }
         }
         return removed;
@@ -195,14 +212,7 @@ final class ArenaSkipList {
 
     /** Whether the node's key is exactly the first {@code length} bytes of {@code key}. */
     boolean keyEquals(long node, byte[] key, int length) {
-        long[] c = nodeChunk(node);
-        int o = offset(node);
-        if ((int) (c[o + 1] >>> 8) != length) {
-            return false;
-        }
-        long address = c[o];
-        int from = offset(address);
-        return Arrays.equals(byteChunk(address), from, from + length, key, 0, length);
+        return keyLength(node) == length && compareCommon(node, key, length) == 0;
     }
 
     /** Bytes of heap the hash index takes (0 without one). */
@@ -231,31 +241,29 @@ final class ArenaSkipList {
 
     /** The node's record address at this moment; {@link #REMOVED} for a removed key. */
     long record(long node) {
-        return (long) LONGS.getAcquire(nodeChunk(node), offset(node) + 2);
+        return (long) LONGS.getAcquire(nodeChunk(node), offset(node) + RECORD);
     }
 
     /** A copy of the node's key. */
     byte[] key(long node) {
         long[] c = nodeChunk(node);
         int o = offset(node);
-        long address = c[o];
-        int length = (int) (c[o + 1] >>> 8);
-        int from = offset(address);
-        return Arrays.copyOfRange(byteChunk(address), from, from + length);
+        long meta = c[o + META];
+        byte[] key = new byte[(int) (meta >>> 8)];
+        int k = o + LINKS + (int) (meta & 0xFF);
+        int i = 0;
+        for (; i + Long.BYTES <= key.length; i += Long.BYTES) {
+            BIG_ENDIAN_LONG.set(key, i, c[k++]);
+        }
+        for (long w = i < key.length ? c[k] : 0; i < key.length; i++, w <<= 8) {
+            key[i] = (byte) (w >>> 56);
+        }
+        return key;
     }
 
     /** Whether the node's key starts with {@code prefix}. */
     boolean keyStartsWith(long node, byte[] prefix) {
-        long[] c = nodeChunk(node);
-        int o = offset(node);
-        int length = (int) (c[o + 1] >>> 8);
-        if (length < prefix.length) {
-            return false;
-        }
-        long address = c[o];
-        int from = offset(address);
-        return Arrays.equals(
-                byteChunk(address), from, from + prefix.length, prefix, 0, prefix.length);
+        return keyLength(node) >= prefix.length && compareCommon(node, prefix, prefix.length) == 0;
     }
 
     /** The sequence number of the record at {@code record} (an address from {@link #record}). */
@@ -294,9 +302,42 @@ final class ArenaSkipList {
         if (nodeChunks[0] == null) {
             return 0; // nothing was ever put
         }
-        long x = HEAD;
+        return find(key, length, preds, MAX_HEIGHT - 1, HEAD);
+    }
+
+    /**
+     * As {@link #find(byte[], int, long[])} for a whole key, filling {@link #preds}, but starting
+     * at the lowest level where the last write's path still brackets the key (its node there is
+     * before the key, and the next one is not), so that ascending writes of nearby keys (a map's
+     * {@code putAll}, a sorted batch) search a level or two instead of the whole height. Where the
+     * path brackets the key at one level it does at every level above: a valid path widens upwards.
+     */
+    private long findFromLastPath(byte[] key) {
+        int level = 0;
+        while (level < MAX_HEIGHT && !brackets(preds[level], level, key)) {
+            level++;
+        }
+        return level == MAX_HEIGHT
+                ? find(key, key.length, preds, MAX_HEIGHT - 1, HEAD)
+                : find(key, key.length, preds, level, preds[level]);
+    }
+
+    /** Whether {@code pred} is before {@code key} and its next node at {@code level} is not. */
+    private boolean brackets(long pred, int level, byte[] key) {
+        if (pred != HEAD && compare(pred, key, key.length) >= 0) {
+            return false;
+        }
+        long n = next(pred, level);
+        return n == 0 || compare(n, key, key.length) >= 0;
+    }
+
+    /**
+     * The search from node {@code x} (before the key, and linked at level {@code top}) down from
+     * level {@code top}; fills the levels up to {@code top} of {@code preds} if it is not null.
+     */
+    private long find(byte[] key, int length, long[] preds, int top, long x) {
         long knownNotLess = 0; // the last node compared and found >= key (0: none, the end)
-        for (int level = MAX_HEIGHT - 1; level >= 0; level--) {
+        for (int level = top; level >= 0; level--) {
             while (true) {
                 long n = next(x, level);
                 if (n == 0 || n == knownNotLess || compare(n, key, length) >= 0) {
@@ -314,17 +355,63 @@ final class ArenaSkipList {
         return knownNotLess;
     }
 
+    /** The node's key against the first {@code length} bytes of {@code key}: sign only. */
     private int compare(long node, byte[] key, int length) {
+        int common = compareCommon(node, key, length);
+        return common != 0 ? common : Integer.compare(keyLength(node), length);
+    }
+
+    /**
+     * The node's key against the first {@code length} bytes of {@code key} over the bytes both have
+     * (sign only): 0 when one is a prefix of the other.
+     */
+    private int compareCommon(long node, byte[] key, int length) {
         long[] c = nodeChunk(node);
         int o = offset(node);
-        long address = c[o];
-        int nodeLength = (int) (c[o + 1] >>> 8);
-        int from = offset(address);
-        return Arrays.compareUnsigned(byteChunk(address), from, from + nodeLength, key, 0, length);
+        long meta = c[o + META];
+        int common = Math.min((int) (meta >>> 8), length);
+        int k = o + LINKS + (int) (meta & 0xFF);
+        int i = 0;
+        for (; i + Long.BYTES <= common; i += Long.BYTES, k++) {
+            long a = c[k];
+            long b = (long) BIG_ENDIAN_LONG.get(key, i);
+            if (a != b) {
+                return Long.compareUnsigned(a, b);
+            }
+        }
+        if (i == common) {
+            return 0;
+        }
+        int drop = Long.SIZE - Byte.SIZE * (common - i); // the bytes beyond the common ones
+        return Long.compareUnsigned(c[k] >>> drop, word(key, i, key.length) >>> drop);
+    }
+
+    private int keyLength(long node) {
+        return (int) (nodeChunk(node)[offset(node) + META] >>> 8);
     }
 
     private long next(long node, int level) {
-        return (long) LONGS.getAcquire(nodeChunk(node), offset(node) + 3 + level);
+        return (long) LONGS.getAcquire(nodeChunk(node), offset(node) + LINKS + level);
+    }
+
+    /** Longs that hold a key of {@code length} bytes. */
+    private static int words(int length) {
+        return (length + Long.BYTES - 1) / Long.BYTES;
+    }
+
+    /**
+     * The big-endian word of {@code key}'s bytes {@code from} to {@code from + 7}, bytes at or
+     * beyond {@code length} (at most the array's length) read as 0.
+     */
+    private static long word(byte[] key, int from, int length) {
+        if (from + Long.BYTES <= length) {
+            return (long) BIG_ENDIAN_LONG.get(key, from);
+        }
+        long w = 0;
+        for (int i = 0; i < Long.BYTES; i++) {
+            w = w << 8 | (from + i < length ? key[from + i] & 0xFF : 0);
+        }
+        return w;
     }
 
     // ------------------------------------------------------------------ allocation (writer)
@@ -358,11 +445,12 @@ final class ArenaSkipList {
         return address;
     }
 
-    private long allocNode(int height) {
-        int size = 3 + height;
+    /** Room for a node of {@code size} longs (a node larger than a chunk gets one of its own). */
+    private long allocNode(int size) {
         long[][] dir = nodeChunks;
         if (nodeChunkCount == 0 || nodePos + size > dir[nodeChunkCount - 1].length) {
-            int chunkSize = grown(FIRST_NODE_CHUNK, MAX_NODE_CHUNK, nodeChunkCount, 8);
+            int chunkSize =
+                    Math.max(size, grown(FIRST_NODE_CHUNK, MAX_NODE_CHUNK, nodeChunkCount, 8));
             nodeChunks = dir = withChunk(dir, nodeChunkCount, new long[chunkSize]);
             nodeChunkCount++;
             nodePos = 0;

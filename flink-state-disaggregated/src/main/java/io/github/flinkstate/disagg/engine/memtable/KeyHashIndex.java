@@ -7,13 +7,14 @@ import java.lang.invoke.VarHandle;
  * An open-addressing hash table from keys to the nodes of one {@link ArenaSkipList}, so that a
  * point read (or an overwrite) of a key the list holds finds its node in a probe or two instead of
  * a skip-list search: on a memtable of a few hundred thousand keys that search is a dozen or more
- * dependent cache misses, each through a node and its key bytes.
+ * dependent cache misses, one per node visited.
  *
  * <p>Layout: one {@code long} per slot, 0 for an empty slot; else the key hash's top 31 bits (the
- * tag) above the node's address packed into 33 bits ({@code chunk << 17 | offset}; node chunks hold
- * at most 2^17 longs). A hash's home slot is its top bits; collisions probe the next slots. Hashes
- * are {@code BloomFilter.hash} values, computed once per read or write and shared with the
- * memtable's filter and the files' filters.
+ * tag) above the node's address packed into 33 bits ({@code chunk << 17 | offset}; a node starts
+ * within the first 2^17 longs of its chunk: only a node larger than a chunk has a chunk of its
+ * own). A hash's home slot is its top bits; collisions probe the next slots. Hashes are {@code
+ * BloomFilter.hash} values, computed once per read or write and shared with the memtable's filter
+ * and the files' filters.
  *
  * <p>Every key the list ever linked has exactly one slot: a key removed by a prefix delete keeps
  * its node (marked removed, which readers check), and the node a later put of that key links takes

@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import java.util.function.IntFunction;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -30,23 +31,85 @@ class ArenaSkipListTest {
 
     @Test
     void randomOperations_matchASortedMapModel() {
-        randomOperations(false);
+        randomOperations(false, ArenaSkipListTest::randomKey);
     }
 
     /** The same with the key hash index: removed keys may be found as removed nodes. */
     @Test
     void randomOperations_withTheHashIndex_matchASortedMapModel() {
-        randomOperations(true);
+        randomOperations(true, ArenaSkipListTest::randomKey);
     }
 
-    private static void randomOperations(boolean indexed) {
+    /**
+     * Keys of up to 21 bytes sharing prefixes that end on both sides of the 8-byte words a node
+     * holds its key in, with bytes that order differently signed and unsigned.
+     */
+    @Test
+    void keysAcrossWordBoundaries_orderAsUnsignedBytes() {
+        randomOperations(false, ArenaSkipListTest::wordCrossingKey);
+        randomOperations(true, ArenaSkipListTest::wordCrossingKey);
+    }
+
+    /**
+     * Writes in ascending and descending runs of nearby keys (as a map's {@code putAll} makes,
+     * where a search starts from the last write's path), mixed with prefix removals and random
+     * keys, against the model.
+     */
+    @Test
+    void runsOfNearbyKeys_inBothDirections_matchASortedMapModel() {
+        for (boolean indexed : new boolean[] {false, true}) {
+            Random random = new Random(11);
+            ArenaSkipList list = new ArenaSkipList(indexed);
+            TreeMap<byte[], Entry> model = new TreeMap<>(Bytes::compare);
+            long seq = 0;
+            for (int run = 0; run < 3_000; run++) {
+                byte[] base = Arrays.copyOf(spreadKey(random.nextInt(400)), 12);
+                int kind = random.nextInt(8);
+                if (kind == 0) {
+                    long expected =
+                            model.keySet().stream().filter(k -> Bytes.startsWith(k, base)).count();
+                    assertThat(list.removePrefix(base)).isEqualTo(expected);
+                    model.keySet().removeIf(k -> Bytes.startsWith(k, base));
+                    continue;
+                }
+                int length = 1 + random.nextInt(12);
+                for (int i = 0; i < length; i++) {
+                    int suffix = kind < 4 ? i : kind < 7 ? length - i : random.nextInt(64);
+                    byte[] key = Arrays.copyOf(base, base.length + 1);
+                    key[base.length] = (byte) (suffix * 3);
+                    byte[] value = randomValue(random);
+                    boolean added =
+                            indexed
+                                    ? list.put(
+                                            key, BloomFilter.hash(key), ++seq, EntryType.PUT, value)
+                                    : list.put(key, ++seq, EntryType.PUT, value);
+                    assertThat(added).isEqualTo(!model.containsKey(key));
+                    model.put(key, new Entry(seq, EntryType.PUT, value));
+                }
+            }
+            assertScanFrom(list, model, Bytes.EMPTY);
+            for (Map.Entry<byte[], Entry> e : model.entrySet()) {
+                byte[] key = e.getKey();
+                long n =
+                        indexed
+                                ? list.findExactHashed(key, BloomFilter.hash(key))
+                                : list.findExact(key, key.length);
+                assertSame(list, list.record(n), e.getValue());
+            }
+            for (int i = 0; i < 200; i++) {
+                assertScanFrom(list, model, Arrays.copyOf(spreadKey(random.nextInt(400)), 12));
+            }
+        }
+    }
+
+    private static void randomOperations(boolean indexed, Function<Random, byte[]> keys) {
         for (long s = 1; s <= 5; s++) {
             Random random = new Random(s);
             ArenaSkipList list = new ArenaSkipList(indexed);
             TreeMap<byte[], Entry> model = new TreeMap<>(Bytes::compare);
             long seq = 0;
             for (int op = 0; op < 20_000; op++) {
-                byte[] key = randomKey(random);
+                byte[] key = keys.apply(random);
                 int kind = random.nextInt(10);
                 if (kind < 7) {
                     byte type = random.nextInt(5) == 0 ? EntryType.DELETE : EntryType.PUT;
@@ -78,7 +141,7 @@ class ArenaSkipListTest {
             // a full scan and seeks to random keys agree with the model; removed keys are gone
             assertScanFrom(list, model, Bytes.EMPTY);
             for (int i = 0; i < 200; i++) {
-                assertScanFrom(list, model, randomKey(random));
+                assertScanFrom(list, model, keys.apply(random));
             }
         }
     }
@@ -94,6 +157,37 @@ class ArenaSkipListTest {
         assertThat(list.value(list.record(list.findExact(new byte[] {2}, 1)))).isEqualTo(big);
         assertThat(list.value(list.record(list.findExact(new byte[] {3}, 1)))).containsExactly(8);
         assertThat(list.usedBytes()).isGreaterThanOrEqualTo(big.length);
+    }
+
+    @Test
+    void keysLargerThanANodeChunk_getChunksOfTheirOwn() {
+        for (boolean indexed : new boolean[] {false, true}) {
+            ArenaSkipList list = new ArenaSkipList(indexed);
+            byte[] big = new byte[(2 << 20) + 3]; // over the largest node chunk of 1 MiB
+            new Random(5).nextBytes(big);
+            big[0] = 2;
+            byte[][] keys = {{1}, big, {3}, Arrays.copyOf(big, big.length - 1)};
+            for (int i = 0; i < keys.length; i++) {
+                byte[] key = keys[i];
+                if (indexed) {
+                    list.put(
+                            key,
+                            BloomFilter.hash(key),
+                            i + 1,
+                            EntryType.PUT,
+                            new byte[] {(byte) i});
+                } else {
+                    list.put(key, i + 1, EntryType.PUT, new byte[] {(byte) i});
+                }
+            }
+            for (int i = 0; i < keys.length; i++) {
+                long n = list.findExact(keys[i], keys[i].length);
+                assertThat(list.key(n)).isEqualTo(keys[i]);
+                assertThat(list.value(list.record(n))).containsExactly(i);
+            }
+            assertThat(list.key(list.next(list.ceiling(new byte[] {2})))).isEqualTo(big);
+            assertThat(list.usedBytes()).isGreaterThan(2L * big.length);
+        }
     }
 
     @Test
@@ -369,6 +463,33 @@ class ArenaSkipListTest {
             k[i] = (byte) random.nextInt(6); // few distinct keys: many rewrites and prefixes
         }
         return random.nextBoolean() ? k : Arrays.copyOf(k, k.length + 1);
+    }
+
+    private static final byte[][] WORD_PREFIXES = {
+        {},
+        {5},
+        {5, 0, 0, 0, 0, 0, 0},
+        {5, 0, 0, 0, 0, 0, 0, 0},
+        {5, 0, 0, 0, 0, 0, 0, 0, -1},
+        {5, -128, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+        {5, -128, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 127},
+        // whole words that differ in their first byte, above and below 127
+        {-128, 0, 0, 0, 0, 0, 0, 0},
+        {127, -1, -1, -1, -1, -1, -1, -1},
+        {5, 0, 0, 0, 0, 0, 0, 0, -128, 0, 0, 0, 0, 0, 0, 0},
+        {5, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0},
+    };
+
+    private static final byte[] UNSIGNED_EDGES = {0, 1, 127, -128, -1};
+
+    /** One of a few prefixes of 0 to 17 bytes, then 0 to 4 bytes around the signed edges. */
+    private static byte[] wordCrossingKey(Random random) {
+        byte[] prefix = WORD_PREFIXES[random.nextInt(WORD_PREFIXES.length)];
+        byte[] k = Arrays.copyOf(prefix, prefix.length + random.nextInt(5));
+        for (int i = prefix.length; i < k.length; i++) {
+            k[i] = UNSIGNED_EDGES[random.nextInt(UNSIGNED_EDGES.length)];
+        }
+        return k;
     }
 
     private static byte[] randomValue(Random random) {
