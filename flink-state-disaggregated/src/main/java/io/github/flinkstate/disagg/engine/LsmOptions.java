@@ -39,11 +39,11 @@ public final class LsmOptions {
     private int maxImmutableMemtables = 2;
     private int blockSize = 4096;
     private int bloomBitsPerKey = 10;
-    private long targetFileBytes = 8L << 20;
+    private long targetFileBytes = 16L << 20;
     private int numLevels = 7;
     private int l0CompactionTrigger = 4;
     private int l0StopWritesTrigger = 20;
-    private long levelBaseBytes = 32L << 20;
+    private long levelBaseBytes = 64L << 20;
     private int levelMultiplier = 10;
     private int maxOpenFiles = 512;
     private int streamsPerFile = SstReader.DEFAULT_STREAMS_PER_FILE;
@@ -183,7 +183,7 @@ public final class LsmOptions {
         return this;
     }
 
-    /** Compaction output files are cut after this many bytes. Default 8 MiB. */
+    /** Compaction output files are cut after this many bytes. Default 16 MiB. */
     public long targetFileBytes() {
         return targetFileBytes;
     }
@@ -228,7 +228,7 @@ public final class LsmOptions {
         return this;
     }
 
-    /** Target size of L1 in bytes; Ln targets base * multiplier^(n-1). Default 32 MiB. */
+    /** Target size of L1 in bytes; Ln targets base * multiplier^(n-1). Default 64 MiB. */
     public long levelBaseBytes() {
         return levelBaseBytes;
     }
