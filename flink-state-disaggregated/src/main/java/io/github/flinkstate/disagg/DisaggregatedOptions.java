@@ -43,7 +43,7 @@ public final class DisaggregatedOptions {
     public static final ConfigOption<MemorySize> MEMTABLE_SIZE =
             ConfigOptions.key("state.backend.disaggregated.memtable-size")
                     .memoryType()
-                    .defaultValue(MemorySize.parse("16mb"))
+                    .defaultValue(MemorySize.parse("8mb"))
                     .withDescription(
                             "Largest size of the in-memory write buffer of each keyed state backend;"
                                     + " when full it is frozen and flushed to a file in the primary"
@@ -69,7 +69,7 @@ public final class DisaggregatedOptions {
     public static final ConfigOption<Double> WRITE_BUFFER_RATIO =
             ConfigOptions.key("state.backend.disaggregated.memory.write-buffer-ratio")
                     .doubleType()
-                    .defaultValue(0.5)
+                    .defaultValue(0.25)
                     .withDescription(
                             "Fraction of 'state.backend.disaggregated.memory.per-slot' for the"
                                     + " memtables of the slot's backends. While their memtables hold"

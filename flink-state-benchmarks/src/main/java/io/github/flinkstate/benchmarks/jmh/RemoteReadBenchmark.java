@@ -192,7 +192,9 @@ public class RemoteReadBenchmark {
                                 KeyGroupSpan.of(0, KeyGroupSpan.MAX_KEY_GROUP))
                         .blockCache(new BlockCache((long) cacheMiB << 20))
                         .compression(BlockCompression.valueOf(compression))
-                        .readaheadBytes(readaheadKiB << 10);
+                        .readaheadBytes(readaheadKiB << 10)
+                        // the engine's default until 2026-11-29: runs compare with the recorded
+                        .targetFileBytes(8L << 20);
         store = LsmStore.open(options);
         byte[] value = new byte[valueBytes];
         SplittableRandom valueBytesRandom = new SplittableRandom(42);

@@ -25,7 +25,7 @@ public class DisaggregatedStateBackendMigrationTest
 
     @Parameters(name = "memtable={0}")
     public static List<Object[]> parameters() {
-        return List.of(new Object[] {"64kb"}, new Object[] {"4mb"});
+        return List.of(new Object[] {"64kb"}, new Object[] {"8mb"});
     }
 
     @Parameter public String memtable;

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Flink's keyed state backend conformance suite over the disaggregated backend, with the primary
  * directory and the checkpoint storage on the local file system; with the smallest memtable (64
  * KiB, every checkpoint and most tests flush files) with row caches that may take half of the block
- * cache, whose rows every flush must invalidate, and the default memtable (4 MiB) with the row
+ * cache, whose rows every flush must invalidate, and the default memtable (8 MiB) with the row
  * cache off.
  */
 @ExtendWith(ParameterizedTestExtension.class)
@@ -29,7 +29,7 @@ public class DisaggregatedStateBackendTest extends StateBackendTestBase<Disaggre
 
     @Parameters(name = "memtable={0}, row-cache-ratio={1}")
     public static List<Object[]> parameters() {
-        return List.of(new Object[] {"64kb", 0.5}, new Object[] {"4mb", 0.0});
+        return List.of(new Object[] {"64kb", 0.5}, new Object[] {"8mb", 0.0});
     }
 
     @Parameter public String memtable;

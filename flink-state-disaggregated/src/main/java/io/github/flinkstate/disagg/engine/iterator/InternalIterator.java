@@ -9,6 +9,10 @@ import java.io.IOException;
  * <p>Call order: {@code (seek | seekToFirst) (valid [key seq type value] next)* close}. {@code
  * key()} and friends may only be called while {@link #valid()}.
  *
+ * <p>Keys: the array {@code key()} returns is not changed afterwards by the iterator (a move
+ * returns a new array), and callers do not change it either; so a caller may keep it across moves
+ * ({@link MergingIterator} keeps each child's current key).
+ *
  * <p>Thread safety: implementations are confined to one thread.
  */
 public interface InternalIterator extends AutoCloseable {

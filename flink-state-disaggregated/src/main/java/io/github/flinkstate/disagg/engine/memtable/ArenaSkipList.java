@@ -28,6 +28,20 @@ import java.util.Arrays;
  * <p>A put of a present key publishes a new record and leaves the old one as garbage (reclaimed
  * with the memtable); so do the nodes {@link #removePrefix} unlinks.
  *
+ * <p>Invariants (checked by {@link #checkInvariants}):
+ *
+ * <ol>
+ *   <li>Each level is sorted by key, strictly, and every node linked at a level above 0 is linked
+ *       at every level below it.
+ *   <li>The writer's last path ({@link #preds}): each entry is the head or a node linked at its
+ *       level (never an unlinked one), is at or after the entry one level up, and lies before the
+ *       next node, at the level above, of the entry one level up. Then wherever the path brackets a
+ *       key it brackets it at every level above, and a search from the lowest bracketing level
+ *       finds the same predecessors as one from the head. A put keeps this (the entries below the
+ *       new node's height become the node); a prefix removal first searches the whole height for
+ *       the prefix, so no entry is a node it unlinks.
+ * </ol>
+ *
  * <p>Thread safety: one writer at a time (the caller serialises writes); any number of concurrent
  * lock-free readers. The writer fills bytes and node before it publishes them with a release store
  * (a link, level 0 first, or a record address); readers load links and record addresses with
@@ -71,8 +85,8 @@ final class ArenaSkipList {
 
     /**
      * The search path of the last write: at each level the last node before the key it wrote (or
-     * the node it linked there). Always a valid path: each entry lies before the next node of the
-     * entry one level up. All head (address 0) at first.
+     * the node it linked there); see invariant 2 of the class comment. All head (address 0) at
+     * first.
      */
     private final long[] preds = new long[MAX_HEIGHT];
 
@@ -286,7 +300,9 @@ final class ArenaSkipList {
 
     /**
      * Bytes of records, keys and nodes written so far. The heap holds this plus the unused end of
-     * the last chunk of each arena (at most 1 MiB each).
+     * the last chunk of each arena (at most 1 MiB each) and of each chunk left when a record or
+     * node larger than a chunk took one of its own (uncounted: values and keys of that size are
+     * rare).
      */
     long usedBytes() {
         return usedBytes;
@@ -473,6 +489,62 @@ final class ArenaSkipList {
             size <<= 1;
         }
         return Math.min(size, max) - pad;
+    }
+
+    /**
+     * Checks the invariants of the class comment by a walk of every level (for tests; O(n) per
+     * level). REQUIRES no concurrent writer.
+     *
+     * @throws IllegalStateException naming the first one broken
+     */
+    void checkInvariants() {
+        if (nodeChunkCount == 0) {
+            return;
+        }
+        for (int level = 0; level < MAX_HEIGHT; level++) {
+            long below = level == 0 ? 0 : next(HEAD, level - 1);
+            for (long n = next(HEAD, level), prev = 0; n != 0; prev = n, n = next(n, level)) {
+                if (prev != 0 && compare(n, key(prev), keyLength(prev)) <= 0) {
+                    throw new IllegalStateException("level " + level + " is not sorted");
+                }
+                while (level > 0 && below != 0 && below != n) {
+                    below = next(below, level - 1);
+                }
+                if (level > 0 && below == 0) {
+                    throw new IllegalStateException(
+                            "a node at level " + level + " is not linked at level " + (level - 1));
+                }
+            }
+        }
+        for (int level = 0; level < MAX_HEIGHT; level++) {
+            long entry = preds[level];
+            if (entry != HEAD && !linkedAt(entry, level)) {
+                throw new IllegalStateException(
+                        "the last path's node at " + level + " is unlinked");
+            }
+            if (level + 1 < MAX_HEIGHT) {
+                long up = preds[level + 1];
+                if (up != HEAD && (entry == HEAD || compare(entry, key(up), keyLength(up)) < 0)) {
+                    throw new IllegalStateException("the last path goes back at level " + level);
+                }
+                long upNext = next(up, level + 1);
+                if (entry != HEAD
+                        && upNext != 0
+                        && compare(upNext, key(entry), keyLength(entry)) <= 0) {
+                    throw new IllegalStateException("the last path passes level " + (level + 1));
+                }
+            }
+        }
+    }
+
+    /** Whether {@code node} is reached by the walk of {@code level} from the head. */
+    private boolean linkedAt(long node, int level) {
+        for (long n = next(HEAD, level); n != 0; n = next(n, level)) {
+            if (n == node) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Chunks of the byte arena (for tests). */

@@ -86,7 +86,11 @@ class ArenaSkipListTest {
                     assertThat(added).isEqualTo(!model.containsKey(key));
                     model.put(key, new Entry(seq, EntryType.PUT, value));
                 }
+                if (run % 100 == 0) {
+                    list.checkInvariants();
+                }
             }
+            list.checkInvariants();
             assertScanFrom(list, model, Bytes.EMPTY);
             for (Map.Entry<byte[], Entry> e : model.entrySet()) {
                 byte[] key = e.getKey();
@@ -109,6 +113,9 @@ class ArenaSkipListTest {
             TreeMap<byte[], Entry> model = new TreeMap<>(Bytes::compare);
             long seq = 0;
             for (int op = 0; op < 20_000; op++) {
+                if (op % 1000 == 0) {
+                    list.checkInvariants();
+                }
                 byte[] key = keys.apply(random);
                 int kind = random.nextInt(10);
                 if (kind < 7) {
