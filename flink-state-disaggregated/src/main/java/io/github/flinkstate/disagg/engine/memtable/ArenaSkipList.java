@@ -318,7 +318,7 @@ final class ArenaSkipList {
         if (nodeChunks[0] == null) {
             return 0; // nothing was ever put
         }
-        return find(key, length, preds, MAX_HEIGHT - 1, HEAD);
+        return find(key, length, preds, MAX_HEIGHT - 1, HEAD, 0);
     }
 
     /**
@@ -333,9 +333,10 @@ final class ArenaSkipList {
         while (level < MAX_HEIGHT && !brackets(preds[level], level, key)) {
             level++;
         }
+        // the bracketing node's next one there is known not less than the key: not compared again
         return level == MAX_HEIGHT
-                ? find(key, key.length, preds, MAX_HEIGHT - 1, HEAD)
-                : find(key, key.length, preds, level, preds[level]);
+                ? find(key, key.length, preds, MAX_HEIGHT - 1, HEAD, 0)
+                : find(key, key.length, preds, level, preds[level], next(preds[level], level));
     }
 
     /** Whether {@code pred} is before {@code key} and its next node at {@code level} is not. */
@@ -350,9 +351,10 @@ final class ArenaSkipList {
     /**
      * The search from node {@code x} (before the key, and linked at level {@code top}) down from
      * level {@code top}; fills the levels up to {@code top} of {@code preds} if it is not null.
+     * {@code knownNotLess} is a node after {@code x} already known to be at least the key, or 0.
      */
-    private long find(byte[] key, int length, long[] preds, int top, long x) {
-        long knownNotLess = 0; // the last node compared and found >= key (0: none, the end)
+    private long find(byte[] key, int length, long[] preds, int top, long x, long knownNotLess) {
+        // knownNotLess: the last node compared and found >= key (0: none, the end)
         for (int level = top; level >= 0; level--) {
             while (true) {
                 long n = next(x, level);
@@ -504,7 +506,7 @@ final class ArenaSkipList {
         for (int level = 0; level < MAX_HEIGHT; level++) {
             long below = level == 0 ? 0 : next(HEAD, level - 1);
             for (long n = next(HEAD, level), prev = 0; n != 0; prev = n, n = next(n, level)) {
-                if (prev != 0 && compare(n, key(prev), keyLength(prev)) <= 0) {
+                if (prev != 0 && compareNodes(n, prev) <= 0) {
                     throw new IllegalStateException("level " + level + " is not sorted");
                 }
                 while (level > 0 && below != 0 && below != n) {
@@ -524,17 +526,21 @@ final class ArenaSkipList {
             }
             if (level + 1 < MAX_HEIGHT) {
                 long up = preds[level + 1];
-                if (up != HEAD && (entry == HEAD || compare(entry, key(up), keyLength(up)) < 0)) {
+                if (up != HEAD && (entry == HEAD || compareNodes(entry, up) < 0)) {
                     throw new IllegalStateException("the last path goes back at level " + level);
                 }
                 long upNext = next(up, level + 1);
-                if (entry != HEAD
-                        && upNext != 0
-                        && compare(upNext, key(entry), keyLength(entry)) <= 0) {
+                if (entry != HEAD && upNext != 0 && compareNodes(upNext, entry) <= 0) {
                     throw new IllegalStateException("the last path passes level " + (level + 1));
                 }
             }
         }
+    }
+
+    /** Node {@code a}'s key against node {@code b}'s: sign only (for the checks). */
+    private int compareNodes(long a, long b) {
+        byte[] key = key(b);
+        return compare(a, key, key.length);
     }
 
     /** Whether {@code node} is reached by the walk of {@code level} from the head. */

@@ -78,11 +78,7 @@ class ArenaSkipListTest {
                     byte[] key = Arrays.copyOf(base, base.length + 1);
                     key[base.length] = (byte) (suffix * 3);
                     byte[] value = randomValue(random);
-                    boolean added =
-                            indexed
-                                    ? list.put(
-                                            key, BloomFilter.hash(key), ++seq, EntryType.PUT, value)
-                                    : list.put(key, ++seq, EntryType.PUT, value);
+                    boolean added = put(list, indexed, key, ++seq, EntryType.PUT, value);
                     assertThat(added).isEqualTo(!model.containsKey(key));
                     model.put(key, new Entry(seq, EntryType.PUT, value));
                 }
@@ -121,10 +117,7 @@ class ArenaSkipListTest {
                 if (kind < 7) {
                     byte type = random.nextInt(5) == 0 ? EntryType.DELETE : EntryType.PUT;
                     byte[] value = type == EntryType.PUT ? randomValue(random) : null;
-                    boolean added =
-                            indexed
-                                    ? list.put(key, BloomFilter.hash(key), ++seq, type, value)
-                                    : list.put(key, ++seq, type, value);
+                    boolean added = put(list, indexed, key, ++seq, type, value);
                     assertThat(added).isEqualTo(!model.containsKey(key));
                     model.put(key, new Entry(seq, type, value));
                 } else if (kind < 8) {
@@ -176,16 +169,7 @@ class ArenaSkipListTest {
             byte[][] keys = {{1}, big, {3}, Arrays.copyOf(big, big.length - 1)};
             for (int i = 0; i < keys.length; i++) {
                 byte[] key = keys[i];
-                if (indexed) {
-                    list.put(
-                            key,
-                            BloomFilter.hash(key),
-                            i + 1,
-                            EntryType.PUT,
-                            new byte[] {(byte) i});
-                } else {
-                    list.put(key, i + 1, EntryType.PUT, new byte[] {(byte) i});
-                }
+                put(list, indexed, key, i + 1, EntryType.PUT, new byte[] {(byte) i});
             }
             for (int i = 0; i < keys.length; i++) {
                 long n = list.findExact(keys[i], keys[i].length);
@@ -439,6 +423,14 @@ class ArenaSkipListTest {
         }
         Arrays.fill(v, 12, v.length, (byte) seq);
         return v;
+    }
+
+    /** A put through the hash index (with the key's hash) or without. */
+    private static boolean put(
+            ArenaSkipList list, boolean indexed, byte[] key, long seq, byte type, byte[] value) {
+        return indexed
+                ? list.put(key, BloomFilter.hash(key), seq, type, value)
+                : list.put(key, seq, type, value);
     }
 
     private static byte[] intKey(int i) {
