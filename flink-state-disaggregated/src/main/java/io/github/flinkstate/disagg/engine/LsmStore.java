@@ -130,17 +130,17 @@ public final class LsmStore implements AutoCloseable {
     private final ExecutorService compactionExecutor;
 
     /**
-     * Deletes the primary's copies of files that became obsolete when a reader released them
-     * ({@link #onObsoleteAfterRead}): one daemon thread of this store's, started when needed and
-     * ending after 10 s idle (a store whose storage hangs on deletes holds up no other store's).
+     * Deletes the primary's copies of obsolete files ({@link #onObsolete}): one daemon thread of
+     * this store's, started when needed and ending after 10 s idle. A storage that hangs on deletes
+     * holds up no flush, compaction or read, and no other store's deletes.
      */
     private final ThreadPoolExecutor deleter;
 
     /**
-     * {@link #onObsoleteAfterRead} as the callback of a reader's release (one object, not one per
-     * get).
+     * {@link #onObsolete} as the callback of an installed edit and of a reader's release (one
+     * object, not one per get).
      */
-    private final Consumer<List<FileMeta>> afterRead = this::onObsoleteAfterRead;
+    private final Consumer<List<FileMeta>> afterRead = this::onObsolete;
 
     private final AtomicBoolean flushScheduled = new AtomicBoolean();
     private final AtomicBoolean compactionScheduled = new AtomicBoolean();
@@ -209,7 +209,7 @@ public final class LsmStore implements AutoCloseable {
                         options.bloomPrefix(),
                         options.compression(),
                         blockCache.disk());
-        this.versions = new VersionSet(span, levels, this::onObsolete);
+        this.versions = new VersionSet(span, levels, afterRead);
         this.reads = new ReadPath(readers, options.bloomPrefix(), options.readaheadBytes());
         this.rows = RowCache.on(blockCache.memory());
         long rate = options.compactionBytesPerSecond();
@@ -892,19 +892,13 @@ public final class LsmStore implements AutoCloseable {
     }
 
     /**
-     * Files that became obsolete on a background thread or in a call that may wait: deleted now.
+     * Files that became obsolete, when an installed flush or compaction dropped them or a reader
+     * released the last pin (a get, a scan, a snapshot): their reader and local copies go now, the
+     * primary's deletes on {@link #deleter}, so that neither a read on the task thread nor a
+     * compaction waits for a remote delete (tens of milliseconds each on an object store, unbounded
+     * on a hanging one; {@code HangingDeleteTest}). {@link #close()} waits, bounded, for them.
      */
     private void onObsolete(List<FileMeta> files) {
-        deleteAll(forgetObsolete(files));
-    }
-
-    /**
-     * Files that became obsolete when a reader released the last pin (a get, a scan, a snapshot):
-     * their reader and local copies go now, the primary's deletes on {@link #deleter}, so that a
-     * read on the task thread never waits for a remote delete (tens of milliseconds each on an
-     * object store, unbounded on a hanging one). {@link #close()} waits, bounded, for them.
-     */
-    private void onObsoleteAfterRead(List<FileMeta> files) {
         List<FileMeta> delete = forgetObsolete(files);
         if (delete.isEmpty()) {
             return;

@@ -9,6 +9,7 @@ import io.github.flinkstate.disagg.engine.key.KeyRange;
 import io.github.flinkstate.testing.fs.FsOp;
 import io.github.flinkstate.testing.fs.InjectingFileSystem;
 import io.github.flinkstate.testing.fs.Latency;
+import io.github.flinkstate.testing.wait.Waits;
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -297,7 +298,8 @@ class LsmStoreBackendSupportTest {
             checkAll(merged);
             assertThat(merged.compactOnce()).as("clip cleanup of the other").isTrue();
             assertThat(merged.liveFiles()).doesNotContain(copy);
-            assertThat(fs.exists(new Path(copy))).isFalse();
+            Waits.untilChecked( // deleted on the store's delete thread
+                    "the copy deleted", Duration.ofSeconds(30), () -> !fs.exists(new Path(copy)));
             checkAll(merged);
         }
     }
