@@ -130,10 +130,13 @@ public final class DisaggSnapshotOperation<K> {
      * asynchronous part. It may not name the files earlier checkpoints named ({@link #avoided}); it
      * names them through copies ({@link #copies}, original to copy) that the store swaps in, and
      * when it completes, Flink deletes the originals that only the checkpoints it subsumes named.
-     * An incremental checkpoint taken meanwhile (several concurrent checkpoints) may hold those
-     * originals in its barrier's version, and if it named them where they are it could complete
-     * after that deletion, naming deleted files. So it waits for {@link #ended} and names every
-     * avoided file through the same copy, or its own.
+     * Any snapshot taken meanwhile may hold those originals in its barrier's version: an
+     * incremental checkpoint (several concurrent checkpoints) that named them where they are could
+     * complete after that deletion, naming deleted files; a native savepoint (Flink does not count
+     * savepoints against the concurrent-checkpoint limit) or another full checkpoint that copied
+     * them could fail reading them. So each waits for {@link #ended}: an incremental one names
+     * every avoided file through the same copy, or its own; a savepoint and a full one copy it from
+     * that copy ({@code SnapshotDuringFullCheckpointTest}).
      */
     private static final class FullInFlight {
         final CompletableFuture<Void> ended = new CompletableFuture<>();
@@ -221,13 +224,10 @@ public final class DisaggSnapshotOperation<K> {
             timerSnapshots.add(s);
             metaInfos.add(s.getMetaInfoSnapshot());
         }
-        // an incremental checkpoint waits for the full ones begun before it (see FullInFlight);
-        // listed before the barrier, so that one that ended in between swapped its copies in
-        // before the barrier's version was fixed
-        List<FullInFlight> fullsBefore =
-                sharing == SnapshotType.SharingFilesStrategy.FORWARD_BACKWARD
-                        ? List.copyOf(fullsInFlight)
-                        : List.of();
+        // every snapshot waits for the full ones begun before it (see FullInFlight); listed before
+        // the barrier, so that one that ended in between swapped its copies in before the
+        // barrier's version was fixed
+        List<FullInFlight> fullsBefore = List.copyOf(fullsInFlight);
         LsmStore.PendingSnapshot engineSnapshot = store.beginSnapshot();
         FullInFlight mine =
                 sharing == SnapshotType.SharingFilesStrategy.FORWARD ? new FullInFlight() : null;
@@ -312,19 +312,37 @@ public final class DisaggSnapshotOperation<K> {
         LsmSnapshot pinnedCopies = null;
         if (sharing == SnapshotType.SharingFilesStrategy.NO_SHARING) {
             copyIntoCheckpoint = files.keySet();
+            if (!fullsBefore.isEmpty()) {
+                // the originals of the files they avoided may be deleted: copy from their copies
+                Map<String, String> earlierCopies = new HashMap<>();
+                Map<String, StreamStateHandle> earlierCheckpointCopies = new HashMap<>();
+                Set<String> avoided =
+                        awaitFulls(
+                                checkpointId, fullsBefore, earlierCopies, earlierCheckpointCopies);
+                pinnedCopies = store.pinFiles(); // a store copy stays until it is copied
+                Map<String, StreamStateHandle> from = new HashMap<>();
+                for (String path : files.keySet()) {
+                    if (avoided.contains(path)) {
+                        from.put(
+                                path,
+                                copySource(
+                                        path,
+                                        files.get(path),
+                                        earlierCopies,
+                                        earlierCheckpointCopies));
+                    }
+                }
+                copyFrom = from;
+            }
         } else {
             // FORWARD (a full checkpoint) may name no file named before; any checkpoint may name
             // no restored file whose handle is relative
             boolean full = sharing == SnapshotType.SharingFilesStrategy.FORWARD;
-            Set<String> mayNotName = new HashSet<>();
-            for (String path : files.keySet()) {
-                if ((full && everReferenced.contains(path)) || relativeRestored.contains(path)) {
-                    mayNotName.add(path);
-                }
-            }
             Map<String, String> earlierCopies = new HashMap<>();
             Map<String, StreamStateHandle> earlierCheckpointCopies = new HashMap<>();
+            Set<String> mayNotName = new HashSet<>();
             if (!fullsBefore.isEmpty()) {
+                // first, so that what they named counts as named before
                 Set<String> avoided =
                         awaitFulls(
                                 checkpointId, fullsBefore, earlierCopies, earlierCheckpointCopies);
@@ -334,6 +352,11 @@ public final class DisaggSnapshotOperation<K> {
                     }
                 }
             }
+            for (String path : files.keySet()) {
+                if ((full && everReferenced.contains(path)) || relativeRestored.contains(path)) {
+                    mayNotName.add(path);
+                }
+            }
             if (mine != null) {
                 mine.avoided = Set.copyOf(mayNotName); // before any swap of its own
             }
@@ -341,6 +364,7 @@ public final class DisaggSnapshotOperation<K> {
                 CopiesPlan plan =
                         planCopies(
                                 checkpointId,
+                                full,
                                 mayNotName,
                                 files,
                                 earlierCopies,
@@ -408,6 +432,7 @@ public final class DisaggSnapshotOperation<K> {
      */
     private CopiesPlan planCopies(
             long checkpointId,
+            boolean full,
             Set<String> mayNotName,
             Map<String, Long> sizes,
             Map<String, String> earlierCopies,
@@ -425,6 +450,10 @@ public final class DisaggSnapshotOperation<K> {
         Map<String, String> copies = new HashMap<>(inheritedCopy.copies());
         copies.putAll(earlierCopies);
         copies.keySet().retainAll(mayNotName);
+        if (full) {
+            // nor through a copy an earlier checkpoint named (an earlier full one's)
+            copies.values().removeIf(everReferenced::contains);
+        }
         List<String> notCopied = new ArrayList<>(mayNotName);
         notCopied.removeAll(copies.keySet());
         copies.putAll(store.rehomeAll(notCopied));
@@ -439,16 +468,9 @@ public final class DisaggSnapshotOperation<K> {
         // gone too fails this checkpoint, never a restore
         Map<String, StreamStateHandle> copyFrom = new HashMap<>();
         for (String path : copyIntoCheckpoint) {
-            String storeCopy = earlierCopies.get(path);
-            StreamStateHandle checkpointCopy = earlierCheckpointCopies.get(path);
-            long size = sizes.get(path);
             copyFrom.put(
                     path,
-                    storeCopy != null
-                            ? new FileStateHandle(new Path(storeCopy), size)
-                            : checkpointCopy != null
-                                    ? checkpointCopy
-                                    : new FileStateHandle(new Path(path), size));
+                    copySource(path, sizes.get(path), earlierCopies, earlierCheckpointCopies));
         }
         LOG.info(
                 "Checkpoint {}: {} file(s) it may not name where they are (named earlier, or"
@@ -458,6 +480,24 @@ public final class DisaggSnapshotOperation<K> {
                 copies.size(),
                 copyIntoCheckpoint.size());
         return new CopiesPlan(copyIntoCheckpoint, copyFrom, copies, live);
+    }
+
+    /**
+     * Where to copy {@code path} from: the store copy an earlier full checkpoint named it through,
+     * else the copy that checkpoint wrote into itself, else the file itself. The copies hold the
+     * same bytes; the original may be deleted once that checkpoint completes.
+     */
+    private static StreamStateHandle copySource(
+            String path,
+            long size,
+            Map<String, String> earlierCopies,
+            Map<String, StreamStateHandle> earlierCheckpointCopies) {
+        String storeCopy = earlierCopies.get(path);
+        if (storeCopy != null) {
+            return new FileStateHandle(new Path(storeCopy), size);
+        }
+        StreamStateHandle checkpointCopy = earlierCheckpointCopies.get(path);
+        return checkpointCopy != null ? checkpointCopy : new FileStateHandle(new Path(path), size);
     }
 
     /**
