@@ -1,7 +1,10 @@
 package io.github.flinkstate.disagg.backend.snapshot;
 
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import javax.annotation.concurrent.ThreadSafe;
@@ -25,15 +28,27 @@ import javax.annotation.concurrent.ThreadSafe;
  * it for deletion; otherwise the store deletes it when it drops it later. Both decisions are taken
  * under this object's lock, so a compaction racing with a discard cannot make both delete it.
  *
+ * <p>A handle discarded on the TaskManager never reached the JobManager, also when the discard
+ * comes after a later checkpoint completed, so its files go back to the store then too, for the
+ * newest {@link #LATE_DISCARDS} checkpoints older than the last completed one that neither
+ * completed nor were discarded.
+ *
  * <p>Memory: a file is forgotten once it is obsolete and Flink owns it (a completed checkpoint
- * named it, or every checkpoint that named it is older than a completed one, so it was registered
- * or given back already).
+ * named it, or every checkpoint that named it is older than a completed one and no longer awaited
+ * for a late discard, so it was registered or given back already).
  *
  * <p>Thread safety: thread-safe (the task thread, Flink's async snapshot threads and the engine's
  * background threads call it).
  */
 @ThreadSafe
 public final class FileOwnership {
+
+    /**
+     * Older checkpoints whose handles' fate is unknown (acknowledged and registered, or discarded
+     * on this TaskManager after a later checkpoint completed) that are remembered for a late
+     * discard, newest first; a discard of an older one gives nothing back (a leak, not a loss).
+     */
+    static final int LATE_DISCARDS = 16;
 
     /** Checkpoints whose produced handle names the file, per file path. */
     private final Map<String, Set<Long>> handedOverIn = new HashMap<>();
@@ -80,19 +95,35 @@ public final class FileOwnership {
     }
 
     public synchronized void completed(long checkpointId) {
-        Set<String> files = filesOfCheckpoint.get(checkpointId);
+        Set<String> files = filesOfCheckpoint.remove(checkpointId);
         if (files != null) {
             confirmed.addAll(files);
         }
-        // older handles are registered or gone; a late discard of one leaves files handed over
-        filesOfCheckpoint.keySet().removeIf(id -> id <= checkpointId);
+        // an older handle was registered (a late acknowledgement) or is discarded here, maybe
+        // only now: a snapshot cancelled after its upload began can produce it after this
+        // completion; the newest LATE_DISCARDS of them are kept for that discard
+        List<Long> older = new ArrayList<>();
+        for (long id : filesOfCheckpoint.keySet()) {
+            if (id < checkpointId) {
+                older.add(id);
+            }
+        }
+        Collections.sort(older);
+        for (int i = 0; i < older.size() - LATE_DISCARDS; i++) {
+            filesOfCheckpoint.remove(older.get(i));
+        }
         obsoleteWhileHandedOver.removeIf(
                 f -> {
                     Set<Long> in = handedOverIn.get(f);
                     boolean settled =
                             confirmed.contains(f)
                                     || in == null
-                                    || in.stream().allMatch(id -> id <= checkpointId);
+                                    || in.stream()
+                                            .allMatch(
+                                                    id ->
+                                                            id <= checkpointId
+                                                                    && !filesOfCheckpoint
+                                                                            .containsKey(id));
                     if (settled) {
                         forget(f);
                     }

@@ -14,19 +14,23 @@ import io.github.flinkstate.testing.fs.Latency;
 import java.io.File;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RunnableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.state.CheckpointStateOutputStream;
 import org.apache.flink.runtime.state.CheckpointStreamFactory;
 import org.apache.flink.runtime.state.CheckpointedStateScope;
+import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
 import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.SnapshotResult;
 import org.apache.flink.runtime.state.StateUtil;
 import org.apache.flink.runtime.state.StreamStateHandle;
+import org.apache.flink.runtime.state.filesystem.FileStateHandle;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -82,6 +86,52 @@ class LateSnapshotCleanupTest {
             assertThat(files("primary")).as("engine files left").isEmpty();
             assertThat(files("chk")).as("checkpoint files left").isEmpty();
         }
+    }
+
+    /**
+     * A checkpoint's handle is discarded on the TaskManager only after a later checkpoint completed
+     * (its asynchronous part finished, but the task's checkpoint failed later, e.g. on another
+     * operator's snapshot, while the JobManager had aborted it on a timeout and gone on), and the
+     * store had compacted the file it flushed away meanwhile. Before, the completion made the store
+     * forget the older checkpoint's files, so the discard gave nothing back and the file stayed.
+     */
+    @Test
+    void discardedAfterALaterCheckpointCompleted_leavesNoFile() throws Exception {
+        KeyedFixture fixture = new KeyedFixture(200);
+        try (DisaggBackends backends = backends()) {
+            DisaggregatedKeyedStateBackend<Integer> b =
+                    backends.create(DisaggBackends.ALL, List.of());
+            RunnableFuture<SnapshotResult<KeyedStateHandle>> first = writeAndCheckpoint(b, fixture);
+            List<String> namedByFirst = fileNames(first);
+            b.notifyCheckpointAborted(1);
+
+            fixture.write(b, 2);
+            b.compactAll(); // checkpoint 1's files leave the store
+            RunnableFuture<SnapshotResult<KeyedStateHandle>> second = checkpoint(b, 2);
+            List<String> namedBySecond = fileNames(second);
+            b.notifyCheckpointComplete(2);
+
+            StateUtil.discardStateFuture(first); // checkpoint 1 failed on this TaskManager
+            List<String> onlyFirst = new ArrayList<>(namedByFirst);
+            onlyFirst.removeAll(namedBySecond);
+            assertThat(onlyFirst).as("files only checkpoint 1 named").isNotEmpty();
+            List<String> left =
+                    files("primary").stream()
+                            .map(f -> new File(f).getName())
+                            .collect(Collectors.toList());
+            assertThat(left).doesNotContainAnyElementsOf(onlyFirst);
+            backends.dispose(b);
+        }
+    }
+
+    /** Names of the engine files a snapshot's handle names. */
+    private static List<String> fileNames(RunnableFuture<SnapshotResult<KeyedStateHandle>> f)
+            throws Exception {
+        IncrementalRemoteKeyedStateHandle h =
+                (IncrementalRemoteKeyedStateHandle) f.get().getJobManagerOwnedSnapshot();
+        return h.getSharedState().stream()
+                .map(e -> ((FileStateHandle) e.getHandle()).getFilePath().getName())
+                .collect(Collectors.toList());
     }
 
     @Test
@@ -140,11 +190,17 @@ class LateSnapshotCleanupTest {
     private RunnableFuture<SnapshotResult<KeyedStateHandle>> writeAndCheckpoint(
             DisaggregatedKeyedStateBackend<Integer> b, KeyedFixture fixture) throws Exception {
         fixture.write(b, 1);
+        return checkpoint(b, 1);
+    }
+
+    /** Runs checkpoint {@code id} of {@code b}; returns its future. */
+    private RunnableFuture<SnapshotResult<KeyedStateHandle>> checkpoint(
+            DisaggregatedKeyedStateBackend<Integer> b, long id) throws Exception {
         RunnableFuture<SnapshotResult<KeyedStateHandle>> f =
                 b.snapshot(
-                        1,
+                        id,
                         0L,
-                        LocalDirs.checkpointLocation(new File(tmp, "chk"), 1),
+                        LocalDirs.checkpointLocation(new File(tmp, "chk"), id),
                         CheckpointOptions.forCheckpointWithDefaultLocation());
         f.run();
         assertThat(f.get().getJobManagerOwnedSnapshot()).isNotNull();
