@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.zip.CRC32C;
 import org.apache.flink.runtime.state.changelog.StateChange;
@@ -43,23 +44,32 @@ public final class SegmentDecoder {
      * Verifies a whole file of {@code length} bytes read from offset 0: its header, and for every
      * segment its header fields and the CRC32C (payloads are not decompressed), and that the last
      * segment ends exactly at {@code length}. Used to check a downloaded copy before it is trusted.
+     *
+     * @return the offsets at which the segments start, ascending
      */
-    public static void verifyFile(InputStream in, String file, long length) throws IOException {
+    public static long[] verifyFile(InputStream in, String file, long length) throws IOException {
         readFileHeader(in, file);
         long offset = SegmentFormat.FILE_HEADER_SIZE;
         byte[] header = new byte[SegmentFormat.SEGMENT_HEADER_SIZE];
+        long[] starts = new long[16];
+        int segments = 0;
         while (offset < length) {
             readFully(in, header, file, offset, "segment header");
             int storedLength = checkHeader(header, file, offset, length);
             byte[] stored = new byte[storedLength];
             readFully(in, stored, file, offset, "segment payload");
             checkCrc(header, stored, file, offset);
+            if (segments == starts.length) {
+                starts = Arrays.copyOf(starts, segments * 2);
+            }
+            starts[segments++] = offset;
             offset += SegmentFormat.SEGMENT_HEADER_SIZE + storedLength;
         }
         if (offset != length || in.read() != -1) {
             throw new CorruptSegmentException(
                     file, offset, "segments do not end at the file length " + length);
         }
+        return Arrays.copyOf(starts, segments);
     }
 
     /**

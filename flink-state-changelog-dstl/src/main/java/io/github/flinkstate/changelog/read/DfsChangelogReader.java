@@ -14,6 +14,7 @@ import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.FileChannel;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -151,6 +152,17 @@ public final class DfsChangelogReader
     private SegmentChanges readThroughCache(FileStateHandle remote, String name, long offset)
             throws IOException {
         File local = cache.pin(remote);
+        long[] starts = cache.segmentStarts(remote, local);
+        if (starts != null && Arrays.binarySearch(starts, offset) < 0) {
+            // the copy was verified in full: the handle is wrong, and a new copy would not help
+            cache.unpin(remote, local);
+            throw new CorruptSegmentException(
+                    name,
+                    offset,
+                    "the state handle's offset is not the start of a segment of the file (its "
+                            + starts.length
+                            + " segments were verified when it was downloaded)");
+        }
         try {
             return readLocal(local, name, offset);
         } catch (IOException first) {

@@ -311,6 +311,21 @@ final class DownloadCache implements Closeable {
         }
     }
 
+    /**
+     * Where the segments of the verified copy {@code local} of {@code handle} start, ascending;
+     * null if {@code local} is not this cache's current copy of it.
+     */
+    synchronized long[] segmentStarts(FileStateHandle handle, File local) {
+        Entry entry = entries.get(key(handle));
+        if (entry == null
+                || !entry.file.isDone()
+                || entry.file.isCompletedExceptionally()
+                || !local.equals(entry.file.join())) {
+            return null;
+        }
+        return entry.segmentStarts;
+    }
+
     private static boolean hasExpectedLength(File local, FileStateHandle handle) {
         long expected = handle.getStateSize();
         return expected <= 0 || local.length() == expected;
@@ -514,7 +529,7 @@ final class DownloadCache implements Closeable {
             try (InputStream in =
                     new BufferedInputStream(
                             progress(Files.newInputStream(target.toPath())), 64 * 1024)) {
-                SegmentDecoder.verifyFile(in, name, target.length());
+                entry.segmentStarts = SegmentDecoder.verifyFile(in, name, target.length());
             }
             synchronized (this) {
                 if (closed) {
@@ -587,5 +602,8 @@ final class DownloadCache implements Closeable {
 
         /** The download ended (copy or failure); an abandoned one deletes its copy then. */
         boolean finished;
+
+        /** Where the verified copy's segments start, ascending; set before {@link #file} ends. */
+        volatile long[] segmentStarts;
     }
 }

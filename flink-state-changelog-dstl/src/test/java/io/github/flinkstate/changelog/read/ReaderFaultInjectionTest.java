@@ -229,6 +229,34 @@ class ReaderFaultInjectionTest {
     }
 
     /**
+     * An offset that is not where a segment of a verified local copy starts is the handle's fault:
+     * the restore fails naming the file and the offset without downloading the file again. Before,
+     * the reader took the failure for a damaged copy, evicted it and downloaded the whole file once
+     * more before failing the same way.
+     */
+    @Test
+    void anOffsetInsideASegment_failsWithoutDownloadingAgain() throws Exception {
+        ChangelogStateHandleStreamImpl handle = writeHandle(true);
+        assertThat(Changes.read(view.createReader(), handle))
+                .containsExactly("1:v1", "2:v2", "3:v3");
+        assertThat(opens()).isEqualTo(3);
+        StreamStateHandle file = handle.getHandlesAndOffsets().get(0).f0;
+        long inside = offset(handle, 0) + 1;
+        ChangelogStateHandleStreamImpl broken =
+                new ChangelogStateHandleStreamImpl(
+                        List.of(Tuple2.of(file, inside)), RANGE, 100, 100, "dfs-batched");
+        assertThatThrownBy(() -> Changes.read(view.createReader(), broken))
+                .hasMessageContaining(localFile(handle, 0).getName())
+                .hasMessageContaining("offset " + inside)
+                .hasMessageContaining("not the start of a segment");
+        assertThat(opens()).as("no second download").isEqualTo(3);
+        assertThat(Changes.read(view.createReader(), handle))
+                .as("the verified copy is still used")
+                .containsExactly("1:v1", "2:v2", "3:v3");
+        assertThat(opens()).isEqualTo(3);
+    }
+
+    /**
      * A file whose file system cannot be reached at all (here: no file system for its scheme, as
      * with a plugin missing on the TaskManager) fails naming the file; the file system's message
      * names only the scheme. Found in a review of the read path's error messages.
