@@ -920,6 +920,7 @@ public final class LsmStore implements AutoCloseable {
             }
             births.remove(f.path());
             readers.evict(f.path());
+            readers.forgetCopy(f.path());
             if (blockCache.disk() != null) {
                 blockCache.disk().forget(f.path());
             }
@@ -938,6 +939,29 @@ public final class LsmStore implements AutoCloseable {
             } catch (IOException | RuntimeException e) {
                 LOG.warn("Could not delete obsolete file {}", f.path(), e);
             }
+        }
+    }
+
+    /**
+     * Waits up to 60 s until the deletes of obsolete files queued so far have run (they run on this
+     * store's delete thread, in order), also after {@link #close()}; for tests and tools that check
+     * what is left in the primary directory.
+     *
+     * @throws IOException if they did not end in time
+     */
+    public void awaitQueuedDeletes() throws IOException, InterruptedException {
+        boolean ended;
+        try {
+            deleter.submit(() -> {}).get(60, TimeUnit.SECONDS);
+            ended = true;
+        } catch (RejectedExecutionException closed) {
+            ended = deleter.awaitTermination(60, TimeUnit.SECONDS);
+        } catch (ExecutionException | TimeoutException e) {
+            ended = false;
+        }
+        if (!ended) {
+            throw new IOException(
+                    "The deletes of obsolete files of " + options.primaryDir() + " did not end");
         }
     }
 
@@ -1364,6 +1388,8 @@ public final class LsmStore implements AutoCloseable {
             }
             if (refs != null) {
                 install(edit);
+                // versions pinned before the swap still list the original: read them from the copy
+                readers.readThroughCopy(old.path(), copy.toString());
                 stats.filesRehomed.incrementAndGet();
                 return copy.toString();
             }

@@ -123,12 +123,9 @@ class CloseDuringCompactionTest {
             }
             store.flush();
             assertThat(store.compactOnce()).as("level 0 into level 1").isTrue();
-            // the level-0 input is deleted on the store's delete thread
-            Waits.untilChecked(
-                    "the compacted level-0 file deleted",
-                    Duration.ofSeconds(30),
-                    () -> files(dir).size() == 1);
+            store.awaitQueuedDeletes(); // the level-0 input is deleted on the delete thread
             Set<String> live = files(dir);
+            assertThat(live).hasSize(1);
             assertThat(store.filesPerLevel()[1]).isEqualTo(1);
 
             AtomicBoolean started = new AtomicBoolean();

@@ -9,7 +9,6 @@ import io.github.flinkstate.disagg.engine.key.KeyRange;
 import io.github.flinkstate.testing.fs.FsOp;
 import io.github.flinkstate.testing.fs.InjectingFileSystem;
 import io.github.flinkstate.testing.fs.Latency;
-import io.github.flinkstate.testing.wait.Waits;
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -193,6 +192,7 @@ class LsmStoreBackendSupportTest {
             String copy = store.rehome(original);
             assertThat(copy).isNotNull().isNotEqualTo(original);
             assertThat(store.liveFiles()).contains(copy).doesNotContain(original);
+            store.awaitQueuedDeletes();
             assertThat(fs.exists(new Path(original))).as("restored original kept").isTrue();
             assertThat(store.rehome(original)).isNull();
             assertThat(new String(store.get(key(3, "k3")), StandardCharsets.UTF_8)).isEqualTo("v3");
@@ -294,12 +294,13 @@ class LsmStoreBackendSupportTest {
             // the copy is deleted once no entry names it, not when the first one goes
             assertThat(merged.compactOnce()).as("clip cleanup of one entry").isTrue();
             assertThat(merged.liveFiles()).containsOnlyOnce(copy);
+            merged.awaitQueuedDeletes();
             assertThat(fs.exists(new Path(copy))).isTrue();
             checkAll(merged);
             assertThat(merged.compactOnce()).as("clip cleanup of the other").isTrue();
             assertThat(merged.liveFiles()).doesNotContain(copy);
-            Waits.untilChecked( // deleted on the store's delete thread
-                    "the copy deleted", Duration.ofSeconds(30), () -> !fs.exists(new Path(copy)));
+            merged.awaitQueuedDeletes(); // deleted on the store's delete thread
+            assertThat(fs.exists(new Path(copy))).isFalse();
             checkAll(merged);
         }
     }

@@ -534,6 +534,7 @@ class LsmStoreFaultTest {
             }
             List<String> old = store.liveFiles();
             store.compactAll();
+            store.awaitQueuedDeletes();
             assertThat(exist(old)).isTrue();
         }
         // A restored store never deletes the foreign files it read (default policy).
@@ -542,6 +543,7 @@ class LsmStoreFaultTest {
             fill(restored, 100, 9);
             restored.flush();
             restored.compactAll();
+            restored.awaitQueuedDeletes();
             assertThat(restored.liveFiles()).doesNotContainAnyElementsOf(snap.files());
             assertThat(exist(snap.files())).isTrue();
         }

@@ -5,6 +5,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
 import io.github.flinkstate.disagg.engine.cache.InFlight;
+import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -45,6 +46,14 @@ public final class ReaderCache {
 
     private volatile boolean closed;
 
+    /**
+     * Files the store replaced by identical copies ({@code LsmStore.rehomeAll}), original path to
+     * copy path, while an older version (a reader, a savepoint) still lists the original: its reads
+     * go to the copy, which stays when Flink deletes the original (a full checkpoint that named the
+     * copy completed). A copy that is gone falls back to the original.
+     */
+    private final ConcurrentHashMap<String, String> copies = new ConcurrentHashMap<>();
+
     /** Largest metadata bytes per 2^20 file bytes seen so far (the tail-read estimate). */
     private final AtomicLong metadataPerMebi = new AtomicLong(1L << 15);
 
@@ -80,6 +89,40 @@ public final class ReaderCache {
      * opens the file itself, joining no other open.
      */
     public SstReader get(String path, long expectedSize) throws IOException {
+        String copy = copies.get(path);
+        if (copy != null) {
+            try {
+                return getDirect(copy, expectedSize);
+            } catch (IOException e) {
+                if (!isMissing(e)) {
+                    throw e;
+                }
+                copies.remove(path, copy); // deleted (its checkpoint was discarded): the original
+            }
+        }
+        return getDirect(path, expectedSize);
+    }
+
+    private static boolean isMissing(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof FileNotFoundException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Reads of {@code original} go to {@code copy}, an identical copy, from now on. */
+    public void readThroughCopy(String original, String copy) {
+        copies.put(original, copy);
+    }
+
+    /** No version lists {@code original} any more: forgets its copy. */
+    public void forgetCopy(String original) {
+        copies.remove(original);
+    }
+
+    private SstReader getDirect(String path, long expectedSize) throws IOException {
         boolean joinedAnInterruptedOpen = false;
         while (true) {
             SstReader r = readers.getIfPresent(path);

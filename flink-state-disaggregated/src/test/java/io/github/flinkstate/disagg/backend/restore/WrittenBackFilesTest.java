@@ -72,6 +72,7 @@ class WrittenBackFilesTest {
                     target.create(DisaggBackends.ALL, List.of(savepoint));
             fixture.write(b, 2);
             b.compactAll();
+            b.store().awaitQueuedDeletes();
             assertThat(fixture.verify(b, 2)).isEqualTo(50);
             assertThat(writtenBack()).as("written-back files left after compaction").isEmpty();
         }

@@ -2,6 +2,7 @@ package io.github.flinkstate.disagg.backend.savepoint;
 
 import io.github.flinkstate.disagg.DisaggregatedOptions;
 import io.github.flinkstate.disagg.DisaggregatedStateBackend;
+import io.github.flinkstate.disagg.backend.testutil.CanonicalSavepoints;
 import java.io.File;
 import java.util.ArrayList;
 import java.util.List;
@@ -9,24 +10,19 @@ import java.util.concurrent.RunnableFuture;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.typeutils.base.StringSerializer;
 import org.apache.flink.configuration.MemorySize;
-import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.core.fs.local.LocalFileSystem;
 import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
-import org.apache.flink.runtime.checkpoint.CheckpointOptions;
-import org.apache.flink.runtime.checkpoint.SavepointType;
 import org.apache.flink.runtime.checkpoint.metadata.MetadataRoundTrip;
 import org.apache.flink.runtime.operators.testutils.MockEnvironment;
 import org.apache.flink.runtime.operators.testutils.MockEnvironmentBuilder;
 import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
-import org.apache.flink.runtime.state.CheckpointStorageLocationReference;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.runtime.state.KeyGroupsStateHandle;
 import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
 import org.apache.flink.runtime.state.KeyedStateHandle;
-import org.apache.flink.runtime.state.SavepointResources;
 import org.apache.flink.runtime.state.SavepointSnapshotStrategy;
 import org.apache.flink.runtime.state.SnapshotResult;
 import org.apache.flink.runtime.state.SnapshotStrategyRunner;
@@ -147,19 +143,7 @@ final class SavepointHarness implements AutoCloseable {
      */
     <K> RunnableFuture<SnapshotResult<KeyedStateHandle>> start(AbstractKeyedStateBackend<K> b)
             throws Exception {
-        SavepointResources<K> resources = b.savepoint();
-        return new SnapshotStrategyRunner<>(
-                        "canonical savepoint",
-                        new SavepointSnapshotStrategy<>(resources.getSnapshotResources()),
-                        new CloseableRegistry(),
-                        resources.getPreferredSnapshotExecutionType())
-                .snapshot(
-                        nextId++,
-                        0L,
-                        streamFactory(),
-                        new CheckpointOptions(
-                                SavepointType.savepoint(SavepointFormatType.CANONICAL),
-                                CheckpointStorageLocationReference.getDefault()));
+        return CanonicalSavepoints.start(b, nextId++, streamFactory());
     }
 
     /** Runs the asynchronous part and round-trips the handle through checkpoint metadata. */

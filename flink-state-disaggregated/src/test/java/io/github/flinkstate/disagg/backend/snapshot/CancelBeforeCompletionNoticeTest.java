@@ -84,6 +84,7 @@ class CancelBeforeCompletionNoticeTest {
         job1.dispose(b);
         assertThat(Thread.interrupted()).as("the cancellation stays visible").isTrue();
         checkpoints.shutdown(org.apache.flink.api.common.JobStatus.CANCELED);
+        b.store().awaitQueuedDeletes(); // the disposed store's delete thread is done
 
         for (String f : named) {
             assertThat(fs.exists(new Path(f))).as("file of the retained checkpoint: " + f).isTrue();

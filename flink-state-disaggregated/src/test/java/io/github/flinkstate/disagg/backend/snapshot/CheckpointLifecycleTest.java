@@ -261,7 +261,7 @@ class CheckpointLifecycleTest {
                 valuesAt.put(id, new HashMap<>(values));
                 mapsAt.put(id, deepCopy(maps));
                 completed++;
-                assertNoPrematureDelete(job.retained());
+                assertNoPrematureDelete(subtasks, job.retained());
             }
             assertNoDoubleDelete();
         }
@@ -333,7 +333,13 @@ class CheckpointLifecycleTest {
 
     // ------------------------------------------------------------------ checks
 
-    private void assertNoPrematureDelete(List<CompletedCheckpoint> retained) {
+    private void assertNoPrematureDelete(
+            List<DisaggregatedKeyedStateBackend<Integer>> subtasks,
+            List<CompletedCheckpoint> retained)
+            throws Exception {
+        for (DisaggregatedKeyedStateBackend<Integer> b : subtasks) {
+            b.store().awaitQueuedDeletes(); // the stores delete on their delete threads
+        }
         List<CompletedCheckpoint> all = new ArrayList<>(retained);
         all.addAll(protectedCheckpoints);
         for (CompletedCheckpoint cp : all) {

@@ -3,6 +3,7 @@ package io.github.flinkstate.disagg.backend.snapshot;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.flinkstate.disagg.backend.DisaggregatedKeyedStateBackend;
+import io.github.flinkstate.disagg.backend.testutil.CanonicalSavepoints;
 import io.github.flinkstate.disagg.backend.testutil.DisaggBackends;
 import io.github.flinkstate.disagg.backend.testutil.JobCheckpoints;
 import io.github.flinkstate.disagg.backend.testutil.KeyedFixture;
@@ -43,10 +44,12 @@ import org.junit.jupiter.params.provider.EnumSource;
  *       then failed.
  *   <li>A native savepoint (Flink does not count savepoints against the concurrent-checkpoint
  *       limit) copied the originals into itself and failed on the deleted ones; so did a second
- *       full checkpoint, which also copied them.
+ *       full checkpoint, which also copied them. Each now waits for the full one's asynchronous
+ *       part and takes those files from its copies.
+ *   <li>A canonical savepoint, which Flink writes from the version pinned at its synchronous part,
+ *       read the deleted originals and failed. The store now reads a file it replaced by a copy
+ *       from the copy, also for versions pinned before.
  * </ul>
- *
- * Each now waits for the full one's asynchronous part and takes those files from its copies.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class SnapshotDuringFullCheckpointTest {
@@ -55,7 +58,8 @@ class SnapshotDuringFullCheckpointTest {
     enum Second {
         INCREMENTAL,
         FULL,
-        NATIVE_SAVEPOINT
+        NATIVE_SAVEPOINT,
+        CANONICAL_SAVEPOINT
     }
 
     private static final int KEYS = 2000;
@@ -116,20 +120,25 @@ class SnapshotDuringFullCheckpointTest {
         b.setCurrentKey(1);
         KeyedFixture.value(b).update(-2L); // the second one's own memtable
         RunnableFuture<SnapshotResult<KeyedStateHandle>> during =
-                b.snapshot(3, 0L, checkpoints.start(3), options(second));
+                second == Second.CANONICAL_SAVEPOINT
+                        ? CanonicalSavepoints.start(b, 3, checkpoints.start(3))
+                        : b.snapshot(3, 0L, checkpoints.start(3), options(second));
         // both memtables flushed: the second snapshot's version (pinned by its flush) still holds
         // checkpoint 1's files, before the full one's asynchronous part swaps them
         Waits.until(
                 "the frozen memtables flushed",
                 Duration.ofSeconds(30),
                 () -> b.store().stats().flushes() >= flushesBefore + 2);
-        // the second one's asynchronous part starts first and waits for the full one's
+        // the second one's asynchronous part starts first and waits for the full one's (a canonical
+        // savepoint's, written by Flink from the pinned version, runs after it instead)
         Thread secondAsync = new Thread(during, "second-async-part");
-        secondAsync.start();
-        Waits.until(
-                "the second snapshot waits for the full one",
-                Duration.ofSeconds(30),
-                () -> secondAsync.getState() == Thread.State.WAITING);
+        if (second != Second.CANONICAL_SAVEPOINT) {
+            secondAsync.start();
+            Waits.until(
+                    "the second snapshot waits for the full one",
+                    Duration.ofSeconds(30),
+                    () -> secondAsync.getState() == Thread.State.WAITING);
+        }
         full.run();
         checkpoints.acknowledge(2, 0, full.get().getJobManagerOwnedSnapshot());
         // subsumes checkpoint 1: Flink deletes what only it used
@@ -140,10 +149,13 @@ class SnapshotDuringFullCheckpointTest {
         for (String file : cp1Files) {
             assertThat(new File(new Path(file).toUri())).as("deleted by Flink").doesNotExist();
         }
+        if (second == Second.CANONICAL_SAVEPOINT) {
+            secondAsync.start();
+        }
         secondAsync.join(60_000);
         KeyedStateHandle secondHandle = during.get().getJobManagerOwnedSnapshot();
         List<KeyedStateHandle> restoreFrom;
-        if (second == Second.NATIVE_SAVEPOINT) {
+        if (second == Second.NATIVE_SAVEPOINT || second == Second.CANONICAL_SAVEPOINT) {
             restoreFrom = List.of(secondHandle); // self-contained: restored as it is
         } else {
             checkpoints.acknowledge(3, 0, secondHandle);
