@@ -132,11 +132,11 @@ public final class DisaggSnapshotOperation<K> {
      * when it completes, Flink deletes the originals that only the checkpoints it subsumes named.
      * Any snapshot taken meanwhile may hold those originals in its barrier's version: an
      * incremental checkpoint (several concurrent checkpoints) that named them where they are could
-     * complete after that deletion, naming deleted files; a native savepoint (Flink does not count
-     * savepoints against the concurrent-checkpoint limit) or another full checkpoint that copied
-     * them could fail reading them. So each waits for {@link #ended}: an incremental one names
-     * every avoided file through the same copy, or its own; a savepoint and a full one copy it from
-     * that copy ({@code SnapshotDuringFullCheckpointTest}).
+     * complete after that deletion, naming deleted files; a native savepoint (Flink starts
+     * savepoints even when the concurrent-checkpoint limit is reached) or another full checkpoint
+     * that copied them could fail reading them. So each waits for {@link #ended}: an incremental
+     * one names every avoided file through the same copy, or its own; a savepoint and a full one
+     * copy it from that copy ({@code SnapshotDuringFullCheckpointTest}).
      */
     private static final class FullInFlight {
         final CompletableFuture<Void> ended = new CompletableFuture<>();

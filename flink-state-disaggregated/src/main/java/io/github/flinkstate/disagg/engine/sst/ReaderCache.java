@@ -112,14 +112,22 @@ public final class ReaderCache {
         return false;
     }
 
-    /** Reads of {@code original} go to {@code copy}, an identical copy, from now on. */
+    /**
+     * Reads of {@code original} go to {@code copy}, an identical copy, from now on; so do the reads
+     * that went to {@code original} as a copy itself.
+     */
     public void readThroughCopy(String original, String copy) {
+        copies.replaceAll((from, to) -> to.equals(original) ? copy : to);
         copies.put(original, copy);
     }
 
-    /** No version lists {@code original} any more: forgets its copy. */
-    public void forgetCopy(String original) {
-        copies.remove(original);
+    /**
+     * No version lists {@code path} any more: reads of it no longer go to a copy, and no read goes
+     * to it as a copy (the store may delete it, or hand it back for deletion, from now on).
+     */
+    public void forgetCopy(String path) {
+        copies.remove(path);
+        copies.values().removeIf(path::equals);
     }
 
     private SstReader getDirect(String path, long expectedSize) throws IOException {

@@ -42,8 +42,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  *   <li>An incremental checkpoint (max concurrent checkpoints above 1) that named the originals
  *       where they are completed naming deleted files. Found in a review: every restore from it
  *       then failed.
- *   <li>A native savepoint (Flink does not count savepoints against the concurrent-checkpoint
- *       limit) copied the originals into itself and failed on the deleted ones; so did a second
+ *   <li>A native savepoint (Flink starts savepoints even when the concurrent-checkpoint limit is
+ *       reached) copied the originals into itself and failed on the deleted ones; so did a second
  *       full checkpoint, which also copied them. Each now waits for the full one's asynchronous
  *       part and takes those files from its copies.
  *   <li>A canonical savepoint, which Flink writes from the version pinned at its synchronous part,
