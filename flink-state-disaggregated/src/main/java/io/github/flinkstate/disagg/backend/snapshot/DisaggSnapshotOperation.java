@@ -310,15 +310,19 @@ public final class DisaggSnapshotOperation<K> {
         Map<String, StreamStateHandle> copyFrom = Map.of();
         Map<String, String> namedThrough = Map.of();
         LsmSnapshot pinnedCopies = null;
+        // first, wait for the full checkpoints begun before this snapshot (see FullInFlight): the
+        // originals of the files they avoided may be deleted, and what they named counts as
+        // named before
+        Map<String, String> earlierCopies = new HashMap<>();
+        Map<String, StreamStateHandle> earlierCheckpointCopies = new HashMap<>();
+        Set<String> avoided =
+                fullsBefore.isEmpty()
+                        ? Set.of()
+                        : awaitFulls(
+                                checkpointId, fullsBefore, earlierCopies, earlierCheckpointCopies);
         if (sharing == SnapshotType.SharingFilesStrategy.NO_SHARING) {
             copyIntoCheckpoint = files.keySet();
             if (!fullsBefore.isEmpty()) {
-                // the originals of the files they avoided may be deleted: copy from their copies
-                Map<String, String> earlierCopies = new HashMap<>();
-                Map<String, StreamStateHandle> earlierCheckpointCopies = new HashMap<>();
-                Set<String> avoided =
-                        awaitFulls(
-                                checkpointId, fullsBefore, earlierCopies, earlierCheckpointCopies);
                 pinnedCopies = store.pinFiles(); // a store copy stays until it is copied
                 Map<String, StreamStateHandle> from = new HashMap<>();
                 for (String path : files.keySet()) {
@@ -338,22 +342,11 @@ public final class DisaggSnapshotOperation<K> {
             // FORWARD (a full checkpoint) may name no file named before; any checkpoint may name
             // no restored file whose handle is relative
             boolean full = sharing == SnapshotType.SharingFilesStrategy.FORWARD;
-            Map<String, String> earlierCopies = new HashMap<>();
-            Map<String, StreamStateHandle> earlierCheckpointCopies = new HashMap<>();
             Set<String> mayNotName = new HashSet<>();
-            if (!fullsBefore.isEmpty()) {
-                // first, so that what they named counts as named before
-                Set<String> avoided =
-                        awaitFulls(
-                                checkpointId, fullsBefore, earlierCopies, earlierCheckpointCopies);
-                for (String path : files.keySet()) {
-                    if (avoided.contains(path)) {
-                        mayNotName.add(path);
-                    }
-                }
-            }
             for (String path : files.keySet()) {
-                if ((full && everReferenced.contains(path)) || relativeRestored.contains(path)) {
+                if (avoided.contains(path)
+                        || (full && everReferenced.contains(path))
+                        || relativeRestored.contains(path)) {
                     mayNotName.add(path);
                 }
             }

@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
+import org.apache.flink.util.ExceptionUtils;
 
 /**
  * Keeps a bounded number of opened {@link SstReader}s (parsed footer, index, bloom filter, a pool
@@ -89,27 +90,19 @@ public final class ReaderCache {
      * opens the file itself, joining no other open.
      */
     public SstReader get(String path, long expectedSize) throws IOException {
-        String copy = copies.get(path);
+        // on every read of a file: no hash lookup while the store replaced no file
+        String copy = copies.isEmpty() ? null : copies.get(path);
         if (copy != null) {
             try {
                 return getDirect(copy, expectedSize);
             } catch (IOException e) {
-                if (!isMissing(e)) {
+                if (ExceptionUtils.findThrowable(e, FileNotFoundException.class).isEmpty()) {
                     throw e;
                 }
                 copies.remove(path, copy); // deleted (its checkpoint was discarded): the original
             }
         }
         return getDirect(path, expectedSize);
-    }
-
-    private static boolean isMissing(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof FileNotFoundException) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /**
