@@ -35,7 +35,9 @@ import javax.annotation.concurrent.ThreadSafe;
  *
  * <p>Memory: a file is forgotten once it is obsolete and Flink owns it (a completed checkpoint
  * named it, or every checkpoint that named it is older than a completed one and no longer awaited
- * for a late discard, so it was registered or given back already).
+ * for a late discard, so it was registered or given back already). For a confirmed file only its
+ * name is held, however many later checkpoints name it; per checkpoint, the names of its files are
+ * held until it completes, is discarded, or leaves the late-discard window.
  *
  * <p>Thread safety: thread-safe (the task thread, Flink's async snapshot threads and the engine's
  * background threads call it).
@@ -64,7 +66,9 @@ public final class FileOwnership {
     public synchronized void handedOver(long checkpointId, Set<String> files) {
         filesOfCheckpoint.computeIfAbsent(checkpointId, k -> new HashSet<>()).addAll(files);
         for (String f : files) {
-            handedOverIn.computeIfAbsent(f, k -> new HashSet<>()).add(checkpointId);
+            if (!confirmed.contains(f)) { // Flink owns a confirmed file whoever names it later
+                handedOverIn.computeIfAbsent(f, k -> new HashSet<>()).add(checkpointId);
+            }
         }
     }
 
@@ -98,6 +102,8 @@ public final class FileOwnership {
         Set<String> files = filesOfCheckpoint.remove(checkpointId);
         if (files != null) {
             confirmed.addAll(files);
+            // which checkpoints name a confirmed file no longer matters (see handedOver)
+            handedOverIn.keySet().removeAll(files);
         }
         // an older handle was registered (a late acknowledgement) or is discarded here, maybe
         // only now: a snapshot cancelled after its upload began can produce it after this
@@ -151,6 +157,15 @@ public final class FileOwnership {
     /** True when Flink may own the file: the store must not delete it. */
     public synchronized boolean isHandedOver(String path) {
         return handedOverIn.containsKey(path) || confirmed.contains(path);
+    }
+
+    /** How many checkpoint ids this object holds for files, for tests of its memory. */
+    synchronized int checkpointIdsHeld() {
+        int n = 0;
+        for (Set<Long> in : handedOverIn.values()) {
+            n += in.size();
+        }
+        return n;
     }
 
     private void forget(String path) {

@@ -78,6 +78,25 @@ class FileOwnershipTest {
         assertThat(ownership.obsolete("live")).as("the store deletes it when it drops it").isTrue();
     }
 
+    /**
+     * A file that stays live while the job runs (a bottom-level file of a quiet key range) is named
+     * by every checkpoint. Once a completed checkpoint named it, Flink owns it, so which later
+     * checkpoints name it changes nothing; before, each of them added its id to what this object
+     * holds for the file, a set that grew by one per checkpoint for the job's lifetime.
+     */
+    @Test
+    void aFileNamedByEveryCheckpoint_holdsNoMemoryPerCheckpoint() {
+        for (long id = 1; id <= 10_000; id++) {
+            ownership.handedOver(id, Set.of("long-lived"));
+            ownership.completed(id);
+        }
+        assertThat(ownership.checkpointIdsHeld()).isLessThanOrEqualTo(1);
+        ownership.handedOver(10_001, Set.of("long-lived"));
+        assertThat(ownership.discarded(10_001)).isEmpty();
+        assertThat(ownership.isHandedOver("long-lived")).as("Flink owns it").isTrue();
+        assertThat(ownership.obsolete("long-lived")).as("Flink's registry deletes it").isFalse();
+    }
+
     @Test
     void neverHandedOver_theStoreDeletes() {
         assertThat(ownership.obsolete("f")).isTrue();
