@@ -20,6 +20,7 @@ import java.util.Set;
 import java.util.concurrent.RunnableFuture;
 import java.util.stream.Stream;
 import javax.annotation.Nonnull;
+import org.apache.flink.annotation.VisibleForTesting;
 import org.apache.flink.api.common.ExecutionConfig;
 import org.apache.flink.api.common.state.AggregatingStateDescriptor;
 import org.apache.flink.api.common.state.ReducingStateDescriptor;
@@ -144,6 +145,12 @@ public final class DisaggregatedKeyedStateBackend<K> extends AbstractKeyedStateB
     public void setCurrentKeyAndKeyGroup(K newKey, int newKeyGroupIndex) {
         super.setCurrentKeyAndKeyGroup(newKey, newKeyGroupIndex);
         currentKeyBytes = null;
+    }
+
+    /** How many file names the snapshots remember as named by a checkpoint, for memory tests. */
+    @VisibleForTesting
+    public int namedFilesHeld() {
+        return snapshots.namedFilesHeld();
     }
 
     /** The background copy of restored files of another job (done at once when there is none). */

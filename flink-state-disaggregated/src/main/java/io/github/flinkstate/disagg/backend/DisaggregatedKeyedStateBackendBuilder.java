@@ -82,6 +82,7 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                         parameters.getKeySerializer().duplicate());
         ClassLoader classLoader = env.getUserCodeClassLoader().asClassLoader();
         FileOwnership ownership = new FileOwnership();
+        Set<String> namedFiles = ConcurrentHashMap.newKeySet();
         TtlCompactionFilters ttlFilters = new TtlCompactionFilters(parameters.getTtlTimeProvider());
         LsmStore store = null;
         DiskCache localCache = null;
@@ -119,9 +120,12 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                             .compactionBytesPerSecond(settings.compactionBytesPerSecond())
                             .warmUpBytesPerSecond(settings.warmUpBytesPerSecond())
                             .deletionPolicy(
-                                    f ->
-                                            (f.createdHere() || writtenBack.contains(f.path()))
-                                                    && ownership.obsolete(f.path()))
+                                    f -> {
+                                        // no snapshot can name it any more
+                                        namedFiles.remove(f.path());
+                                        return (f.createdHere() || writtenBack.contains(f.path()))
+                                                && ownership.obsolete(f.path());
+                                    })
                             .compactionFilter(ttlFilters)
                             .bloomPrefix(KeyLayout::bloomPrefixLength)
                             .periodicCompactionMillis(settings.periodicCompactionMillis());
@@ -206,7 +210,8 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                                     ownership,
                                     restored,
                                     lastCheckpoint,
-                                    copier),
+                                    copier,
+                                    namedFiles),
                     memory);
         } catch (Exception | Error e) {
             // the copy works on the store: stop it first

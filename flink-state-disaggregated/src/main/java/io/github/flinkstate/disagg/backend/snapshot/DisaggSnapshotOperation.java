@@ -10,8 +10,10 @@ import io.github.flinkstate.disagg.engine.LsmStore;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -107,7 +109,15 @@ public final class DisaggSnapshotOperation<K> {
     private final Map<String, StreamStateHandle> restoredHandles;
     private final CheckpointFigures figures;
     private final UUID backendId = UUID.randomUUID();
-    private final Set<String> everReferenced = ConcurrentHashMap.newKeySet();
+
+    /**
+     * Files the restore brought or a checkpoint named, while the store may still name them: the
+     * owner of the store removes a file when no version of the store uses it any more ({@code
+     * DisaggregatedKeyedStateBackendBuilder}'s deletion policy), so it holds at most the files in
+     * use. Thread-safe (a concurrent set).
+     */
+    private final Set<String> everReferenced;
+
     private final InheritedFileCopier inheritedCopy;
 
     /**
@@ -170,8 +180,10 @@ public final class DisaggSnapshotOperation<K> {
             FileOwnership ownership,
             Map<String, StreamStateHandle> restoredHandles,
             CheckpointFigures figures,
-            InheritedFileCopier inheritedCopy) {
+            InheritedFileCopier inheritedCopy,
+            Set<String> namedFiles) {
         this.store = store;
+        this.everReferenced = namedFiles;
         this.inheritedCopy = inheritedCopy;
         this.figures = figures;
         this.keySerializer = keySerializer;
@@ -183,6 +195,11 @@ public final class DisaggSnapshotOperation<K> {
         this.restoredHandles = new ConcurrentHashMap<>(restoredHandles);
         this.everReferenced.addAll(restoredHandles.keySet());
         this.relativeRestored = relativeHandles(restoredHandles);
+    }
+
+    /** How many file names {@link #everReferenced} holds. */
+    public int namedFilesHeld() {
+        return everReferenced.size();
     }
 
     /**
@@ -235,6 +252,8 @@ public final class DisaggSnapshotOperation<K> {
             fullsInFlight.add(mine);
         }
         CloseableRegistry streams = new CloseableRegistry();
+        // what a discard on this TaskManager may delete: the copies made for this snapshot only
+        Map<String, StreamStateHandle> ownCopies = new ConcurrentHashMap<>();
         GuardedSnapshotFuture[] self = new GuardedSnapshotFuture[1];
         java.io.Closeable cancelOnClose = () -> self[0].onRegistryClose();
         self[0] =
@@ -256,8 +275,9 @@ public final class DisaggSnapshotOperation<K> {
                                                         engineSnapshot.await(),
                                                         streams,
                                                         mine,
-                                                        fullsBefore)),
-                        result -> onDiscardedOnTaskManager(checkpointId, result),
+                                                        fullsBefore,
+                                                        ownCopies)),
+                        result -> onDiscardedOnTaskManager(checkpointId, result, ownCopies),
                         () -> {
                             if (mine != null && mine.claimed.compareAndSet(false, true)) {
                                 mine.end(fullsInFlight); // cancelled before it ever ran
@@ -302,7 +322,8 @@ public final class DisaggSnapshotOperation<K> {
             LsmSnapshot engineSnapshot,
             CloseableRegistry streams,
             FullInFlight mine,
-            List<FullInFlight> fullsBefore)
+            List<FullInFlight> fullsBefore,
+            Map<String, StreamStateHandle> ownCopies)
             throws Exception {
         byte[] manifest = engineSnapshot.manifest();
         Map<String, Long> files = engineSnapshot.fileSizes();
@@ -372,7 +393,6 @@ public final class DisaggSnapshotOperation<K> {
             }
         }
         try {
-            Map<String, StreamStateHandle> checkpointCopies = new HashMap<>();
             SnapshotResult<KeyedStateHandle> result =
                     finish(
                             checkpointId,
@@ -386,10 +406,10 @@ public final class DisaggSnapshotOperation<K> {
                             copyFrom,
                             namedThrough,
                             sharing == SnapshotType.SharingFilesStrategy.NO_SHARING,
-                            checkpointCopies,
+                            ownCopies,
                             streams);
             if (mine != null) {
-                mine.checkpointCopies = Map.copyOf(checkpointCopies);
+                mine.checkpointCopies = Map.copyOf(ownCopies);
             }
             return result;
         } finally {
@@ -679,25 +699,23 @@ public final class DisaggSnapshotOperation<K> {
 
     /** Flink discards the handle on the TaskManager: keep live files out of the discard. */
     private SnapshotResult<KeyedStateHandle> onDiscardedOnTaskManager(
-            long checkpointId, SnapshotResult<KeyedStateHandle> result) {
+            long checkpointId,
+            SnapshotResult<KeyedStateHandle> result,
+            Map<String, StreamStateHandle> ownCopies) {
         Set<String> delete = ownership.discarded(checkpointId);
         KeyedStateHandle h = result.getJobManagerOwnedSnapshot();
         if (!(h instanceof IncrementalRemoteKeyedStateHandle)) {
             return result;
         }
         IncrementalRemoteKeyedStateHandle full = (IncrementalRemoteKeyedStateHandle) h;
+        // the copies made for this snapshot only; every other file it names is the store's, or
+        // restored, or Flink's since an earlier checkpoint named it
+        Set<StreamStateHandle> own = Collections.newSetFromMap(new IdentityHashMap<>());
+        own.addAll(ownCopies.values());
         List<HandleAndLocalPath> deletable = new ArrayList<>();
-        Set<String> live = new HashSet<>(store.liveFiles());
         for (HandleAndLocalPath e : full.getSharedState()) {
-            StreamStateHandle sh = e.getHandle();
-            String path =
-                    sh instanceof FileStateHandle
-                            ? ((FileStateHandle) sh).getFilePath().toString()
-                            : null;
-            boolean storeFile =
-                    path != null && (everReferenced.contains(path) || live.contains(path));
-            if (!storeFile) {
-                deletable.add(e); // copies made for this snapshot only
+            if (own.contains(e.getHandle())) {
+                deletable.add(e);
             }
         }
         // files that went back to the store after it stopped using them: nobody else deletes them
