@@ -20,13 +20,6 @@ public final class DelegateWrites {
 
     private DelegateWrites() {}
 
-    /**
-     * @param type the kind of state
-     * @param delegate the delegate's state, key and namespace already set
-     * @param userKey the map user key, or null for non-map states
-     * @param value the value, {@link CacheEntry#ABSENT} for a deletion, or for list state {@link
-     *     PendingAppends} (appended to the delegate's list)
-     */
     /** Appends restored elements (an append record of the cache stream) to a list state. */
     @SuppressWarnings({"unchecked", "rawtypes"})
     public static void append(InternalKvState<?, ?, ?> listDelegate, List<?> elements)
@@ -34,6 +27,15 @@ public final class DelegateWrites {
         ((InternalListState) listDelegate).addAll(elements);
     }
 
+    /**
+     * Writes one value to the delegate.
+     *
+     * @param type the kind of state
+     * @param delegate the delegate's state, key and namespace already set
+     * @param userKey the map user key, or null for non-map states
+     * @param value the value, {@link CacheEntry#ABSENT} for a deletion, or for list state {@link
+     *     PendingAppends} (appended to the delegate's list)
+     */
     @SuppressWarnings({"unchecked", "rawtypes"})
     public static void write(
             StateDescriptor.Type type,
