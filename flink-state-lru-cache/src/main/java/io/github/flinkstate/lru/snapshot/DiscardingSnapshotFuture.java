@@ -49,7 +49,9 @@ final class DiscardingSnapshotFuture extends FutureTask<SnapshotResult<KeyedStat
     @Override
     public boolean cancel(boolean mayInterruptIfRunning) {
         boolean cancelled = super.cancel(mayInterruptIfRunning);
-        if (mayInterruptIfRunning) {
+        if (mayInterruptIfRunning || cancelled) {
+            // also without interrupt: a future cancelled before it ran never runs the callable,
+            // which alone would release the frozen cache version and the delegate's snapshot
             callable.cancelSnapshot();
         }
         if (!cancelled && isDone() && !isCancelled() && reduced == null) {

@@ -3,6 +3,7 @@ package io.github.flinkstate.lru.snapshot;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.flinkstate.lru.StateBackendWrapperWithLRUCache;
+import io.github.flinkstate.lru.backend.LruCacheKeyedStateBackend;
 import io.github.flinkstate.lru.support.KeyedBackendHarness;
 import io.github.flinkstate.testing.checkpoint.ForwardingOutputStream;
 import io.github.flinkstate.testing.checkpoint.ForwardingStreamFactory;
@@ -85,6 +86,46 @@ class CancelledSnapshotCleanupTest {
                             + ")",
                     Duration.ofSeconds(10),
                     () -> checkpointFiles().isEmpty());
+        }
+    }
+
+    /**
+     * A snapshot future cancelled before its asynchronous part ever ran, without interrupt ({@code
+     * cancel(false)}), must still release what the synchronous part took: the frozen cache version
+     * (while it is held every write to a frozen entry copies it) and the delegate's snapshot.
+     * Before, only {@code cancel(true)} released them; Flink cancels with {@code true} today, so
+     * this was latent (found in a review).
+     */
+    @ParameterizedTest(name = "interrupt: {0}")
+    @ValueSource(booleans = {false, true})
+    void aSnapshotCancelledBeforeItRan_releasesTheCacheSnapshot(boolean interrupt)
+            throws Exception {
+        try (KeyedBackendHarness harness = new KeyedBackendHarness(tmp)) {
+            LruCacheKeyedStateBackend<Integer> backend =
+                    (LruCacheKeyedStateBackend<Integer>)
+                            harness.create(
+                                    new StateBackendWrapperWithLRUCache(
+                                            new EmbeddedRocksDBStateBackend(true), 100),
+                                    List.of());
+            ValueState<String> value = KeyedBackendHarness.state(backend, VALUE);
+            for (int k = 0; k < 50; k++) {
+                backend.setCurrentKey(k);
+                value.update("v" + k);
+            }
+            RunnableFuture<SnapshotResult<KeyedStateHandle>> future =
+                    backend.snapshot(
+                            1L,
+                            0L,
+                            harness.streamFactory(),
+                            CheckpointOptions.forCheckpointWithDefaultLocation());
+            assertThat(backend.getCache().runningSnapshots()).isEqualTo(1);
+
+            assertThat(future.cancel(interrupt)).isTrue();
+            assertThat(backend.getCache().runningSnapshots())
+                    .as("the frozen cache version is released")
+                    .isZero();
+            future.run(); // a cancelled future never runs its part
+            assertThat(checkpointFiles()).isEmpty();
         }
     }
 
