@@ -126,13 +126,17 @@ public final class LsmStore implements AutoCloseable {
     private final Object writeMutex = new Object();
     private final ReentrantLock flushLock = new ReentrantLock();
     private final ReentrantLock compactionLock = new ReentrantLock();
+
+    /** Idle seconds after which a background thread of the store ends (see {@link #idleEnding}). */
+    static final long IDLE_THREAD_SECONDS = 10;
+
     private final ExecutorService flushExecutor;
     private final ExecutorService compactionExecutor;
 
     /**
      * Deletes the primary's copies of obsolete files ({@link #onObsolete}): one daemon thread of
-     * this store's, started when needed and ending after 10 s idle. A storage that hangs on deletes
-     * holds up no flush, compaction or read, and no other store's deletes.
+     * this store's ({@link #idleEnding}). A storage that hangs on deletes holds up no flush,
+     * compaction or read, and no other store's deletes.
      */
     private final ThreadPoolExecutor deleter;
 
@@ -235,20 +239,12 @@ public final class LsmStore implements AutoCloseable {
         this.memtables =
                 List.of(new Memtable(memtableIds.incrementAndGet(), options.bloomPrefix()));
         int id = IDS.incrementAndGet();
-        this.flushExecutor = Executors.newSingleThreadExecutor(r -> daemon(r, "lsm-flush-" + id));
-        this.deleter =
-                new ThreadPoolExecutor(
-                        1,
-                        1,
-                        10,
-                        TimeUnit.SECONDS,
-                        new LinkedBlockingQueue<>(),
-                        r -> daemon(r, "lsm-delete-" + id));
-        this.deleter.allowCoreThreadTimeOut(true);
+        this.flushExecutor = idleEnding("lsm-flush-" + id);
+        this.deleter = idleEnding("lsm-delete-" + id);
         this.compactionExecutor =
                 options.backgroundThreads() == 1
                         ? flushExecutor
-                        : Executors.newSingleThreadExecutor(r -> daemon(r, "lsm-compaction-" + id));
+                        : idleEnding("lsm-compaction-" + id);
         noteLiveBytes();
     }
 
@@ -1667,6 +1663,24 @@ public final class LsmStore implements AutoCloseable {
      * A daemon thread whose context class loader is the engine's, not its creator's: a thread
      * created on a task thread would otherwise keep that job's user-code class loader alive.
      */
+    /**
+     * One daemon thread, tasks in submission order, started when needed and ending after {@link
+     * #IDLE_THREAD_SECONDS} idle: a store that is never closed (Flink does not dispose a keyed
+     * backend whose changelog replay failed) keeps no thread.
+     */
+    private static ThreadPoolExecutor idleEnding(String name) {
+        ThreadPoolExecutor e =
+                new ThreadPoolExecutor(
+                        1,
+                        1,
+                        IDLE_THREAD_SECONDS,
+                        TimeUnit.SECONDS,
+                        new LinkedBlockingQueue<>(),
+                        r -> daemon(r, name));
+        e.allowCoreThreadTimeOut(true);
+        return e;
+    }
+
     static Thread daemon(Runnable r, String name) {
         Thread t = new Thread(r, name);
         t.setDaemon(true);
