@@ -3,21 +3,16 @@ package io.github.flinkstate.lru.state;
 import static io.github.flinkstate.lru.support.KeyedBackendHarness.state;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.flinkstate.lru.StateBackendWrapperWithLRUCache;
 import io.github.flinkstate.lru.backend.LruCacheKeyedStateBackend;
 import io.github.flinkstate.lru.support.KeyedBackendHarness;
 import java.io.File;
-import java.util.List;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.LongSerializer;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
 import org.apache.flink.runtime.state.KeyedStateHandle;
-import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.VoidNamespace;
-import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
 import org.apache.flink.runtime.state.internal.InternalValueState;
-import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -43,7 +38,7 @@ class BlindValueWritesTest {
     void aFullCacheSendsAFirstBlindWriteToTheDelegate_andAdmitsTheNextOne(String delegate)
             throws Exception {
         try (KeyedBackendHarness h = new KeyedBackendHarness(tmp)) {
-            LruCacheKeyedStateBackend<Integer> b = cached(h, delegate, 2, null);
+            LruCacheKeyedStateBackend<Integer> b = h.cached(delegate, 2, null);
             InternalValueState<Integer, VoidNamespace, Long> value = state(b, VALUE);
             for (int key = 0; key < 2; key++) {
                 b.setCurrentKey(key);
@@ -74,7 +69,7 @@ class BlindValueWritesTest {
     @ValueSource(strings = {"hashmap", "rocksdb"})
     void refusedAndAdmittedWritesAllSurviveACheckpoint(String delegate) throws Exception {
         try (KeyedBackendHarness h = new KeyedBackendHarness(tmp)) {
-            LruCacheKeyedStateBackend<Integer> b = cached(h, delegate, 4, null);
+            LruCacheKeyedStateBackend<Integer> b = h.cached(delegate, 4, null);
             InternalValueState<Integer, VoidNamespace, Long> value = state(b, VALUE);
             for (long round = 0; round < 3; round++) {
                 for (int key = 0; key < 50; key++) {
@@ -88,8 +83,7 @@ class BlindValueWritesTest {
             KeyedStateHandle handle =
                     h.snapshot(b, CheckpointOptions.forCheckpointWithDefaultLocation());
             for (int cacheSize : new int[] {0, 4, 1_000_000}) {
-                LruCacheKeyedStateBackend<Integer> restored =
-                        cached(h, delegate, cacheSize, handle);
+                LruCacheKeyedStateBackend<Integer> restored = h.cached(delegate, cacheSize, handle);
                 for (int key = 0; key < 50; key++) {
                     assertThat(read(restored, key))
                             .as("key %d, cache %d", key, cacheSize)
@@ -97,21 +91,6 @@ class BlindValueWritesTest {
                 }
             }
         }
-    }
-
-    private LruCacheKeyedStateBackend<Integer> cached(
-            KeyedBackendHarness h, String delegate, int entries, KeyedStateHandle restoreFrom)
-            throws Exception {
-        return (LruCacheKeyedStateBackend<Integer>)
-                h.create(
-                        new StateBackendWrapperWithLRUCache(delegate(delegate), entries),
-                        restoreFrom == null ? List.of() : List.of(restoreFrom));
-    }
-
-    private static StateBackend delegate(String name) {
-        return "rocksdb".equals(name)
-                ? new EmbeddedRocksDBStateBackend(true)
-                : new HashMapStateBackend();
     }
 
     private static Long read(AbstractKeyedStateBackend<Integer> b, int key) throws Exception {

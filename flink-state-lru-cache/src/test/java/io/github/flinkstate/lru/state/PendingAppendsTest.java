@@ -3,7 +3,6 @@ package io.github.flinkstate.lru.state;
 import static io.github.flinkstate.lru.support.KeyedBackendHarness.state;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.flinkstate.lru.StateBackendWrapperWithLRUCache;
 import io.github.flinkstate.lru.backend.LruCacheKeyedStateBackend;
 import io.github.flinkstate.lru.cow.CacheEntry;
 import io.github.flinkstate.lru.support.KeyedBackendHarness;
@@ -22,12 +21,9 @@ import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
 import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.SnapshotResult;
-import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
-import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
 import org.apache.flink.runtime.state.internal.InternalListState;
-import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -52,13 +48,14 @@ class PendingAppendsTest {
     void appendsWithoutReadingAndEveryPathSeesTheWholeList(String delegate) throws Exception {
         try (KeyedBackendHarness h = new KeyedBackendHarness(tmp)) {
             // key 1 holds [1, 2] in the delegate only: written by the plain delegate, restored
-            AbstractKeyedStateBackend<Integer> plain = h.create(delegate(delegate), List.of());
+            AbstractKeyedStateBackend<Integer> plain =
+                    h.create(KeyedBackendHarness.delegate(delegate, tmp), List.of());
             InternalListState<Integer, VoidNamespace, Long> plainList = state(plain, LIST);
             plain.setCurrentKey(1);
             plainList.addAll(List.of(1L, 2L));
             KeyedStateHandle plainHandle = checkpoint(h, plain);
 
-            LruCacheKeyedStateBackend<Integer> b = cached(h, delegate, 1_000_000, plainHandle);
+            LruCacheKeyedStateBackend<Integer> b = h.cached(delegate, 1_000_000, plainHandle);
             InternalListState<Integer, VoidNamespace, Long> list = state(b, LIST);
             b.setCurrentKey(1);
             list.add(3L);
@@ -75,8 +72,7 @@ class PendingAppendsTest {
             // a checkpoint holds append records; a restore with and without the cache
             KeyedStateHandle handle = checkpoint(h, b);
             for (int cacheSize : new int[] {0, 3, 1_000_000}) {
-                LruCacheKeyedStateBackend<Integer> restored =
-                        cached(h, delegate, cacheSize, handle);
+                LruCacheKeyedStateBackend<Integer> restored = h.cached(delegate, cacheSize, handle);
                 assertThat(read(restored, 1)).containsExactly(1L, 2L, 3L, 4L, 5L);
                 assertThat(read(restored, 2)).containsExactly(10L);
             }
@@ -112,7 +108,7 @@ class PendingAppendsTest {
     @ValueSource(strings = {"hashmap", "rocksdb"})
     void evictionAppendsToTheDelegatesListInOrder(String delegate) throws Exception {
         try (KeyedBackendHarness h = new KeyedBackendHarness(tmp)) {
-            LruCacheKeyedStateBackend<Integer> b = cached(h, delegate, 2, null);
+            LruCacheKeyedStateBackend<Integer> b = h.cached(delegate, 2, null);
             InternalListState<Integer, VoidNamespace, Long> list = state(b, LIST);
             for (long round = 0; round < 4; round++) {
                 for (int key = 0; key < 5; key++) {
@@ -136,7 +132,7 @@ class PendingAppendsTest {
     void aFullCacheSendsAFirstAppendToTheDelegate_andAdmitsTheNextOne(String delegate)
             throws Exception {
         try (KeyedBackendHarness h = new KeyedBackendHarness(tmp)) {
-            LruCacheKeyedStateBackend<Integer> b = cached(h, delegate, 2, null);
+            LruCacheKeyedStateBackend<Integer> b = h.cached(delegate, 2, null);
             InternalListState<Integer, VoidNamespace, Long> list = state(b, LIST);
             for (int key = 0; key < 2; key++) {
                 b.setCurrentKey(key);
@@ -167,7 +163,7 @@ class PendingAppendsTest {
     @ValueSource(strings = {"hashmap", "rocksdb"})
     void appendsAfterTheSynchronousPhaseAreNotInTheCheckpoint(String delegate) throws Exception {
         try (KeyedBackendHarness h = new KeyedBackendHarness(tmp)) {
-            LruCacheKeyedStateBackend<Integer> b = cached(h, delegate, 1_000_000, null);
+            LruCacheKeyedStateBackend<Integer> b = h.cached(delegate, 1_000_000, null);
             InternalListState<Integer, VoidNamespace, Long> list = state(b, LIST);
             b.setCurrentKey(1);
             list.add(1L);
@@ -182,20 +178,11 @@ class PendingAppendsTest {
             KeyedStateHandle handle = h.finish(running.get(), 1L);
 
             assertThat(read(b, 1)).containsExactly(1L, 2L);
-            assertThat(read(cached(h, delegate, 1_000_000, handle), 1)).containsExactly(1L);
+            assertThat(read(h.cached(delegate, 1_000_000, handle), 1)).containsExactly(1L);
         }
     }
 
     // ------------------------------------------------------------------------------------------
-
-    private LruCacheKeyedStateBackend<Integer> cached(
-            KeyedBackendHarness h, String delegate, int entries, KeyedStateHandle restoreFrom)
-            throws Exception {
-        return (LruCacheKeyedStateBackend<Integer>)
-                h.create(
-                        new StateBackendWrapperWithLRUCache(delegate(delegate), entries),
-                        restoreFrom == null ? List.of() : List.of(restoreFrom));
-    }
 
     private static KeyedStateHandle checkpoint(
             KeyedBackendHarness h, AbstractKeyedStateBackend<Integer> b) throws Exception {
@@ -236,14 +223,5 @@ class PendingAppendsTest {
                                 })
                         .get(30, TimeUnit.SECONDS);
         return KvStateSerializer.deserializeList(bytes, LongSerializer.INSTANCE);
-    }
-
-    private StateBackend delegate(String kind) {
-        if (kind.equals("hashmap")) {
-            return new HashMapStateBackend();
-        }
-        EmbeddedRocksDBStateBackend rocks = new EmbeddedRocksDBStateBackend(true);
-        rocks.setDbStoragePath(new File(tmp, "rocks").getAbsolutePath());
-        return rocks;
     }
 }

@@ -1,5 +1,7 @@
 package io.github.flinkstate.lru.support;
 
+import io.github.flinkstate.lru.StateBackendWrapperWithLRUCache;
+import io.github.flinkstate.lru.backend.LruCacheKeyedStateBackend;
 import java.io.File;
 import java.util.ArrayList;
 import java.util.List;
@@ -90,6 +92,18 @@ public final class KeyedBackendHarness implements AutoCloseable {
         EmbeddedRocksDBStateBackend rocks = new EmbeddedRocksDBStateBackend(true);
         rocks.setDbStoragePath(new File(dir, "rocks").getAbsolutePath());
         return rocks;
+    }
+
+    /**
+     * The LRU cache of {@code entries} entries over {@link #delegate(String, File)} (files under
+     * this harness's directory), restored from {@code restoreFrom} unless it is null.
+     */
+    public LruCacheKeyedStateBackend<Integer> cached(
+            String delegate, int entries, KeyedStateHandle restoreFrom) throws Exception {
+        return (LruCacheKeyedStateBackend<Integer>)
+                create(
+                        new StateBackendWrapperWithLRUCache(delegate(delegate, dir), entries),
+                        restoreFrom == null ? List.of() : List.of(restoreFrom));
     }
 
     /** The state of {@code descriptor} in the void namespace. */
