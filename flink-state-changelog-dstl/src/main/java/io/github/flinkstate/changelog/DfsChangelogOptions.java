@@ -73,8 +73,8 @@ public final class DfsChangelogOptions {
                                     + " may accumulate before they are uploaded ahead of the next"
                                     + " checkpoint. The writers of one job on a TaskManager decide"
                                     + " together: when the bytes they hold and have not uploaded"
-                                    + " reach this threshold times the number of writers, all of"
-                                    + " them are uploaded in one file. Pre-emptive uploads are held"
+                                    + " reach this threshold times the number of writers that"
+                                    + " hold any, all of them are uploaded in one file. Pre-emptive uploads are held"
                                     + " back while the storage is back-pressured"
                                     + " (upload.max-in-flight).");
 

@@ -11,17 +11,18 @@ import org.apache.flink.runtime.io.AvailabilityProvider;
 /**
  * Decides pre-emptive uploads (ahead of a checkpoint) for all writers of one job on one TaskManager
  * together, so that they share files: when the bytes that the writers hold and have not uploaded
- * reach {@code thresholdPerWriter} times the number of open writers, every writer's
- * not-yet-uploaded change sets are handed to the {@link BatchingUploadScheduler} together and go
- * out as one file. Deciding per writer instead (each writer at its own threshold, as Flink's DSTL
- * does) bounds the same bytes per TaskManager but cuts a file each time any one writer crosses its
- * threshold, at moments the other writers do not share.
+ * reach {@code thresholdPerWriter} times the number of open writers that hold any (at least one),
+ * every writer's not-yet-uploaded change sets are handed to the {@link BatchingUploadScheduler}
+ * together and go out as one file. Deciding per writer instead (each writer at its own threshold,
+ * as Flink's DSTL does) bounds the same bytes per TaskManager but cuts a file each time any one
+ * writer crosses its threshold, at moments the other writers do not share.
  *
  * <p>Bound: between uploads the open writers together hold less than {@code thresholdPerWriter x
- * writers} (plus up to one {@link #PUBLISH_GRANULE_DIVISOR}-th of the threshold per writer not yet
- * published), the same total as with per-writer thresholds; a checkpoint therefore never has more
- * to upload than before, but one busy writer among idle ones may hold more than the threshold
- * alone.
+ * writers holding bytes} (plus up to one {@link #PUBLISH_GRANULE_DIVISOR}-th of the threshold per
+ * writer not yet published), never more than with per-writer thresholds; a checkpoint therefore
+ * never has more to upload than before. Writers that hold nothing do not count: an idle writer, and
+ * a writer Flink left open after a failed changelog restore (never written to, never closed), would
+ * otherwise raise every other writer's threshold for as long as the job runs.
  *
  * <p>Pre-emptive uploads are held back while the storage is back-pressured (its {@link
  * AvailabilityProvider} is unavailable), as before.
@@ -44,6 +45,10 @@ public final class PreemptiveUploads {
 
     @GuardedBy("this")
     private long total;
+
+    /** Writers whose published bytes are above zero. */
+    @GuardedBy("this")
+    private int holding;
 
     /** A thread is collecting the writers' uploads; no second collection starts meanwhile. */
     @GuardedBy("this")
@@ -79,6 +84,9 @@ public final class PreemptiveUploads {
         Long last = published.remove(writer);
         if (last != null) {
             total -= last;
+            if (last > 0) {
+                holding--;
+            }
         }
     }
 
@@ -92,8 +100,13 @@ public final class PreemptiveUploads {
             return false; // closed
         }
         total += notUploadedBytes - last;
+        if (last == 0 && notUploadedBytes > 0) {
+            holding++;
+        } else if (last > 0 && notUploadedBytes == 0) {
+            holding--;
+        }
         if (!collecting
-                && total >= thresholdPerWriter * published.size()
+                && total >= thresholdPerWriter * Math.max(1, holding)
                 && availability.isAvailable()) {
             collecting = true;
             return true;

@@ -530,8 +530,8 @@ class DfsChangelogWriterTest {
         open(config);
         DfsChangelogWriter w1 = writer();
         DfsChangelogWriter w2 = writer();
-        w1.append(1, bytes("0123456789AB")); // 12 bytes: over 10 alone, under 2 x 10 together
         w2.append(1, bytes("abcdef"));
+        w1.append(1, bytes("0123456789AB")); // 12 bytes: over 10 alone, under 2 x 10 together
         assertThat(storage.getRegistry().trackedFiles()).isZero();
         assertThat(storage.getPreemptiveUploads().rounds()).isZero();
 
@@ -551,16 +551,37 @@ class DfsChangelogWriterTest {
         assertThat(Changes.read(storage.createReader(), h2)).containsExactly("1:abcdef", "1:ghij");
     }
 
+    /**
+     * Flink leaves a writer open that no task uses when a changelog restore fails after the writer
+     * was created (the backend is never disposed). Such a writer never holds a byte; before, it
+     * still raised the pre-emptive threshold of every other writer of the job on this TaskManager,
+     * by one writer's share per failed restore, so their uploads came later and later and their
+     * checkpoints had more to upload.
+     */
+    @Test
+    void preemptiveThreshold_countsNoWriterThatHoldsNothing() throws Exception {
+        Configuration config = TestStorages.config(new Path(new File(tmp, "dfs").toURI()));
+        config.set(DfsChangelogOptions.PREEMPTIVE_PERSIST_THRESHOLD, MemorySize.parse("10b"));
+        open(config);
+        writer(); // left open by a failed restore: never written to, never closed
+        writer();
+        DfsChangelogWriter busy = writer();
+        busy.append(1, bytes("0123456789AB")); // 12 bytes: over 10 alone, under 3 x 10
+        TestStorages.waitUntil(() -> busy.notUploadedBytes() == 0, "uploaded at its threshold");
+        assertThat(storage.getPreemptiveUploads().rounds()).isEqualTo(1);
+    }
+
     @Test
     void preemptiveThreshold_countsOnlyOpenWriters() throws Exception {
         Configuration config = TestStorages.config(new Path(new File(tmp, "dfs").toURI()));
         config.set(DfsChangelogOptions.PREEMPTIVE_PERSIST_THRESHOLD, MemorySize.parse("10b"));
         open(config);
         DfsChangelogWriter busy = writer();
-        DfsChangelogWriter idle = writer();
-        busy.append(1, bytes("0123456789ABCDE")); // 15 < 2 x 10
+        DfsChangelogWriter other = writer();
+        other.append(1, bytes("a")); // holds a byte: counts
+        busy.append(1, bytes("0123456789ABC")); // 14 < 2 x 10
         assertThat(storage.getPreemptiveUploads().rounds()).isZero();
-        idle.close(); // now one writer: 15 >= 10, uploaded with the next change
+        other.close(); // now one writer: 13 >= 10, uploaded with the next change
         busy.append(1, bytes("F"));
         TestStorages.waitUntil(() -> busy.notUploadedBytes() == 0, "uploaded alone");
         assertThat(storage.getPreemptiveUploads().rounds()).isEqualTo(1);
