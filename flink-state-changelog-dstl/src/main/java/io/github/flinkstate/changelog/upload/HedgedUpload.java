@@ -10,6 +10,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import javax.annotation.concurrent.GuardedBy;
@@ -76,6 +77,13 @@ final class HedgedUpload {
     @GuardedBy("this")
     private final List<Path> attemptPaths = new ArrayList<>();
 
+    /**
+     * The hedging timer of the latest attempt, until the result is decided: its task holds this
+     * upload, image included, until it fires, so a decided upload cancels it.
+     */
+    @GuardedBy("this")
+    private ScheduledFuture<?> hedgeTimer;
+
     /** Threads of running attempts, by attempt number; interrupted when abandoned. */
     @GuardedBy("this")
     private final Map<Integer, Thread> runningThreads = new HashMap<>();
@@ -124,10 +132,23 @@ final class HedgedUpload {
             onAttemptDone(attempt, path, e);
             return;
         }
+        ScheduledFuture<?> scheduled;
         try {
-            timer.schedule(() -> onTimeout(attempt), timeout.toMillis(), TimeUnit.MILLISECONDS);
+            scheduled =
+                    timer.schedule(
+                            () -> onTimeout(attempt), timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException e) {
             LOG.debug("Timer shut down; attempt {} will not be hedged", attempt);
+            return;
+        }
+        ScheduledFuture<?> cancel;
+        synchronized (this) {
+            // an earlier attempt's timer hedges nothing any more (only the latest is hedged)
+            cancel = done ? scheduled : hedgeTimer;
+            hedgeTimer = done ? null : scheduled;
+        }
+        if (cancel != null) {
+            cancel.cancel(false);
         }
     }
 
@@ -176,6 +197,7 @@ final class HedgedUpload {
             // under the lock: a registered thread is still inside its attempt
             toInterrupt.forEach(Thread::interrupt);
         }
+        cancelTimer();
         if (!toInterrupt.isEmpty()) {
             LOG.warn(
                     "Abandoned {} running DSTL upload attempt(s): {}",
@@ -242,6 +264,9 @@ final class HedgedUpload {
         if (deleteFile) {
             deleteQuietly(path, error == null);
         }
+        if (winner != null || finalFailure != null) {
+            cancelTimer();
+        }
         if (winner != null) {
             result.complete(winner);
         } else if (finalFailure != null) {
@@ -257,6 +282,18 @@ final class HedgedUpload {
         }
     }
 
+    /** Cancels the hedging timer of a decided upload. */
+    private void cancelTimer() {
+        ScheduledFuture<?> t;
+        synchronized (this) {
+            t = hedgeTimer;
+            hedgeTimer = null;
+        }
+        if (t != null) {
+            t.cancel(false);
+        }
+    }
+
     private void scheduleRetry() {
         try {
             timer.schedule(() -> startAttempt(false), retryDelay.toMillis(), TimeUnit.MILLISECONDS);
@@ -264,6 +301,7 @@ final class HedgedUpload {
             synchronized (this) {
                 done = true;
             }
+            cancelTimer();
             result.completeExceptionally(new IOException("DSTL storage closed", e));
         }
     }
