@@ -51,13 +51,29 @@ public record DfsChangelogSettings(
                             + DfsChangelogOptions.BASE_PATH.key()
                             + "' in the TaskManager configuration (e.g. hdfs:///flink/dstl).");
         }
-        return read(config, new Path(base));
+        return read(config, basePath(base));
+    }
+
+    private static Path basePath(String base) {
+        try {
+            return new Path(base);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalConfigurationException(
+                    "'"
+                            + DfsChangelogOptions.BASE_PATH.key()
+                            + "' is not a valid path or URI: '"
+                            + base
+                            + "' ("
+                            + e.getMessage()
+                            + ")",
+                    e);
+        }
     }
 
     /** Reads the settings of a restore-only view; the base path is not needed. */
     public static DfsChangelogSettings forReading(ReadableConfig config) {
         String base = config.get(DfsChangelogOptions.BASE_PATH);
-        return read(config, base == null || base.isBlank() ? null : new Path(base));
+        return read(config, base == null || base.isBlank() ? null : basePath(base));
     }
 
     private static DfsChangelogSettings read(ReadableConfig config, @Nullable Path base) {
@@ -85,11 +101,13 @@ public record DfsChangelogSettings(
                         config.get(DfsChangelogOptions.DOWNLOAD_CACHE_IDLE_TIMEOUT),
                         config.get(DfsChangelogOptions.DOWNLOAD_STALL_TIMEOUT),
                         config.get(CheckpointingOptions.MAX_RETAINED_CHECKPOINTS));
-        settings.validate();
+        // only a minimum the user set contradicts the timeout; the default one yields to it
+        settings.validate(
+                config.getOptional(DfsChangelogOptions.UPLOAD_HEDGE_MIN_DELAY).isPresent());
         return settings;
     }
 
-    private void validate() {
+    private void validate(boolean hedgeMinDelayExplicit) {
         positive(uploadThreads, DfsChangelogOptions.UPLOAD_THREADS.key());
         positive(maxAttempts, DfsChangelogOptions.MAX_ATTEMPTS.key());
         positive(discardThreads, DfsChangelogOptions.DISCARD_THREADS.key());
@@ -109,6 +127,32 @@ public record DfsChangelogSettings(
         if (encodeAheadBytes <= 0) {
             throw new IllegalConfigurationException(
                     "'" + DfsChangelogOptions.ENCODE_AHEAD_SIZE.key() + "' must be positive");
+        }
+        // 0 would keep the storage unavailable after its first upload: Flink pauses the input
+        positive(maxInFlightBytes, DfsChangelogOptions.MAX_IN_FLIGHT.key());
+        // 0 would upload once per state change
+        positive(
+                preemptivePersistThreshold, DfsChangelogOptions.PREEMPTIVE_PERSIST_THRESHOLD.key());
+        if (downloadCacheIdleTimeout.isZero() || downloadCacheIdleTimeout.isNegative()) {
+            throw new IllegalConfigurationException(
+                    "'"
+                            + DfsChangelogOptions.DOWNLOAD_CACHE_IDLE_TIMEOUT.key()
+                            + "' must be positive (a download is kept this long after its last"
+                            + " reader; to keep none, disable the cache with '"
+                            + DfsChangelogOptions.DOWNLOAD_CACHE_ENABLED.key()
+                            + "')");
+        }
+        if (hedgeMinDelayExplicit && hedgeMinDelay.compareTo(uploadTimeout) > 0) {
+            throw new IllegalConfigurationException(
+                    "'"
+                            + DfsChangelogOptions.UPLOAD_HEDGE_MIN_DELAY.key()
+                            + "' ("
+                            + hedgeMinDelay
+                            + ") must not exceed '"
+                            + DfsChangelogOptions.UPLOAD_TIMEOUT.key()
+                            + "' ("
+                            + uploadTimeout
+                            + "), the longest an upload waits before it is hedged");
         }
         positive(retainedCheckpoints, CheckpointingOptions.MAX_RETAINED_CHECKPOINTS.key());
         if (checkpointMaxWait.isNegative()) {
@@ -133,7 +177,7 @@ public record DfsChangelogSettings(
         }
     }
 
-    private static void positive(int value, String key) {
+    private static void positive(long value, String key) {
         if (value <= 0) {
             throw new IllegalConfigurationException(
                     "'" + key + "' must be positive, but is " + value);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.File;
+import java.time.Duration;
 import java.util.List;
 import java.util.ServiceLoader;
 import java.util.stream.StreamSupport;
@@ -31,6 +32,8 @@ import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
 import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** SPI registration, option validation and {@link ChangelogStateBackendFactory}. */
 class FactoriesTest {
@@ -93,6 +96,39 @@ class FactoriesTest {
         config.set(DfsChangelogOptions.MAX_ATTEMPTS, 0);
         assertThatThrownBy(() -> DfsChangelogSettings.forWriting(config))
                 .hasMessageContaining(DfsChangelogOptions.MAX_ATTEMPTS.key());
+    }
+
+    /**
+     * Values that used to be accepted and then hung the job (an in-flight limit of 0 never lets the
+     * storage become available again, so Flink pauses the input for good), uploaded once per state
+     * change (a pre-emptive threshold of 0), re-downloaded every shared file per reader (an idle
+     * timeout of 0), silently ignored one of two settings (a hedging minimum above the upload
+     * timeout), or failed without naming the option (a malformed base path). Found in a review.
+     */
+    @ParameterizedTest(name = "{0} = {1}")
+    @CsvSource({
+        "state.changelog.dstl.dfs-batched.upload.max-in-flight, 0b",
+        "state.changelog.dstl.dfs-batched.preemptive-persist-threshold, 0b",
+        "state.changelog.dstl.dfs-batched.download.local-cache.idle-timeout, 0ms",
+        "state.changelog.dstl.dfs-batched.upload.hedge.min-delay, 2s",
+        "state.changelog.dstl.dfs-batched.base-path, 'hdfs://[x/y'",
+    })
+    void badValue_failsAtStartNamingTheOption(String key, String value) {
+        Configuration config = new Configuration();
+        config.set(DfsChangelogOptions.BASE_PATH, "file:///tmp/x");
+        config.setString(key, value);
+        assertThatThrownBy(() -> DfsChangelogSettings.forWriting(config))
+                .isInstanceOf(IllegalConfigurationException.class)
+                .hasMessageContaining(key);
+    }
+
+    @Test
+    void aTimeoutBelowTheDefaultHedgingMinimum_isAccepted() {
+        Configuration config = new Configuration();
+        config.set(DfsChangelogOptions.BASE_PATH, "file:///tmp/x");
+        config.setString("state.changelog.dstl.dfs-batched.upload.timeout", "20ms");
+        assertThat(DfsChangelogSettings.forWriting(config).uploadTimeout())
+                .isEqualTo(Duration.ofMillis(20));
     }
 
     @Test
