@@ -2,6 +2,7 @@ package io.github.flinkstate.disagg;
 
 import io.github.flinkstate.disagg.engine.sst.BlockCompression;
 import java.time.Duration;
+import java.util.List;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.IllegalConfigurationException;
@@ -37,8 +38,9 @@ public final class DisaggregatedOptions {
                     .withDescription(
                             "Local working directory of the backend (copies of small restored state"
                                     + " files that are not on a file system, and the primary directory when"
-                                    + " no file-system checkpoint storage is configured). Default: the"
-                                    + " TaskManager's first temporary directory ('io.tmp.dirs').");
+                                    + " no file-system checkpoint storage is configured): a path or a"
+                                    + " file: URI of this machine. Default: the TaskManager's first"
+                                    + " temporary directory ('io.tmp.dirs').");
 
     public static final ConfigOption<MemorySize> MEMTABLE_SIZE =
             ConfigOptions.key("state.backend.disaggregated.memtable-size")
@@ -153,7 +155,8 @@ public final class DisaggregatedOptions {
                                     + " burst), so that a TaskManager restoring many backends at once"
                                     + " leaves bandwidth to the state reads of the job. The warm-up"
                                     + " then takes longer: until a file is copied its reads go to the"
-                                    + " primary directory. 0 (default): no limit.");
+                                    + " primary directory. 0 (default): no limit; otherwise at least"
+                                    + " 1 MiB.");
 
     public static final ConfigOption<Integer> BACKGROUND_THREADS =
             ConfigOptions.key("state.backend.disaggregated.background-threads")
@@ -202,7 +205,8 @@ public final class DisaggregatedOptions {
                                     + " bucket with a tenth of a second of burst), so that background I/O"
                                     + " leaves bandwidth to the state reads of the job. Flushes and reads"
                                     + " of the job are never paced; too low a limit lets the files of"
-                                    + " level 0 pile up and slows reads. 0 (default): no limit.");
+                                    + " level 0 pile up, slows reads and, at the level-0 stop trigger,"
+                                    + " writes. 0 (default): no limit; otherwise at least 1 MiB.");
 
     public static final ConfigOption<Integer> COPY_THREADS =
             ConfigOptions.key("state.backend.disaggregated.copy-threads")
@@ -306,6 +310,16 @@ public final class DisaggregatedOptions {
                     localCache == 0 || localCache >= (1 << 20),
                     LOCAL_CACHE_SIZE,
                     "must be 0 (off) or at least 1 MiB, was " + config.get(LOCAL_CACHE_SIZE));
+            for (ConfigOption<MemorySize> rate :
+                    List.of(COMPACTION_RATE_LIMIT, LOCAL_CACHE_WARM_UP_RATE_LIMIT)) {
+                // a value without a unit is bytes: "10" would throttle to 10 bytes a second
+                long bytes = config.get(rate).getBytes();
+                require(
+                        bytes == 0 || bytes >= (1 << 20),
+                        rate,
+                        "must be 0 (no limit) or at least 1 MiB per second, was "
+                                + config.get(rate));
+            }
             require(
                     config.get(READAHEAD_SIZE).getBytes() <= (64 << 20),
                     READAHEAD_SIZE,
@@ -326,7 +340,7 @@ public final class DisaggregatedOptions {
                     TTL_PERIODIC_COMPACTION_TIME,
                     "must be 0 (off) or at least 1 min, was " + periodic);
             config.getOptional(PRIMARY_DIRECTORY).ifPresent(d -> checkUri(PRIMARY_DIRECTORY, d));
-            config.getOptional(LOCAL_DIRECTORY).ifPresent(d -> checkUri(LOCAL_DIRECTORY, d));
+            config.getOptional(LOCAL_DIRECTORY).ifPresent(DisaggregatedOptions::localDirectory);
         } catch (IllegalArgumentException e) {
             throw new IllegalConfigurationException(
                     "Invalid disaggregated state backend option: " + e.getMessage(), e);
@@ -348,6 +362,23 @@ public final class DisaggregatedOptions {
                             + ")",
                     e);
         }
+    }
+
+    /**
+     * The directory of this machine that a {@link #LOCAL_DIRECTORY} value names: a path, or a
+     * {@code file:} URI.
+     *
+     * @throws IllegalConfigurationException naming the option for a URI of another file system
+     */
+    public static java.io.File localDirectory(String value) {
+        checkUri(LOCAL_DIRECTORY, value);
+        java.net.URI uri = new org.apache.flink.core.fs.Path(value).toUri();
+        String scheme = uri.getScheme();
+        require(
+                scheme == null || scheme.equals("file"),
+                LOCAL_DIRECTORY,
+                "must be a directory of this machine (a path or a file: URI), was " + value);
+        return new java.io.File(uri.getPath());
     }
 
     private static void require(boolean ok, ConfigOption<?> option, String msg) {

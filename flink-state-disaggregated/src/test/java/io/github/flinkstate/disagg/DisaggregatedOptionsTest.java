@@ -1,8 +1,10 @@
 package io.github.flinkstate.disagg;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.File;
 import java.time.Duration;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.IllegalConfigurationException;
@@ -95,5 +97,49 @@ class DisaggregatedOptionsTest {
         tinyCache.set(DisaggregatedOptions.BLOCK_CACHE_SIZE, MemorySize.parse("100kb"));
         assertThatThrownBy(() -> DisaggregatedOptions.validate(tinyCache))
                 .hasMessageContaining("'state.backend.disaggregated.block-cache-size'");
+    }
+
+    /**
+     * A rate limit given without a unit is bytes: "10" throttled compactions to 10 bytes a second,
+     * so level 0 filled up and every write then waited for ever (found in a review).
+     */
+    @Test
+    void rateLimits_areOffOrLargeEnoughToMakeProgress() {
+        for (String ok : new String[] {"0", "1mb", "100mb"}) {
+            Configuration c = new Configuration();
+            c.setString(DisaggregatedOptions.COMPACTION_RATE_LIMIT.key(), ok);
+            c.setString(DisaggregatedOptions.LOCAL_CACHE_WARM_UP_RATE_LIMIT.key(), ok);
+            assertThatCode(() -> DisaggregatedOptions.validate(c)).doesNotThrowAnyException();
+        }
+        for (String bad : new String[] {"10", "500kb"}) {
+            Configuration c = new Configuration();
+            c.setString(DisaggregatedOptions.COMPACTION_RATE_LIMIT.key(), bad);
+            assertThatThrownBy(() -> DisaggregatedOptions.validate(c))
+                    .isInstanceOf(IllegalConfigurationException.class)
+                    .hasMessageContaining(DisaggregatedOptions.COMPACTION_RATE_LIMIT.key());
+        }
+        Configuration c = new Configuration();
+        c.setString(DisaggregatedOptions.LOCAL_CACHE_WARM_UP_RATE_LIMIT.key(), "10");
+        assertThatThrownBy(() -> DisaggregatedOptions.validate(c))
+                .isInstanceOf(IllegalConfigurationException.class)
+                .hasMessageContaining(DisaggregatedOptions.LOCAL_CACHE_WARM_UP_RATE_LIMIT.key());
+    }
+
+    /**
+     * The local directory is a directory of this machine: a file: URI names it like a path (it used
+     * to become a relative directory called "file:" under the TaskManager's working directory), and
+     * a URI of another file system is refused (found in a review).
+     */
+    @Test
+    void localDirectory_isAPathOrAFileUri() {
+        assertThat(DisaggregatedOptions.localDirectory("file:///mnt/ssd/flink"))
+                .isEqualTo(new File("/mnt/ssd/flink"));
+        assertThat(DisaggregatedOptions.localDirectory("/mnt/ssd/flink"))
+                .isEqualTo(new File("/mnt/ssd/flink"));
+        Configuration c = new Configuration();
+        c.set(DisaggregatedOptions.LOCAL_DIRECTORY, "hdfs://namenode/flink");
+        assertThatThrownBy(() -> DisaggregatedOptions.validate(c))
+                .isInstanceOf(IllegalConfigurationException.class)
+                .hasMessageContaining(DisaggregatedOptions.LOCAL_DIRECTORY.key());
     }
 }

@@ -10,6 +10,7 @@ import org.apache.flink.runtime.state.AbstractStateBackend;
 import org.apache.flink.runtime.state.ConfigurableStateBackend;
 import org.apache.flink.runtime.state.OperatorStateBackend;
 import org.apache.flink.runtime.state.StateBackend;
+import org.apache.flink.runtime.state.delegate.DelegatingStateBackend;
 
 /**
  * A state backend that puts a write-back, object-level LRU cache in front of another backend
@@ -67,6 +68,21 @@ public class StateBackendWrapperWithLRUCache extends AbstractStateBackend
                     "The delegate of the LRU cache ('"
                             + LruCacheOptions.DELEGATE.key()
                             + "') must not be another LRU cache");
+        }
+        if (delegate instanceof DelegatingStateBackend
+                || !(delegate instanceof AbstractStateBackend)) {
+            // the keyed backend builder needs the delegate's own keyed backend
+            throw new IllegalConfigurationException(
+                    "The delegate of the LRU cache ('"
+                            + LruCacheOptions.DELEGATE.key()
+                            + "') must be a keyed state backend itself, not "
+                            + delegate.getClass().getName()
+                            + (delegate instanceof DelegatingStateBackend
+                                    ? ", a wrapping backend; put the LRU cache under the"
+                                            + " changelog backend instead"
+                                            + " (state.backend.changelog.delegate or"
+                                            + " state.changelog.enabled)"
+                                    : ", which is not an AbstractStateBackend"));
         }
         this.delegate = delegate;
         this.maxEntries = maxEntries;

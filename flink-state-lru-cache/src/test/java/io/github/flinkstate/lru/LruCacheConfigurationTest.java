@@ -6,8 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.IllegalConfigurationException;
 import org.apache.flink.configuration.StateBackendOptions;
+import org.apache.flink.runtime.state.CheckpointableKeyedStateBackend;
+import org.apache.flink.runtime.state.OperatorStateBackend;
 import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.StateBackendLoader;
+import org.apache.flink.runtime.state.delegate.DelegatingStateBackend;
 import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
 import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
 import org.junit.jupiter.api.Test;
@@ -83,6 +86,39 @@ class LruCacheConfigurationTest {
         assertThatThrownBy(() -> load(config))
                 .isInstanceOf(IllegalConfigurationException.class)
                 .hasMessageContaining("state.backend.cache.delegate");
+    }
+
+    /** A wrapping backend, as Flink's changelog backend is; never asked for state here. */
+    private static final class WrappingBackend implements DelegatingStateBackend {
+        @Override
+        public StateBackend getDelegatedStateBackend() {
+            return new HashMapStateBackend();
+        }
+
+        @Override
+        public <K> CheckpointableKeyedStateBackend<K> createKeyedStateBackend(
+                KeyedStateBackendParameters<K> parameters) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public OperatorStateBackend createOperatorStateBackend(
+                OperatorStateBackendParameters parameters) {
+            throw new UnsupportedOperationException();
+        }
+    }
+
+    /**
+     * A job that builds the cache in code over Flink's changelog backend passed the submission and
+     * then failed on every task deployment with a message that did not name the option; the
+     * constructor now refuses it as the factory does (found in a review).
+     */
+    @Test
+    void aWrappingDelegateGivenInCode_isRefusedNamingTheOption() {
+        assertThatThrownBy(() -> new StateBackendWrapperWithLRUCache(new WrappingBackend(), 10))
+                .isInstanceOf(IllegalConfigurationException.class)
+                .hasMessageContaining(LruCacheOptions.DELEGATE.key())
+                .hasMessageContaining("changelog");
     }
 
     @Test

@@ -79,7 +79,7 @@ public record BackendSettings(
             throws IOException {
         File localDir =
                 options.getOptional(DisaggregatedOptions.LOCAL_DIRECTORY)
-                        .map(File::new)
+                        .map(DisaggregatedOptions::localDirectory)
                         .orElseGet(() -> defaultLocalDir(env));
         String operator = sanitize(parameters.getOperatorIdentifier());
         Path base =
