@@ -128,6 +128,9 @@ public final class ChangelogStateBackendFactory implements StateBackendFactory<S
                             + CheckpointingOptions.MAX_CONCURRENT_CHECKPOINTS.key()
                             + ": 1'.");
         }
+        // the storage's own options: here too, so that a bad one fails where the job is submitted
+        // (the TaskManagers check them again when they create the storage)
+        DfsChangelogSettings.forReading(config);
     }
 
     /**

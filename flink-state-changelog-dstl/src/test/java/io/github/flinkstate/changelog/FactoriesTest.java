@@ -122,6 +122,22 @@ class FactoriesTest {
                 .hasMessageContaining(key);
     }
 
+    /**
+     * The backend factory runs where the job is submitted as well: a bad DSTL option fails there,
+     * naming it, instead of failing every task deployment on the TaskManagers.
+     */
+    @Test
+    void backendFactory_refusesABadDstlOptionNamingIt() {
+        Configuration config = backendConfig();
+        config.setString("state.changelog.dstl.dfs-batched.upload.max-in-flight", "0b");
+        assertThatThrownBy(
+                        () ->
+                                StateBackendLoader.loadStateBackendFromConfig(
+                                        config, getClass().getClassLoader(), null))
+                .isInstanceOf(IllegalConfigurationException.class)
+                .hasMessageContaining("state.changelog.dstl.dfs-batched.upload.max-in-flight");
+    }
+
     @Test
     void aTimeoutBelowTheDefaultHedgingMinimum_isAccepted() {
         Configuration config = new Configuration();
