@@ -133,7 +133,8 @@ public record DfsChangelogSettings(
         // 0 would upload once per state change
         positive(
                 preemptivePersistThreshold, DfsChangelogOptions.PREEMPTIVE_PERSIST_THRESHOLD.key());
-        if (downloadCacheIdleTimeout.isZero() || downloadCacheIdleTimeout.isNegative()) {
+        if (downloadCacheEnabled
+                && (downloadCacheIdleTimeout.isZero() || downloadCacheIdleTimeout.isNegative())) {
             throw new IllegalConfigurationException(
                     "'"
                             + DfsChangelogOptions.DOWNLOAD_CACHE_IDLE_TIMEOUT.key()

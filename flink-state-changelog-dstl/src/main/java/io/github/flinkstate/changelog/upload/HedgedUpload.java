@@ -84,6 +84,10 @@ final class HedgedUpload {
     @GuardedBy("this")
     private ScheduledFuture<?> hedgeTimer;
 
+    /** The attempt {@link #hedgeTimer} belongs to. */
+    @GuardedBy("this")
+    private int hedgeTimerAttempt;
+
     /** Threads of running attempts, by attempt number; interrupted when abandoned. */
     @GuardedBy("this")
     private final Map<Integer, Thread> runningThreads = new HashMap<>();
@@ -143,9 +147,15 @@ final class HedgedUpload {
         }
         ScheduledFuture<?> cancel;
         synchronized (this) {
-            // an earlier attempt's timer hedges nothing any more (only the latest is hedged)
-            cancel = done ? scheduled : hedgeTimer;
-            hedgeTimer = done ? null : scheduled;
+            // only the latest attempt is hedged: an earlier attempt's timer hedges nothing, also
+            // when this thread stores its timer after a later attempt stored its own
+            if (done || attempt < hedgeTimerAttempt) {
+                cancel = scheduled;
+            } else {
+                cancel = hedgeTimer;
+                hedgeTimer = scheduled;
+                hedgeTimerAttempt = attempt;
+            }
         }
         if (cancel != null) {
             cancel.cancel(false);

@@ -1501,6 +1501,14 @@ public final class LsmStore implements AutoCloseable {
         return n;
     }
 
+    /**
+     * Paths of the files any live version lists: the current one, and those pinned by reads,
+     * compactions and snapshots. A file leaves this set when it is offered to the deletion policy.
+     */
+    public Set<String> filesInUse() {
+        return versions.pathsInUse();
+    }
+
     /** Paths of all files in the current version. */
     public List<String> liveFiles() {
         List<String> out = new ArrayList<>();
@@ -1660,10 +1668,6 @@ public final class LsmStore implements AutoCloseable {
     }
 
     /**
-     * A daemon thread whose context class loader is the engine's, not its creator's: a thread
-     * created on a task thread would otherwise keep that job's user-code class loader alive.
-     */
-    /**
      * One daemon thread, tasks in submission order, started when needed and ending after {@link
      * #IDLE_THREAD_SECONDS} idle: a store that is never closed (Flink does not dispose a keyed
      * backend whose changelog replay failed) keeps no thread.
@@ -1681,6 +1685,10 @@ public final class LsmStore implements AutoCloseable {
         return e;
     }
 
+    /**
+     * A daemon thread whose context class loader is the engine's, not its creator's: a thread
+     * created on a task thread would otherwise keep that job's user-code class loader alive.
+     */
     static Thread daemon(Runnable r, String name) {
         Thread t = new Thread(r, name);
         t.setDaemon(true);

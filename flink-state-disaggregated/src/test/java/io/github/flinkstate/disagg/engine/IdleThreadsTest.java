@@ -49,7 +49,10 @@ class IdleThreadsTest {
                 Duration.ofSeconds(LsmStore.IDLE_THREAD_SECONDS * 4),
                 () -> alive(started).isEmpty());
 
-        write(store, 1); // flushes and compactions run again
+        write(store, 1); // flushes and compactions run again, on new background threads
+        List<Thread> restarted = storeThreads();
+        restarted.removeAll(before);
+        assertThat(restarted).as("background threads started again").isNotEmpty();
         for (int i = 0; i < 2_000; i++) {
             assertThat(store.get(LsmModelRunner.key(i % 4, 0, i))).isEqualTo(value(1, i));
         }

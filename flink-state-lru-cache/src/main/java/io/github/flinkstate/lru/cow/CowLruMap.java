@@ -118,14 +118,21 @@ public final class CowLruMap {
     private final CacheEntry lru =
             new CacheEntry(null, null, null, null, 0, 0, null, false, 0, null);
 
-    /** Admission of blind writes while the map is full. */
+    /** Admission of blind writes (list appends) while the map is full. */
     private final BlindWriteAdmission blindWrites;
+
+    /**
+     * Admission of blind updates (a whole value written with no read before it) while the map is
+     * full; its own doorkeeper, so that updates do not make the appends' one forget lists sooner.
+     */
+    private final BlindWriteAdmission blindUpdates;
 
     /** Admission of reads that miss while the map is full (scan resistance), or null: plain LRU. */
     private final ReadAdmission reads;
 
     private long evictions;
     private long blindWritesRefused;
+    private long blindUpdatesRefused;
     private long readsRefused;
     private long copiesOnWrite;
     private long segmentCopies;
@@ -144,6 +151,7 @@ public final class CowLruMap {
         }
         this.maxEntries = maxEntries;
         this.blindWrites = new BlindWriteAdmission(maxEntries);
+        this.blindUpdates = new BlindWriteAdmission(maxEntries);
         this.reads = scanResistant ? new ReadAdmission(maxEntries) : null;
         this.mapVersion = 0;
         allocateTable(MIN_CAPACITY);
@@ -294,6 +302,19 @@ public final class CowLruMap {
             return true;
         }
         blindWritesRefused++;
+        return false;
+    }
+
+    /**
+     * Like {@link #admitBlindWrite}, for a write that replaces a whole value (an {@code update}
+     * with no read before it), with a doorkeeper of its own. A refused update goes straight to the
+     * delegate.
+     */
+    public boolean admitBlindUpdate(CacheOwner owner, Object key, Object namespace) {
+        if (size < maxEntries || blindUpdates.admit(hash(owner, key, namespace, null))) {
+            return true;
+        }
+        blindUpdatesRefused++;
         return false;
     }
 
@@ -497,6 +518,11 @@ public final class CowLruMap {
     /** Blind writes refused by {@link #admitBlindWrite} (they went to the delegate). */
     public long blindWritesRefused() {
         return blindWritesRefused;
+    }
+
+    /** Blind updates refused by {@link #admitBlindUpdate} (they went to the delegate). */
+    public long blindUpdatesRefused() {
+        return blindUpdatesRefused;
     }
 
     /** Reads refused by {@link #admitRead} (served by the delegate, not cached). */

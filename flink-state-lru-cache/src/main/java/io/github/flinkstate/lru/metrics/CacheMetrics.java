@@ -16,8 +16,8 @@ import org.apache.flink.runtime.metrics.groups.InternalOperatorMetricGroup;
  *       keyed backends of the task, averaged per second. Several operators of one task share a
  *       single gauge, which sums their counters.
  *   <li>On the operator, group {@code lruCache}: gauges {@code hits}, {@code misses}, {@code
- *       evictions}, {@code appendsNotAdmitted}, {@code readsNotAdmitted}, {@code size} and {@code
- *       hitRatio}.
+ *       evictions}, {@code appendsNotAdmitted}, {@code updatesNotAdmitted}, {@code
+ *       readsNotAdmitted}, {@code size} and {@code hitRatio}.
  * </ul>
  *
  * <p>Thread safety: registration is synchronized; gauges are read by reporter threads.
@@ -36,6 +36,7 @@ public final class CacheMetrics {
         group.gauge("misses", (Gauge<Long>) stats::misses);
         group.gauge("evictions", (Gauge<Long>) cache::evictions);
         group.gauge("appendsNotAdmitted", (Gauge<Long>) cache::blindWritesRefused);
+        group.gauge("updatesNotAdmitted", (Gauge<Long>) cache::blindUpdatesRefused);
         group.gauge("readsNotAdmitted", (Gauge<Long>) cache::readsRefused);
         group.gauge("size", (Gauge<Integer>) cache::size);
         group.gauge("hitRatio", (Gauge<Double>) stats::hitRatioPerSecond);

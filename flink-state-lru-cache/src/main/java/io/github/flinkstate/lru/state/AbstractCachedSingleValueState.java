@@ -110,7 +110,7 @@ abstract class AbstractCachedSingleValueState<K, N, SV, D extends InternalKvStat
      * Replaces the value of the current key and namespace (null deletes it): in the cache, or in
      * the delegate when the identity is not cached and either its last read was not admitted or
      * this is a blind write (nothing read it first) that a full cache does not admit ({@link
-     * io.github.flinkstate.lru.cow.CowLruMap#admitBlindWrite}: only an identity written again soon
+     * io.github.flinkstate.lru.cow.CowLruMap#admitBlindUpdate}: only an identity written again soon
      * takes a slot, so a cache that never hits does not insert, evict and write back per write).
      */
     protected final void putCachedValue(SV value) throws Exception {
@@ -118,7 +118,7 @@ abstract class AbstractCachedSingleValueState<K, N, SV, D extends InternalKvStat
         if (e != null) {
             cache.setValue(e, toCached(value), true);
         } else if (readWasRefused()
-                || !cache.admitBlindWrite(this, context.currentKey(), currentNamespace)) {
+                || !cache.admitBlindUpdate(this, context.currentKey(), currentNamespace)) {
             DelegateWrites.write(type, delegateForCurrentKey(), null, toCached(value));
         } else {
             insert(null, toCached(value), true);

@@ -194,6 +194,14 @@ public final class DisaggSnapshotOperation<K> {
         this.ownership = ownership;
         this.restoredHandles = new ConcurrentHashMap<>(restoredHandles);
         this.everReferenced.addAll(restoredHandles.keySet());
+        // a restored file the store stopped using before this line was offered to the deletion
+        // policy while its name was not here yet: nothing would remove it later
+        Set<String> inUse = store.filesInUse();
+        for (String path : restoredHandles.keySet()) {
+            if (!inUse.contains(path)) {
+                this.everReferenced.remove(path);
+            }
+        }
         this.relativeRestored = relativeHandles(restoredHandles);
     }
 
