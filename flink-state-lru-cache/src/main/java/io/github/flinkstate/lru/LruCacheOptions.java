@@ -44,8 +44,9 @@ public final class LruCacheOptions {
                     .withDescription(
                             "Whether a full cache stops caching most reads that miss while reads"
                                     + " hardly ever hit (fewer than 1 in 16 over the last"
-                                    + " max(max-entries-num, 1024) reads of value, reducing and"
-                                    + " aggregating state): then only one miss in 8 is cached, the"
+                                    + " max(max-entries-num, 1024) reads of value, reducing,"
+                                    + " aggregating and map state): then only one miss in 8 is"
+                                    + " cached, the"
                                     + " others are read from and written to the delegate directly,"
                                     + " and after 8 such windows one window caches every miss again"
                                     + " to look whether plain LRU now hits. It keeps a key cycle"

@@ -67,6 +67,14 @@ public final class CachedMapState<K, N, UK, UV>
 
     private final UserKeyEquality userKeyEquality = new UserKeyEquality();
 
+    /**
+     * The entry of the last read a full cache did not admit (null key: none); see {@link #entry}.
+     */
+    private Object refusedKey;
+
+    private Object refusedNamespace;
+    private Object refusedUserKey;
+
     public CachedMapState(
             CacheContext<K> context,
             String name,
@@ -133,6 +141,9 @@ public final class CachedMapState<K, N, UK, UV>
             return delegateForCurrentKey().get(key);
         }
         CacheEntry e = entry(key);
+        if (e == null) { // not admitted: the delegate's value, uncached
+            return (UV) copyLoaded(delegateForCurrentKey().get(key), userValueSerializer);
+        }
         if (e.isAbsent()) {
             return null;
         }
@@ -152,6 +163,8 @@ public final class CachedMapState<K, N, UK, UV>
         CacheEntry e = lookupForWrite(key);
         if (e != null) {
             cache.setValue(e, stored, true);
+        } else if (readWasRefused(key)) {
+            delegateForCurrentKey().put(key, value);
         } else {
             // the row learns of the new user key in onInserted
             insert(copyForWrite(key, userKeySerializer), stored, true);
@@ -187,7 +200,8 @@ public final class CachedMapState<K, N, UK, UV>
         if (uncached(key)) {
             return delegateForCurrentKey().contains(key);
         }
-        return !entry(key).isAbsent();
+        CacheEntry e = entry(key);
+        return e == null ? delegateForCurrentKey().contains(key) : !e.isAbsent();
     }
 
     // ------------------------------------------------------------------------------------------
@@ -326,10 +340,31 @@ public final class CachedMapState<K, N, UK, UV>
     // cache bookkeeping
     // ------------------------------------------------------------------------------------------
 
+    /**
+     * The live entry of {@code userKey} under the current key and namespace, loaded on a miss; null
+     * when the miss was not admitted by a full cache ({@link
+     * io.github.flinkstate.lru.cow.CowLruMap#admitRead}, as for value state): the caller then reads
+     * the delegate, and a {@code put} of the same entry that follows goes to the delegate too.
+     */
+    private boolean readWasRefused(Object userKey) {
+        return refusedKey != null
+                && refusedKey.equals(context.currentKey())
+                && Objects.equals(refusedNamespace, currentNamespace)
+                && Objects.equals(refusedUserKey, userKey);
+    }
+
     private CacheEntry entry(UK userKey) throws Exception {
         CacheEntry e = lookupForRead(userKey);
+        cache.recordRead(e != null);
         if (e != null) {
             return e;
+        }
+        if (!cache.admitRead()) {
+            refusedKey = context.currentKey();
+            refusedNamespace = currentNamespace;
+            refusedUserKey =
+                    userKeySerializer.isImmutableType() ? userKey : userKeySerializer.copy(userKey);
+            return null;
         }
         InternalMapState<K, N, UK, UV> d = delegateForCurrentKey();
         UV value = d.get(userKey);
