@@ -164,7 +164,9 @@ public final class CachedMapState<K, N, UK, UV>
         if (e != null) {
             cache.setValue(e, stored, true);
         } else if (readWasRefused(key)) {
-            delegateForCurrentKey().put(key, value);
+            // copies as for the cache (state.backend.cache.copy-values-on-write): a heap delegate
+            // keeps the objects it is given
+            delegateForCurrentKey().put(copyForWrite(key, userKeySerializer), stored);
         } else {
             // the row learns of the new user key in onInserted
             insert(copyForWrite(key, userKeySerializer), stored, true);
