@@ -319,9 +319,9 @@ public final class CowLruMap {
     }
 
     /**
-     * Counts a read of a whole value (not a list's) as a hit or a miss, for {@link #admitRead};
-     * only while the map is full (a cache that is still filling misses by nature, and a hit on a
-     * cache that is not full costs one comparison here).
+     * Counts a read of a whole value (not a list's) or of one map entry as a hit or a miss, for
+     * {@link #admitRead}; only while the map is full (a cache that is still filling misses by
+     * nature, and a hit on a cache that is not full costs one comparison here).
      */
     public void recordRead(boolean hit) {
         if (size >= maxEntries && reads != null) {
@@ -330,9 +330,10 @@ public final class CowLruMap {
     }
 
     /**
-     * Whether a read of a whole value that missed should be cached: always while the map has room;
-     * when it is full, unless recent reads hardly ever hit (see {@link ReadAdmission}). A refused
-     * read, and the writes of the same identity that follow it, go to the delegate.
+     * Whether a read of a whole value or map entry that missed should be cached: always while the
+     * map has room; when it is full, unless recent reads hardly ever hit (see {@link
+     * ReadAdmission}). A refused read, and the writes of the same identity that follow it, go to
+     * the delegate.
      */
     public boolean admitRead() {
         if (size < maxEntries || reads == null || reads.admit()) {
