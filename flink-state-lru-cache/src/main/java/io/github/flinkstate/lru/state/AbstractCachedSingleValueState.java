@@ -3,7 +3,6 @@ package io.github.flinkstate.lru.state;
 import io.github.flinkstate.lru.cow.CacheEntry;
 import io.github.flinkstate.lru.cow.PartialValue;
 import java.util.Collection;
-import java.util.Objects;
 import java.util.function.BinaryOperator;
 import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
@@ -17,14 +16,6 @@ import org.apache.flink.runtime.state.internal.InternalKvState;
  */
 abstract class AbstractCachedSingleValueState<K, N, SV, D extends InternalKvState<K, N, ?>>
         extends AbstractCachedState<K, N, SV, D> {
-
-    /**
-     * Key and namespace of the last read that the full cache did not admit (null key: none): a
-     * write to that identity while it is not cached goes to the delegate.
-     */
-    private Object refusedKey;
-
-    private Object refusedNamespace;
 
     AbstractCachedSingleValueState(
             CacheContext<K> context,
@@ -93,8 +84,7 @@ abstract class AbstractCachedSingleValueState<K, N, SV, D extends InternalKvStat
                 // that a running cache snapshot still serializes: never hand it out, cached or not
                 SV loaded = (SV) copyLoaded(loadFromDelegate(), valueSerializer);
                 if (!cache.admitRead()) {
-                    refusedKey = context.currentKey();
-                    refusedNamespace = currentNamespace;
+                    rememberRefusedRead(null);
                     return loaded;
                 }
                 e = insert(null, toCached(loaded), false);
@@ -117,18 +107,12 @@ abstract class AbstractCachedSingleValueState<K, N, SV, D extends InternalKvStat
         CacheEntry e = lookupForWrite(null);
         if (e != null) {
             cache.setValue(e, toCached(value), true);
-        } else if (readWasRefused()
+        } else if (readWasRefused(null)
                 || !cache.admitBlindUpdate(this, context.currentKey(), currentNamespace)) {
             DelegateWrites.write(type, delegateForCurrentKey(), null, toCached(value));
         } else {
             insert(null, toCached(value), true);
         }
-    }
-
-    private boolean readWasRefused() {
-        return refusedKey != null
-                && refusedKey.equals(context.currentKey())
-                && Objects.equals(refusedNamespace, currentNamespace);
     }
 
     /**

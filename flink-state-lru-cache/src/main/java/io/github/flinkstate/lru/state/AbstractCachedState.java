@@ -4,6 +4,7 @@ import io.github.flinkstate.lru.cow.CacheEntry;
 import io.github.flinkstate.lru.cow.CacheOwner;
 import io.github.flinkstate.lru.cow.CowLruMap;
 import io.github.flinkstate.lru.cow.PartialValue;
+import java.util.Objects;
 import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.java.tuple.Tuple2;
@@ -39,6 +40,12 @@ public abstract class AbstractCachedState<K, N, SV, D extends InternalKvState<K,
 
     protected final CacheContext<K> context;
     protected final CowLruMap cache;
+
+    /** The last refused read's identity (null key: none); see {@link #rememberRefusedRead}. */
+    private Object refusedKey;
+
+    private Object refusedNamespace;
+    private Object refusedUserKey;
     protected final StateDescriptor.Type type;
     protected final String name;
 
@@ -254,6 +261,27 @@ public abstract class AbstractCachedState<K, N, SV, D extends InternalKvState<K,
         CacheEntry e = cache.get(this, context.currentKey(), currentNamespace, userKey);
         context.statistics().record(e != null);
         return e;
+    }
+
+    /**
+     * Remembers the current identity ({@code userKey} null for single-value states) as the last
+     * read that a full cache did not admit ({@link
+     * io.github.flinkstate.lru.cow.CowLruMap#admitRead}): a write to it while it is not cached goes
+     * to the delegate ({@link #readWasRefused}). The caller passes a user key it may not change (a
+     * copy of a mutable one).
+     */
+    protected final void rememberRefusedRead(Object userKey) {
+        refusedKey = context.currentKey();
+        refusedNamespace = currentNamespace;
+        refusedUserKey = userKey;
+    }
+
+    /** Whether the current identity is the last read a full cache did not admit. */
+    protected final boolean readWasRefused(Object userKey) {
+        return refusedKey != null
+                && refusedKey.equals(context.currentKey())
+                && Objects.equals(refusedNamespace, currentNamespace)
+                && Objects.equals(refusedUserKey, userKey);
     }
 
     /** Looks up the entry of the current key and namespace for a write (not counted). */

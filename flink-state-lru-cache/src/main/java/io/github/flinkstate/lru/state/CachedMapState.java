@@ -67,14 +67,6 @@ public final class CachedMapState<K, N, UK, UV>
 
     private final UserKeyEquality userKeyEquality = new UserKeyEquality();
 
-    /**
-     * The entry of the last read a full cache did not admit (null key: none); see {@link #entry}.
-     */
-    private Object refusedKey;
-
-    private Object refusedNamespace;
-    private Object refusedUserKey;
-
     public CachedMapState(
             CacheContext<K> context,
             String name,
@@ -348,13 +340,6 @@ public final class CachedMapState<K, N, UK, UV>
      * io.github.flinkstate.lru.cow.CowLruMap#admitRead}, as for value state): the caller then reads
      * the delegate, and a {@code put} of the same entry that follows goes to the delegate too.
      */
-    private boolean readWasRefused(Object userKey) {
-        return refusedKey != null
-                && refusedKey.equals(context.currentKey())
-                && Objects.equals(refusedNamespace, currentNamespace)
-                && Objects.equals(refusedUserKey, userKey);
-    }
-
     private CacheEntry entry(UK userKey) throws Exception {
         CacheEntry e = lookupForRead(userKey);
         cache.recordRead(e != null);
@@ -362,10 +347,10 @@ public final class CachedMapState<K, N, UK, UV>
             return e;
         }
         if (!cache.admitRead()) {
-            refusedKey = context.currentKey();
-            refusedNamespace = currentNamespace;
-            refusedUserKey =
-                    userKeySerializer.isImmutableType() ? userKey : userKeySerializer.copy(userKey);
+            rememberRefusedRead(
+                    userKeySerializer.isImmutableType()
+                            ? userKey
+                            : userKeySerializer.copy(userKey));
             return null;
         }
         InternalMapState<K, N, UK, UV> d = delegateForCurrentKey();
