@@ -1,12 +1,18 @@
 package io.github.flinkstate.composition;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.flinkstate.disagg.DisaggregatedOptions;
+import io.github.flinkstate.testing.wait.Waits;
 import java.io.File;
+import java.nio.file.Files;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.RunnableFuture;
+import java.util.stream.Stream;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
@@ -17,6 +23,7 @@ import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.IntSerializer;
 import org.apache.flink.api.common.typeutils.base.StringSerializer;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
@@ -54,7 +61,9 @@ import org.junit.jupiter.api.io.TempDir;
  * more, and checkpoints: the handle holds the disaggregated backend's {@link
  * IncrementalRemoteKeyedStateHandle} as the materialized part and the DSTL's changes since. It is
  * restored at parallelism 1 and rescaled to 2 (the changelog backend hands the delegate the
- * materialized handle clipped to each new range, then replays the changes); every value is right.
+ * materialized handle clipped to each new range, then replays the changes); every value is right. A
+ * replay that fails (the DSTL files gone) leaves the delegate undisposed: it is released when
+ * collected, and the checkpoint stays whole.
  */
 @Timeout(120)
 class ChangelogMaterializationOverDisaggregatedTest {
@@ -78,7 +87,75 @@ class ChangelogMaterializationOverDisaggregatedTest {
     void materializedDisaggregatedCheckpoint_restoresAndRescales() throws Exception {
         Configuration config = ComposedBackends.changelogOverDisaggregated(dir);
         StateBackend backend = ComposedBackends.load(config);
+        KeyedStateHandle handle = materializedAndLogged(backend, config);
 
+        assertThat(handle).isInstanceOf(ChangelogStateBackendHandle.class);
+        ChangelogStateBackendHandle changelogHandle = (ChangelogStateBackendHandle) handle;
+        assertThat(changelogHandle.getMaterializedStateHandles())
+                .singleElement()
+                .isInstanceOf(IncrementalRemoteKeyedStateHandle.class);
+        assertThat(changelogHandle.getNonMaterializedStateHandles()).isNotEmpty();
+
+        CheckpointableKeyedStateBackend<Integer> restored =
+                create(backend, config, KeyGroupRange.of(0, MAX_PARALLELISM - 1), List.of(handle));
+        checkKeys(restored);
+
+        for (KeyGroupRange range :
+                StateAssignmentOperation.createKeyGroupPartitions(MAX_PARALLELISM, 2)) {
+            KeyedStateHandle part = handle.getIntersection(range);
+            CheckpointableKeyedStateBackend<Integer> rescaled =
+                    create(backend, config, range, List.of(part));
+            checkKeys(rescaled);
+        }
+    }
+
+    /**
+     * A replay that fails leaves the disaggregated backend Flink's changelog backend built for it
+     * undisposed (Flink's restore has no clean-up for it): once collected, that backend releases
+     * its local cache directory, and nothing the checkpoint needs is deleted: with the DSTL files
+     * back, the same checkpoint restores every value.
+     */
+    @Test
+    void failedReplay_releasesTheUndisposedDelegate_andKeepsTheCheckpoint() throws Exception {
+        Configuration config = ComposedBackends.changelogOverDisaggregated(dir);
+        config.set(DisaggregatedOptions.LOCAL_DIRECTORY, new File(dir, "local").getPath());
+        config.set(DisaggregatedOptions.LOCAL_CACHE_SIZE, MemorySize.parse("16mb"));
+        StateBackend backend = ComposedBackends.load(config);
+        KeyedStateHandle handle = materializedAndLogged(backend, config);
+        assertThat(cacheDirectories()).as("cache directories after the dispose").isEmpty();
+
+        File dstl = new File(dir, "dstl");
+        File aside = new File(dir, "dstl-aside");
+        Files.move(dstl.toPath(), aside.toPath());
+        assertThatThrownBy(
+                        () ->
+                                create(
+                                        backend,
+                                        config,
+                                        KeyGroupRange.of(0, MAX_PARALLELISM - 1),
+                                        List.of(handle)))
+                .as("the replay of a checkpoint whose DSTL files are gone")
+                .isInstanceOf(Exception.class);
+        assertThat(cacheDirectories())
+                .as("the cache directory of the delegate built for the failed replay")
+                .hasSize(1);
+
+        Waits.until(
+                "the delegate of the failed replay released its cache directory",
+                Duration.ofSeconds(60),
+                () -> {
+                    System.gc();
+                    return cacheDirectories().isEmpty();
+                });
+
+        Files.move(aside.toPath(), dstl.toPath());
+        checkKeys(
+                create(backend, config, KeyGroupRange.of(0, MAX_PARALLELISM - 1), List.of(handle)));
+    }
+
+    /** A checkpoint of a backend that wrote, materialized, and wrote more; the backend disposed. */
+    private KeyedStateHandle materializedAndLogged(StateBackend backend, Configuration config)
+            throws Exception {
         CheckpointableKeyedStateBackend<Integer> first =
                 create(backend, config, KeyGroupRange.of(0, MAX_PARALLELISM - 1), List.of());
         for (int k = 0; k < KEYS; k++) {
@@ -97,26 +174,13 @@ class ChangelogMaterializationOverDisaggregatedTest {
             map(first).put(-k - 1, "b" + k);
         }
         KeyedStateHandle handle = snapshot(first);
-
-        assertThat(handle).isInstanceOf(ChangelogStateBackendHandle.class);
-        ChangelogStateBackendHandle changelogHandle = (ChangelogStateBackendHandle) handle;
-        assertThat(changelogHandle.getMaterializedStateHandles())
-                .singleElement()
-                .isInstanceOf(IncrementalRemoteKeyedStateHandle.class);
-        assertThat(changelogHandle.getNonMaterializedStateHandles()).isNotEmpty();
         first.dispose();
+        return handle;
+    }
 
-        CheckpointableKeyedStateBackend<Integer> restored =
-                create(backend, config, KeyGroupRange.of(0, MAX_PARALLELISM - 1), List.of(handle));
-        checkKeys(restored);
-
-        for (KeyGroupRange range :
-                StateAssignmentOperation.createKeyGroupPartitions(MAX_PARALLELISM, 2)) {
-            KeyedStateHandle part = handle.getIntersection(range);
-            CheckpointableKeyedStateBackend<Integer> rescaled =
-                    create(backend, config, range, List.of(part));
-            checkKeys(rescaled);
-        }
+    private List<String> cacheDirectories() {
+        File[] dirs = new File(new File(dir, "local"), "disaggregated-cache").listFiles();
+        return dirs == null ? List.of() : Stream.of(dirs).map(File::getName).toList();
     }
 
     /** Every key of {@code b}'s range has its expected values; keys of other ranges are absent. */

@@ -83,8 +83,11 @@ public final class DisaggregatedKeyedStateBackend<K> extends AbstractKeyedStateB
     private final StateFactories<K> factories = new StateFactories<>();
     private final StateMigration<K> migration;
 
-    /** This backend's lease on the slot's shared memory; closed after the store. */
-    private final AutoCloseable memoryLease;
+    /**
+     * Closes the store, its local disk cache and the lease on the slot's shared memory (in that
+     * order), on dispose or when the backend was dropped without one.
+     */
+    private final AbandonedBackendRelease release;
 
     private byte[] currentKeyBytes;
     private K currentKeyOfBytes;
@@ -116,21 +119,42 @@ public final class DisaggregatedKeyedStateBackend<K> extends AbstractKeyedStateB
                 cancelStreamRegistry,
                 keyContext);
         this.store = store;
-        this.memoryLease = memoryLease;
         this.ttlFilters = ttlFilters;
         this.kvStates = new LinkedHashMap<>(kvStates);
         kvStates.values().forEach(s -> stateNamesById.put(s.stateId(), s.metaInfo().getName()));
         this.priorityQueues = priorityQueues;
         this.migration = new StateMigration<>(this, ttlTimeProvider);
+        // nothing the snapshot operation holds may reference this backend: the release closes it
+        Map<String, RegisteredKvState> states = this.kvStates;
         this.snapshots =
                 snapshotFactory.create(
                         store,
                         keySerializer,
                         keyGroupRange,
-                        () -> new ArrayList<>(this.kvStates.values()),
+                        () -> new ArrayList<>(states.values()),
                         priorityQueues::getRegisteredPQStates,
                         cancelStreamRegistry,
                         keyGroupCompressionDecorator);
+        this.release =
+                AbandonedBackendRelease.register(
+                        this,
+                        "the disaggregated keyed backend of key groups "
+                                + keyGroupRange.getStartKeyGroup()
+                                + "-"
+                                + keyGroupRange.getEndKeyGroup()
+                                + " writing to "
+                                + store.primaryDir(),
+                        releaseAction(snapshots, store, memoryLease));
+    }
+
+    /** What {@link #release} runs; a static method, so that it cannot capture this backend. */
+    private static Runnable releaseAction(
+            DisaggSnapshotOperation<?> snapshots, LsmStore store, AutoCloseable memoryLease) {
+        return () -> {
+            snapshots.close(); // closes the store
+            IOUtils.closeQuietly(store.blockCache().disk()); // its local disk tier, if any
+            IOUtils.closeQuietly(memoryLease);
+        };
     }
 
     // ------------------------------------------------------------------ key context
@@ -430,9 +454,7 @@ public final class DisaggregatedKeyedStateBackend<K> extends AbstractKeyedStateB
     @Override
     public void dispose() {
         IOUtils.closeQuietly(cancelStreamRegistry);
-        snapshots.close(); // closes the store
-        IOUtils.closeQuietly(store.blockCache().disk()); // its local disk tier, if any
-        IOUtils.closeQuietly(memoryLease);
+        release.releaseNow();
         super.dispose();
     }
 

@@ -1447,6 +1447,11 @@ public final class LsmStore implements AutoCloseable {
     }
 
     /** A short description of the current level shape, e.g. "Version{ L0=2 L1=5 }". */
+    /** The directory where this store writes its files. */
+    public Path primaryDir() {
+        return options.primaryDir();
+    }
+
     public String describe() {
         return versions.current().toString() + " memtables=" + memtables.size();
     }

@@ -121,6 +121,22 @@ public final class DisaggBackends implements AutoCloseable {
         }
     }
 
+    /**
+     * Drops {@code b} without disposing it, as Flink does with a keyed backend whose changelog
+     * replay failed: this helper no longer references it, and {@link #close()} leaves it alone.
+     */
+    public void abandon(DisaggregatedKeyedStateBackend<Integer> b) {
+        open.remove(b);
+    }
+
+    /** The environment the backends were created in (its slot memory manager, say). */
+    public MockEnvironment environment() {
+        if (env == null) {
+            env = new MockEnvironmentBuilder().build();
+        }
+        return env;
+    }
+
     /** Takes a snapshot and runs its asynchronous part to the end (Flink's task, no failure). */
     public static SnapshotResult<KeyedStateHandle> snapshot(
             DisaggregatedKeyedStateBackend<Integer> b,
