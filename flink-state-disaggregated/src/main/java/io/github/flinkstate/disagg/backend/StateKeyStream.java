@@ -137,12 +137,22 @@ final class StateKeyStream {
             this.everyEntry = everyEntry;
             try {
                 this.snapshot = store.readSnapshot();
-                this.it = snapshot.scan(KeyRange.ALL);
-                snapshot.close();
+                try {
+                    this.it = snapshot.scan(KeyRange.ALL);
+                } finally {
+                    snapshot.close(); // the iterator holds the version itself
+                }
                 this.keyGroup = range.getStartKeyGroup();
                 if (range.getNumberOfKeyGroups() > 0) {
-                    seekKeyGroup();
-                    advance();
+                    try {
+                        seekKeyGroup();
+                        advance();
+                    } catch (IOException | RuntimeException | Error e) {
+                        // nobody can close a stream its constructor did not return: its
+                        // version would stay pinned, its files never deleted
+                        close();
+                        throw e;
+                    }
                 } else {
                     close();
                 }

@@ -94,7 +94,13 @@ final class CanonicalStateIterator implements KeyValueStateIterator {
                                         KeyGroupSpan.of(
                                                 range.getStartKeyGroup(), range.getEndKeyGroup())));
         if (range.getNumberOfKeyGroups() > 0) {
-            advance();
+            try {
+                advance();
+            } catch (IOException | RuntimeException | Error e) {
+                // Flink gets no iterator to close: its version would stay pinned for good
+                engine.close();
+                throw e;
+            }
         }
     }
 

@@ -770,6 +770,7 @@ public final class DisaggSnapshotOperation<K> {
     public void notifyCheckpointAborted(long checkpointId) {
         checkpointsTaken.remove(checkpointId);
         // the JobManager registered whatever it received; the registry deletes it when unused
+        ownership.aborted(checkpointId);
     }
 
     /**

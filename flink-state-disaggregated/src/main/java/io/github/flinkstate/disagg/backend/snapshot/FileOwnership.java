@@ -108,16 +108,7 @@ public final class FileOwnership {
         // an older handle was registered (a late acknowledgement) or is discarded here, maybe
         // only now: a snapshot cancelled after its upload began can produce it after this
         // completion; the newest LATE_DISCARDS of them are kept for that discard
-        List<Long> older = new ArrayList<>();
-        for (long id : filesOfCheckpoint.keySet()) {
-            if (id < checkpointId) {
-                older.add(id);
-            }
-        }
-        Collections.sort(older);
-        for (int i = 0; i < older.size() - LATE_DISCARDS; i++) {
-            filesOfCheckpoint.remove(older.get(i));
-        }
+        keepNewestUnsettled(checkpointId - 1);
         obsoleteWhileHandedOver.removeIf(
                 f -> {
                     Set<Long> in = handedOverIn.get(f);
@@ -135,6 +126,46 @@ public final class FileOwnership {
                     }
                     return settled;
                 });
+    }
+
+    /**
+     * The JobManager aborted a checkpoint. Its handle, if it reached the JobManager, was registered
+     * there (Flink registers on acknowledgement); otherwise it is discarded on this TaskManager,
+     * maybe later. Like a completion, an abort keeps only the newest {@link #LATE_DISCARDS}
+     * unsettled checkpoints up to it, so that a job whose checkpoints keep being aborted holds a
+     * bounded number of them.
+     */
+    public synchronized void aborted(long checkpointId) {
+        keepNewestUnsettled(checkpointId);
+    }
+
+    /**
+     * Keeps the newest {@link #LATE_DISCARDS} unsettled checkpoints up to {@code upTo}, and settles
+     * the older ones: their handles were registered, or their discard comes too late to give
+     * anything back (a leak, never a loss). A file that only settled checkpoints name is Flink's:
+     * confirmed if the store still uses it, forgotten if it does not.
+     */
+    private void keepNewestUnsettled(long upTo) {
+        List<Long> older = new ArrayList<>();
+        for (long id : filesOfCheckpoint.keySet()) {
+            if (id <= upTo) {
+                older.add(id);
+            }
+        }
+        Collections.sort(older);
+        for (int i = 0; i < older.size() - LATE_DISCARDS; i++) {
+            long id = older.get(i);
+            for (String f : filesOfCheckpoint.remove(id)) {
+                Set<Long> in = handedOverIn.get(f);
+                if (in == null || !in.remove(id) || !in.isEmpty()) {
+                    continue;
+                }
+                handedOverIn.remove(f);
+                if (!obsoleteWhileHandedOver.remove(f)) {
+                    confirmed.add(f); // still live; obsolete() forgets it when the store drops it
+                }
+            }
+        }
     }
 
     /**
@@ -168,8 +199,24 @@ public final class FileOwnership {
         return n;
     }
 
+    /** How many file names this object holds, for tests of its memory. */
+    synchronized int filesHeld() {
+        Set<String> names = new HashSet<>(confirmed);
+        names.addAll(handedOverIn.keySet());
+        names.addAll(obsoleteWhileHandedOver);
+        filesOfCheckpoint.values().forEach(names::addAll);
+        return names.size();
+    }
+
+    /**
+     * Drops every mention of {@code path}: its ownership is settled and the store no longer uses
+     * it, so no checkpoint's fate (a pending one naming it may still complete) can change it.
+     */
     private void forget(String path) {
         confirmed.remove(path);
         handedOverIn.remove(path);
+        for (Set<String> files : filesOfCheckpoint.values()) {
+            files.remove(path);
+        }
     }
 }

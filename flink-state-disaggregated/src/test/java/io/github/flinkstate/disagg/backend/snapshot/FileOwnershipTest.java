@@ -97,6 +97,48 @@ class FileOwnershipTest {
         assertThat(ownership.obsolete("long-lived")).as("Flink's registry deletes it").isFalse();
     }
 
+    /**
+     * A confirmed file named again by a later checkpoint, and dropped by the store before that
+     * checkpoint completes (a compaction between the snapshot and its completion notice, the usual
+     * order): the completion used to confirm it again, and as the store never asks about a dropped
+     * file again, its name stayed held until the backend was disposed.
+     */
+    @Test
+    void aConfirmedFileDroppedWhileALaterCheckpointIsPending_isForgotten() {
+        ownership.handedOver(1, Set.of("f"));
+        ownership.completed(1);
+        ownership.handedOver(2, Set.of("f"));
+        assertThat(ownership.obsolete("f")).as("Flink's registry deletes it").isFalse();
+        ownership.completed(2);
+        assertThat(ownership.isHandedOver("f")).as("its name is still held").isFalse();
+        assertThat(ownership.filesHeld()).isZero();
+    }
+
+    /**
+     * Checkpoints that this subtask acknowledged and the JobManager then aborted, with none
+     * completing (another task keeps timing out): each used to add its id for every live file, a
+     * set per file that grew with every checkpoint until one completed. Now an abort keeps, like a
+     * completion, only the newest {@link FileOwnership#LATE_DISCARDS} unsettled checkpoints; the
+     * older ones' files are Flink's (it registered them on the acknowledgement).
+     */
+    @Test
+    void checkpointsAbortedOneAfterAnother_holdABoundedNumberOfIds() {
+        for (long id = 1; id <= 10_000; id++) {
+            ownership.handedOver(id, Set.of("live", "new-" + id));
+            ownership.aborted(id);
+        }
+        assertThat(ownership.checkpointIdsHeld())
+                .isLessThanOrEqualTo(2 * FileOwnership.LATE_DISCARDS);
+        assertThat(ownership.obsolete("new-9999")).isFalse();
+        assertThat(ownership.discarded(9_999))
+                .as("a late discard of a recent one still gives its files back")
+                .containsExactly("new-9999");
+        assertThat(ownership.obsolete("new-1")).as("registered: Flink's to delete").isFalse();
+        assertThat(ownership.isHandedOver("new-1")).isFalse();
+        assertThat(ownership.isHandedOver("live")).as("Flink owns it").isTrue();
+        assertThat(ownership.obsolete("live")).isFalse();
+    }
+
     @Test
     void neverHandedOver_theStoreDeletes() {
         assertThat(ownership.obsolete("f")).isTrue();
