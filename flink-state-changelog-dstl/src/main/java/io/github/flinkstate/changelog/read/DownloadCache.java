@@ -544,6 +544,11 @@ final class DownloadCache implements Closeable {
         } catch (IOException e) {
             deleteQuietly(target);
             throw new CompletionException(e);
+        } catch (RuntimeException e) {
+            // a file system may fail unchecked: no partial copy may stay in the cache directory
+            deleteQuietly(target);
+            throw new CompletionException(
+                    new IOException("Could not download DSTL file '" + name + "': " + e, e));
         }
     }
 

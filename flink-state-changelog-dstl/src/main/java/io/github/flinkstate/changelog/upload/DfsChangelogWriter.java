@@ -483,6 +483,11 @@ public final class DfsChangelogWriter
         List<PendingPersist> failed = new ArrayList<>();
         List<UploadTask> retries = new ArrayList<>();
         boolean uploadAll = false;
+        if (failure != null) {
+            preemptive.uploadFailed(); // before the publish below, which would start a round
+        } else {
+            preemptive.uploadSucceeded();
+        }
         synchronized (this) {
             for (int i = 0; i < states.size(); i++) {
                 ChangeSetState state = states.get(i);

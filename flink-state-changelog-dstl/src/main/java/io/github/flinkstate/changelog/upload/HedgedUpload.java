@@ -31,6 +31,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread safety: thread-safe; attempts run on the upload executor, timeouts on the timer.
  *
+ * <p>A winner interrupts the threads of the attempts still running, whose writes are no longer
+ * needed; each deletes its file when it returns.
+ *
  * <p>Giving up: {@link #abandon} ends the upload at once (the owner's deadline, or the storage
  * closing): no new attempt starts, the result fails, and the threads of running attempts are
  * interrupted, so a write hung on the file system is abandoned rather than waited for; such an
@@ -239,6 +242,7 @@ final class HedgedUpload {
         String attempts = null;
         boolean deleteFile = false;
         boolean retry = false;
+        int losersInterrupted = 0;
         synchronized (this) {
             running--;
             if (error == null) {
@@ -247,6 +251,14 @@ final class HedgedUpload {
                 } else {
                     done = true;
                     winner = new FileStateHandle(path, image.length);
+                    // the losers' writes are not needed any more: one hung on the file system
+                    // would otherwise keep its upload thread (and the image) for as long as the
+                    // file system keeps it, after every deadline of this upload was cancelled.
+                    // Under the lock: a registered thread is still inside its attempt.
+                    for (Thread loser : runningThreads.values()) {
+                        loser.interrupt();
+                        losersInterrupted++;
+                    }
                 }
             } else {
                 deleteFile = true;
@@ -276,6 +288,12 @@ final class HedgedUpload {
         }
         if (winner != null || finalFailure != null) {
             cancelTimer();
+        }
+        if (losersInterrupted > 0) {
+            LOG.debug(
+                    "DSTL upload attempt {} won; interrupted {} slower attempt(s)",
+                    attempt,
+                    losersInterrupted);
         }
         if (winner != null) {
             result.complete(winner);
@@ -320,7 +338,8 @@ final class HedgedUpload {
         try {
             path.getFileSystem().delete(path, false);
             LOG.debug("Deleted {} DSTL file {}", loser ? "losing hedged" : "failed", path);
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
+            // a file system may throw unchecked: the result must still be decided by the caller
             LOG.warn("Could not delete orphaned DSTL file {}", path, e);
         }
     }

@@ -25,13 +25,24 @@ import org.apache.flink.runtime.io.AvailabilityProvider;
  * otherwise raise every other writer's threshold for as long as the job runs.
  *
  * <p>Pre-emptive uploads are held back while the storage is back-pressured (its {@link
- * AvailabilityProvider} is unavailable), as before.
+ * AvailabilityProvider} is unavailable), as before, and after a failed upload: for {@link
+ * #FIRST_PAUSE_NANOS}, doubling with each further failure up to {@link #MAX_PAUSE_NANOS}, until an
+ * upload succeeds. A failed batch puts its bytes back among the not-uploaded ones, still above the
+ * threshold, so without the pause every failure started the next round at once: several rounds a
+ * second, each with its attempts and warnings, for as long as the file system was down.
+ * Checkpoints' own uploads are not held back.
  *
  * <p>Thread safety: thread-safe. Lock order: a writer's lock, then this object's; this object never
  * calls a writer while holding its own lock ({@link #uploadAll} runs without it).
  */
 @ThreadSafe
 public final class PreemptiveUploads {
+
+    /** The pause of pre-emptive rounds after a first failed upload. */
+    static final long FIRST_PAUSE_NANOS = 1_000_000_000L;
+
+    /** The longest pause of pre-emptive rounds after failed uploads. */
+    static final long MAX_PAUSE_NANOS = 30_000_000_000L;
 
     /** A writer publishes its growth after this fraction of the threshold, not per change. */
     static final int PUBLISH_GRANULE_DIVISOR = 16;
@@ -56,6 +67,14 @@ public final class PreemptiveUploads {
 
     @GuardedBy("this")
     private long rounds;
+
+    /** Failed uploads since the last successful one. */
+    @GuardedBy("this")
+    private int failuresInARow;
+
+    /** No pre-emptive round starts before this {@code System.nanoTime()}. */
+    @GuardedBy("this")
+    private long pausedUntil = System.nanoTime();
 
     public PreemptiveUploads(long thresholdPerWriter, AvailabilityProvider availability) {
         this.thresholdPerWriter = thresholdPerWriter;
@@ -107,6 +126,7 @@ public final class PreemptiveUploads {
         }
         if (!collecting
                 && total >= thresholdPerWriter * Math.max(1, holding)
+                && System.nanoTime() - pausedUntil >= 0
                 && availability.isAvailable()) {
             collecting = true;
             return true;
@@ -138,6 +158,18 @@ public final class PreemptiveUploads {
             }
         }
         return tasks;
+    }
+
+    /** An upload failed: pre-emptive rounds pause (longer after each failure in a row). */
+    synchronized void uploadFailed() {
+        failuresInARow++;
+        long pause = FIRST_PAUSE_NANOS << Math.min(failuresInARow - 1, 8);
+        pausedUntil = System.nanoTime() + Math.min(pause, MAX_PAUSE_NANOS);
+    }
+
+    /** An upload succeeded: the next failure pauses for the first pause again. */
+    synchronized void uploadSucceeded() {
+        failuresInARow = 0;
     }
 
     /** How many times all writers were uploaded together; for tests and logs. */
