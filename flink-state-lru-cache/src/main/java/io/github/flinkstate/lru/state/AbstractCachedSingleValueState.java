@@ -2,11 +2,13 @@ package io.github.flinkstate.lru.state;
 
 import io.github.flinkstate.lru.cow.CacheEntry;
 import io.github.flinkstate.lru.cow.PartialValue;
+import java.util.ArrayList;
 import java.util.Collection;
-import java.util.function.BinaryOperator;
+import java.util.List;
 import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.runtime.state.internal.InternalKvState;
+import org.apache.flink.runtime.state.internal.InternalMergingState;
 
 /**
  * Base of states with one value per key and namespace (value, list, reducing, aggregating): one
@@ -116,33 +118,39 @@ abstract class AbstractCachedSingleValueState<K, N, SV, D extends InternalKvStat
     }
 
     /**
-     * Folds the values of {@code sources} into {@code target} with {@code merge} (sources first,
-     * then the target's old value) and deletes the sources, for the current key.
+     * Leaves the values of the current key in {@code namespaces} to the delegate: a cached one is
+     * written back if dirty and dropped, so that an operation the delegate runs next (a namespace
+     * merge, an add of null) sees the true values and its results are read from the delegate. Used
+     * where HashMap and RocksDB differ (the order of a merge, what adding null does), so that the
+     * cache behaves as the backend it wraps.
      */
-    protected final void mergeNamespacesWith(
-            N target, Collection<N> sources, BinaryOperator<SV> merge) throws Exception {
+    protected final void handToDelegate(Collection<N> namespaces) throws Exception {
+        for (N namespace : namespaces) {
+            CacheEntry e = cache.peek(this, context.currentKey(), namespace, null);
+            if (e != null) {
+                if (e.isDirty()) {
+                    writeBack(e);
+                }
+                cache.remove(e);
+            }
+        }
+    }
+
+    /**
+     * Merges {@code sources} into {@code target} for the current key as the delegate does: HashMap
+     * folds the sources into the target as {@code merge(target, sources)}, RocksDB as {@code
+     * merge(sources, target)}, which differs for a function that is not commutative (a "keep the
+     * last" reduce). The delegate runs the merge on the true values.
+     */
+    protected final void mergeInDelegate(N target, Collection<N> sources) throws Exception {
         if (sources == null || sources.isEmpty()) {
             return;
         }
-        N original = currentNamespace;
-        try {
-            SV merged = null;
-            for (N source : sources) {
-                setCurrentNamespace(source);
-                SV sourceValue = getCachedValue();
-                if (sourceValue != null) {
-                    merged = merged == null ? sourceValue : merge.apply(merged, sourceValue);
-                    putCachedValue(null);
-                }
-            }
-            if (merged != null) {
-                setCurrentNamespace(target);
-                SV targetValue = getCachedValue();
-                putCachedValue(targetValue == null ? merged : merge.apply(targetValue, merged));
-            }
-        } finally {
-            setCurrentNamespace(original);
-        }
+        List<N> namespaces = new ArrayList<>(sources);
+        namespaces.add(target);
+        handToDelegate(namespaces);
+        ((InternalMergingState<?, N, ?, ?, ?>) delegateForCurrentKey())
+                .mergeNamespaces(target, sources);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.github.flinkstate.lru.state;
 
 import java.util.Collection;
+import java.util.List;
 import org.apache.flink.api.common.functions.AggregateFunction;
 import org.apache.flink.api.common.state.AggregatingStateDescriptor;
 import org.apache.flink.api.common.state.StateDescriptor;
@@ -53,6 +54,12 @@ public final class CachedAggregatingState<K, N, IN, ACC, OUT>
 
     @Override
     public void add(IN value) throws Exception {
+        if (value == null) {
+            // HashMap clears the state, RocksDB hands null to the function: as the delegate does
+            handToDelegate(List.of(currentNamespace));
+            delegateForCurrentKey().add(null);
+            return;
+        }
         ACC acc = getCachedValue();
         if (acc == null) {
             acc = aggregateFunction.createAccumulator();
@@ -72,6 +79,6 @@ public final class CachedAggregatingState<K, N, IN, ACC, OUT>
 
     @Override
     public void mergeNamespaces(N target, Collection<N> sources) throws Exception {
-        mergeNamespacesWith(target, sources, aggregateFunction::merge);
+        mergeInDelegate(target, sources);
     }
 }

@@ -102,8 +102,9 @@ public final class CachedListState<K, N, V>
             return;
         }
         CacheEntry e = lookupForWrite(null);
-        // sent to the delegate, the caller's list is checked and copied or serialized there
-        if (!appendedToDelegate(e, values)) {
+        // sent to the delegate, the caller's list is checked there and serialized (RocksDB) or
+        // kept (HashMap: copied first when copy-values-on-write asks, as the cache would)
+        if (!appendedToDelegate(e, values, true)) {
             checkElements(values);
             appendTo(e, copyElementsForWrite(values));
         }
@@ -181,19 +182,27 @@ public final class CachedListState<K, N, V>
      * namespace, is null) and the full cache does not admit an append to it (see {@link
      * io.github.flinkstate.lru.cow.CowLruMap#admitBlindWrite}), appends {@code values} to the
      * delegate's list directly (RocksDB: one merge), so a cache that misses costs little, and
-     * returns true; otherwise returns false and the caller appends in the cache.
+     * returns true; otherwise returns false and the caller appends in the cache. {@code
+     * callersList}: {@code values} is the job's own list, whose elements a heap delegate would keep
+     * (copied first when copy-values-on-write is on); otherwise it holds copies already.
      */
-    private boolean appendedToDelegate(CacheEntry e, List<V> values) throws Exception {
+    private boolean appendedToDelegate(CacheEntry e, List<V> values, boolean callersList)
+            throws Exception {
         if (e != null || cache.admitBlindWrite(this, context.currentKey(), currentNamespace)) {
             return false;
         }
-        DelegateWrites.append(delegateForCurrentKey(), values);
+        List<V> appended = values;
+        if (callersList && context.copyValuesOnWrite()) {
+            checkElements(values);
+            appended = copyElementsForWrite(values);
+        }
+        DelegateWrites.append(delegateForCurrentKey(), appended);
         return true;
     }
 
     /** Appends {@code values} (the cache may keep the list) in the cache or to the delegate. */
     private void appendAll(CacheEntry e, List<V> values) throws Exception {
-        if (!appendedToDelegate(e, values)) {
+        if (!appendedToDelegate(e, values, false)) {
             appendTo(e, values);
         }
     }

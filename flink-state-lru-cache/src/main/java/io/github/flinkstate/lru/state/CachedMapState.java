@@ -205,11 +205,11 @@ public final class CachedMapState<K, N, UK, UV>
     @Override
     public boolean isEmpty() throws Exception {
         Row row = rows.get(currentRow());
-        if (row == null || row.userKeys.isEmpty()) {
+        if (row == null || row.isEmpty()) {
             return delegateForCurrentKey().isEmpty();
         }
         // a cached present user key answers without touching the delegate
-        for (Object userKey : row.userKeys) {
+        for (Object userKey : row.userKeys()) {
             CacheEntry e = cache.peek(this, context.currentKey(), currentNamespace, userKey);
             if (e != null && !e.isAbsent()) {
                 return false;
@@ -226,7 +226,7 @@ public final class CachedMapState<K, N, UK, UV>
         try {
             Row row = rows.get(currentRow());
             if (row != null) {
-                for (Object userKey : new ArrayList<>(row.userKeys)) {
+                for (Object userKey : row.userKeys()) {
                     CacheEntry e =
                             cache.peek(this, context.currentKey(), currentNamespace, userKey);
                     if (e != null) {
@@ -293,7 +293,7 @@ public final class CachedMapState<K, N, UK, UV>
                         safeNamespaceSerializer,
                         safeValueSerializer);
         Row row = rows.get(new RowKey(keyAndNamespace.f0, keyAndNamespace.f1));
-        Object[] cachedUserKeys = row == null ? new Object[0] : row.userKeys.toArray();
+        Object[] cachedUserKeys = row == null ? new Object[0] : row.userKeys().toArray();
         if (cachedUserKeys.length == 0) {
             return fromDelegate;
         }
@@ -363,7 +363,10 @@ public final class CachedMapState<K, N, UK, UV>
         }
         // the entry keeps its key: a copy, since the caller may reuse its object for other reads
         // (safe with RocksDB and HashMap, which keep nothing of a read's key)
-        UK key = userKeySerializer.isImmutableType() ? userKey : userKeySerializer.copy(userKey);
+        UK key =
+                userKey == null || userKeySerializer.isImmutableType()
+                        ? userKey
+                        : userKeySerializer.copy(userKey);
         return insert(key, cached, false);
     }
 
@@ -372,7 +375,6 @@ public final class CachedMapState<K, N, UK, UV>
         // called inside insert(), before it evicts: a failing write-back of a victim leaves the
         // new entry live, and its row must list it
         rows.computeIfAbsent(new RowKey(entry.key(), entry.namespace()), r -> new Row())
-                .userKeys
                 .add(entry.userKey());
     }
 
@@ -383,11 +385,11 @@ public final class CachedMapState<K, N, UK, UV>
         if (row == null) {
             return;
         }
-        row.userKeys.remove(entry.userKey());
+        row.remove(entry.userKey());
         if (entry.isDirty()) {
             row.dirty--;
         }
-        if (row.userKeys.isEmpty() && row.dirty == 0) {
+        if (row.isEmpty() && row.dirty == 0) {
             rows.remove(key);
         }
     }
@@ -406,10 +408,36 @@ public final class CachedMapState<K, N, UK, UV>
     /** Identifies the map of one key and namespace. */
     private record RowKey(Object key, Object namespace) {}
 
-    /** The cached user keys of one key and namespace, and how many of their entries are dirty. */
+    /**
+     * The cached user keys of one key and namespace, and how many of their entries are dirty. A
+     * null user key (which HashMap and RocksDB accept, e.g. with a {@code StringSerializer}) is
+     * held as {@link #NULL_USER_KEY}, as the concurrent set takes no null.
+     */
     private static final class Row {
-        final Set<Object> userKeys = ConcurrentHashMap.newKeySet();
+        private static final Object NULL_USER_KEY = new Object();
+        private final Set<Object> userKeys = ConcurrentHashMap.newKeySet();
         int dirty;
+
+        void add(Object userKey) {
+            userKeys.add(userKey == null ? NULL_USER_KEY : userKey);
+        }
+
+        void remove(Object userKey) {
+            userKeys.remove(userKey == null ? NULL_USER_KEY : userKey);
+        }
+
+        boolean isEmpty() {
+            return userKeys.isEmpty();
+        }
+
+        /** A copy of the cached user keys, null ones included, in the set's order. */
+        List<Object> userKeys() {
+            List<Object> keys = new ArrayList<>(userKeys.size());
+            for (Object k : userKeys) {
+                keys.add(k == NULL_USER_KEY ? null : k);
+            }
+            return keys;
+        }
     }
 
     /**
@@ -433,9 +461,7 @@ public final class CachedMapState<K, N, UK, UV>
         public Iterator<Map.Entry<UK, UV>> iterator() {
             Row row = rows.get(new RowKey(key, namespace));
             Set<Object> cachedUserKeys =
-                    row == null || row.userKeys.isEmpty()
-                            ? Set.of()
-                            : new LinkedHashSet<>(row.userKeys);
+                    row == null || row.isEmpty() ? Set.of() : new LinkedHashSet<>(row.userKeys());
             context.setDelegateKey(key, keyGroup);
             delegate.setCurrentNamespace(namespace);
             Iterable<Map.Entry<UK, UV>> fromDelegate;

@@ -1,6 +1,7 @@
 package io.github.flinkstate.lru.state;
 
 import java.util.Collection;
+import java.util.List;
 import org.apache.flink.api.common.functions.ReduceFunction;
 import org.apache.flink.api.common.state.ReducingStateDescriptor;
 import org.apache.flink.api.common.state.StateDescriptor;
@@ -51,7 +52,9 @@ public final class CachedReducingState<K, N, V>
     @Override
     public void add(V value) throws Exception {
         if (value == null) {
-            clear();
+            // HashMap clears the state, RocksDB reduces with null: as the delegate does
+            handToDelegate(List.of(currentNamespace));
+            delegateForCurrentKey().add(null);
             return;
         }
         V current = getCachedValue();
@@ -72,16 +75,6 @@ public final class CachedReducingState<K, N, V>
 
     @Override
     public void mergeNamespaces(N target, Collection<N> sources) throws Exception {
-        mergeNamespacesWith(target, sources, this::reduce);
-    }
-
-    private V reduce(V a, V b) {
-        try {
-            return reduceFunction.reduce(a, b);
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new RuntimeException("Reduce function of state " + name + " failed", e);
-        }
+        mergeInDelegate(target, sources);
     }
 }
