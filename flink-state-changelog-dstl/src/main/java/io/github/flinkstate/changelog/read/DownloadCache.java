@@ -140,6 +140,12 @@ final class DownloadCache implements Closeable {
         }
     }
 
+    /** For tests: whether the download of {@code handle} has ended with a local copy. */
+    synchronized boolean hasCopy(FileStateHandle handle) {
+        Entry entry = entries.get(key(handle));
+        return entry != null && entry.file.isDone() && !entry.file.isCompletedExceptionally();
+    }
+
     /** Deletes the copies not used for the idle timeout; the view runs it periodically. */
     void sweepIdle() {
         List<File> expired = new ArrayList<>();
@@ -440,6 +446,11 @@ final class DownloadCache implements Closeable {
             abandoned = entry.abandoned;
             if (copy == null) {
                 entries.remove(key, entry);
+            } else {
+                // idle from now: a prefetched copy nobody read yet must not count the download's
+                // own time as idle (a long replay of an earlier handle would have it swept and
+                // downloaded again)
+                entry.lastUsedNanos = System.nanoTime();
             }
         }
         if (abandoned && copy != null) {
