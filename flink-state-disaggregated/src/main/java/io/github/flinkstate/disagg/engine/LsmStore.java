@@ -153,6 +153,14 @@ public final class LsmStore implements AutoCloseable {
     private final AtomicBoolean compactionRequested = new AtomicBoolean();
 
     private final AtomicLong lastSeq;
+
+    /**
+     * The last sequence number of the restored data (0 for a new store): a level-0 file whose
+     * entries are all newer was flushed by this store; an older one holds restored data, also when
+     * it is this store's copy of a restored file ({@link #rehomeAll}).
+     */
+    private final long restoredSeq;
+
     private final AtomicLong memtableIds = new AtomicLong();
 
     /**
@@ -235,6 +243,7 @@ public final class LsmStore implements AutoCloseable {
                                                 options.periodicCompactionMillis()),
                         f -> options.clock().getAsLong() - births.getOrDefault(f.path(), opened));
         this.lastSeq = new AtomicLong(lastSeq);
+        this.restoredSeq = lastSeq;
         this.writeBudget = options.writeBufferBudget();
         this.memtables =
                 List.of(new Memtable(memtableIds.incrementAndGet(), options.bloomPrefix()));
@@ -467,7 +476,9 @@ public final class LsmStore implements AutoCloseable {
     private int ownLevel0Files() {
         int n = 0;
         for (FileMeta f : versions.current().level(0)) {
-            if (f.createdHere()) {
+            // a copy of a restored file is created here too, but brings restored data: counting
+            // it made the first write after the background copy wait for a whole compaction
+            if (f.createdHere() && f.minSeq() > restoredSeq) {
                 n++;
             }
         }
@@ -1407,6 +1418,9 @@ public final class LsmStore implements AutoCloseable {
                 out.write(buf, 0, n);
                 copied += n;
             }
+            // durable before a checkpoint names it, as the store's own files (SstWriter.finish)
+            out.flush();
+            out.sync();
         } catch (IOException | RuntimeException e) {
             try {
                 fs.delete(to, false);

@@ -13,6 +13,7 @@ import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -107,6 +108,43 @@ class Level0StallTest {
                 assertThat(store.get(LsmModelRunner.key(0, 0, i))).hasSize(32);
             }
             store.checkInvariants();
+        }
+    }
+
+    /**
+     * Restored level-0 files do not make writes wait, also after the store copied them into its own
+     * directory (the background copy after a NO_CLAIM restore): the copies counted as files the
+     * store flushed, so the first write that needed a new memtable waited for a compaction of all
+     * of them (on a DFS, for as long as that compaction took). Found in a review.
+     */
+    @Test
+    void restoredLevel0FilesCopiedIntoTheStore_makeNoWriteWait() throws Exception {
+        LsmSnapshot snap;
+        try (LsmStore source = LsmStore.open(options("many-l0").backgroundCompaction(false))) {
+            for (int file = 0; file < STOP + 2; file++) {
+                for (int i = 0; i < 50; i++) {
+                    source.put(LsmModelRunner.key(0, 0, file * 100 + i), new byte[32]);
+                }
+                source.flush();
+            }
+            assertThat(source.filesPerLevel()[0]).isGreaterThanOrEqualTo(STOP);
+            snap = source.snapshot();
+        }
+        // no compaction starts at the open (only a flush schedules one): the copies are swapped
+        // in while every restored level-0 file is still there, as after a real restore
+        try (LsmStore store = LsmStore.open(options("restored"), List.of(snap.manifest()))) {
+            store.rehomeAll(store.liveFiles());
+            assertThat(store.filesPerLevel()[0]).isGreaterThanOrEqualTo(STOP);
+            // an 8 KiB memtable holds one entry: the second put rotates, where writes check the
+            // level-0 files the store flushed itself (none yet)
+            for (int i = 10_000; i < 10_003; i++) {
+                store.put(LsmModelRunner.key(0, 0, i), new byte[32]);
+            }
+            store.flush();
+            assertThat(store.stats().flushes()).as("memtables flushed").isPositive();
+            assertThat(store.stats().level0Stalls()).isZero();
+            assertThat(store.get(LsmModelRunner.key(0, 0, 10_002))).hasSize(32);
+            assertThat(store.get(LsmModelRunner.key(0, 0, 1))).hasSize(32);
         }
     }
 

@@ -11,6 +11,8 @@ public enum FsOp {
     WRITE,
     /** Closing an output stream: the moment a DFS makes the upload durable and visible. */
     CLOSE,
+    /** {@code sync()} on an output stream: what makes its bytes durable before the close. */
+    SYNC,
     /** {@code open(path)}. */
     OPEN,
     /** One {@code read} call on an input stream that returned data (bytes counted). */

@@ -54,6 +54,7 @@ final class InjectingOutputStream extends FSDataOutputStream {
 
     @Override
     public void sync() throws IOException {
+        fs.before(FsOp.SYNC, path);
         out.sync();
     }
 

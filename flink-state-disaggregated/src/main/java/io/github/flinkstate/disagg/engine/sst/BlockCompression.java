@@ -31,6 +31,12 @@ public enum BlockCompression {
     /** Codec byte of a block compressed with LZ4. */
     static final byte CODEC_LZ4 = 1;
 
+    /**
+     * The largest payload stored compressed: a reader refuses to allocate more for one block, so a
+     * larger payload (one entry over 64 MiB gets a block of its own) is stored uncompressed.
+     */
+    static final int MAX_COMPRESSED_PAYLOAD = 64 << 20;
+
     private static final LZ4Factory FACTORY = LZ4Factory.fastestJavaInstance();
     private static final LZ4Compressor COMPRESSOR = FACTORY.fastCompressor();
     private static final LZ4SafeDecompressor DECOMPRESSOR = FACTORY.safeDecompressor();
@@ -40,7 +46,7 @@ public enum BlockCompression {
      */
     void encode(byte[] payload, int length, ByteWriter out) {
         out.reset();
-        if (this == LZ4) {
+        if (this == LZ4 && length <= MAX_COMPRESSED_PAYLOAD) {
             int max = COMPRESSOR.maxCompressedLength(length);
             byte[] compressed = new byte[max];
             int n = COMPRESSOR.compress(payload, 0, length, compressed, 0, max);
@@ -83,7 +89,7 @@ public enum BlockCompression {
         }
         ByteReader in = new ByteReader(stored, from + 1, storedLength - 1);
         long length = in.varint();
-        if (length < 0 || length > (64L << 20)) {
+        if (length < 0 || length > MAX_COMPRESSED_PAYLOAD) {
             throw malformed(file, blockOffset, "implausible payload length " + length, null);
         }
         byte[] payload = new byte[(int) length];

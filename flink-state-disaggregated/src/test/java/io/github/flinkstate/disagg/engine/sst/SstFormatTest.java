@@ -493,6 +493,34 @@ class SstFormatTest {
                 .isLessThan(sizes[BlockCompression.NONE.ordinal()] * 3 / 4);
     }
 
+    /**
+     * One entry over 64 MiB gets a data block of its own. Compressed, it was written (the writer
+     * had no limit) but could never be read back: the reader refuses an LZ4 payload over 64 MiB, so
+     * every read and every compaction of the file failed. Such a block is now stored uncompressed.
+     * Found in a review.
+     */
+    @Test
+    void version4_anEntryOverTheCompressedPayloadLimit_isReadBack() throws Exception {
+        Path path = new Path(new Path(tmp.toURI()), "big.sst");
+        SstWriter w =
+                new SstWriter(
+                        fs, path, 4096, 10, KeyGroupSpan.of(0, 3), null, BlockCompression.LZ4);
+        byte[] big =
+                new byte[BlockCompression.MAX_COMPRESSED_PAYLOAD + 1024]; // zeros: compressible
+        big[big.length - 1] = 7;
+        w.add(LsmModelRunner.key(1, 0, 1), 1, EntryType.PUT, "small".getBytes());
+        w.add(LsmModelRunner.key(1, 0, 2), 2, EntryType.PUT, big);
+        w.add(LsmModelRunner.key(1, 0, 3), 3, EntryType.PUT, "small".getBytes());
+        w.finish(null);
+        SstReader r = SstReader.open(fs, path, new BlockCache(0), w.fileSize());
+        try {
+            assertThat(r.get(LsmModelRunner.key(1, 0, 2)).value()).isEqualTo(big);
+            assertThat(r.get(LsmModelRunner.key(1, 0, 3)).value()).isEqualTo("small".getBytes());
+        } finally {
+            r.close();
+        }
+    }
+
     @Test
     void version4_badCodecOrUndecompressibleBlock_isReportedWithFileAndOffset() throws Exception {
         Path path = new Path(new Path(tmp.toURI()), "lz.sst");
