@@ -4,8 +4,10 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -94,6 +96,10 @@ final class HedgedUpload {
     /** Threads of running attempts, by attempt number; interrupted when abandoned. */
     @GuardedBy("this")
     private final Map<Integer, Thread> runningThreads = new HashMap<>();
+
+    /** Attempts interrupted because another one won: their errors are no failures. */
+    @GuardedBy("this")
+    private final Set<Integer> lostToWinner = new HashSet<>();
 
     HedgedUpload(
             byte[] image,
@@ -185,12 +191,39 @@ final class HedgedUpload {
         } catch (Throwable t) {
             error = t;
         }
+        boolean lost;
         synchronized (this) {
             runningThreads.remove(attempt);
+            lost = lostToWinner.remove(attempt);
         }
         // an interrupt meant for the write must not break the clean-up below or the next task
         Thread.interrupted();
-        onAttemptDone(attempt, path, error);
+        if (lost && error != null) {
+            // it ran at least this long: its time still counts for the hedging delay
+            hedgeDelay.record(System.nanoTime() - startNanos, image.length);
+            onLoserDone(attempt, path);
+        } else {
+            onAttemptDone(attempt, path, error);
+        }
+    }
+
+    /** An attempt interrupted because another one won: its file goes, nothing failed. */
+    private void onLoserDone(int attempt, Path path) {
+        synchronized (this) {
+            running--;
+        }
+        LOG.debug("DSTL upload attempt {} to {} stopped: another attempt won", attempt, path);
+        deleteQuietly(path, true);
+    }
+
+    /**
+     * Interrupts the threads of the running attempts. REQUIRES the lock: a registered thread is
+     * still inside its attempt, so the interrupt cannot reach later work of that thread.
+     */
+    @GuardedBy("this")
+    private int interruptRunning() {
+        runningThreads.values().forEach(Thread::interrupt);
+        return runningThreads.size();
     }
 
     /**
@@ -200,21 +233,19 @@ final class HedgedUpload {
      * @return whether this call decided the result
      */
     boolean abandon(IOException reason) {
-        List<Thread> toInterrupt;
+        int interrupted;
         synchronized (this) {
             if (done) {
                 return false;
             }
             done = true;
-            toInterrupt = new ArrayList<>(runningThreads.values());
-            // under the lock: a registered thread is still inside its attempt
-            toInterrupt.forEach(Thread::interrupt);
+            interrupted = interruptRunning();
         }
         cancelTimer();
-        if (!toInterrupt.isEmpty()) {
+        if (interrupted > 0) {
             LOG.warn(
                     "Abandoned {} running DSTL upload attempt(s): {}",
-                    toInterrupt.size(),
+                    interrupted,
                     reason.getMessage());
         }
         result.completeExceptionally(reason);
@@ -253,12 +284,9 @@ final class HedgedUpload {
                     winner = new FileStateHandle(path, image.length);
                     // the losers' writes are not needed any more: one hung on the file system
                     // would otherwise keep its upload thread (and the image) for as long as the
-                    // file system keeps it, after every deadline of this upload was cancelled.
-                    // Under the lock: a registered thread is still inside its attempt.
-                    for (Thread loser : runningThreads.values()) {
-                        loser.interrupt();
-                        losersInterrupted++;
-                    }
+                    // file system keeps it, after every deadline of this upload was cancelled
+                    lostToWinner.addAll(runningThreads.keySet());
+                    losersInterrupted = interruptRunning();
                 }
             } else {
                 deleteFile = true;

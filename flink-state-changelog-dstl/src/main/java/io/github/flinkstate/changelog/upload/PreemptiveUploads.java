@@ -26,11 +26,11 @@ import org.apache.flink.runtime.io.AvailabilityProvider;
  *
  * <p>Pre-emptive uploads are held back while the storage is back-pressured (its {@link
  * AvailabilityProvider} is unavailable), as before, and after a failed upload: for {@link
- * #FIRST_PAUSE_NANOS}, doubling with each further failure up to {@link #MAX_PAUSE_NANOS}, until an
- * upload succeeds. A failed batch puts its bytes back among the not-uploaded ones, still above the
- * threshold, so without the pause every failure started the next round at once: several rounds a
- * second, each with its attempts and warnings, for as long as the file system was down.
- * Checkpoints' own uploads are not held back.
+ * #FIRST_PAUSE_NANOS}, doubling with each pause that ends in another failure up to {@link
+ * #MAX_PAUSE_NANOS}; a successful upload ends the pause. A failed batch puts its bytes back among
+ * the not-uploaded ones, still above the threshold, so without the pause every failure started the
+ * next round at once: several rounds a second, each with its attempts and warnings, for as long as
+ * the file system was down. Checkpoints' own uploads are not held back.
  *
  * <p>Thread safety: thread-safe. Lock order: a writer's lock, then this object's; this object never
  * calls a writer while holding its own lock ({@link #uploadAll} runs without it).
@@ -160,16 +160,30 @@ public final class PreemptiveUploads {
         return tasks;
     }
 
-    /** An upload failed: pre-emptive rounds pause (longer after each failure in a row). */
+    /**
+     * An upload failed: pre-emptive rounds pause, longer after each pause that ended in another
+     * failure. Failures during a pause do not lengthen it: one failed batch reports once per writer
+     * it carried.
+     */
     synchronized void uploadFailed() {
+        long now = System.nanoTime();
+        if (now - pausedUntil < 0) {
+            return;
+        }
         failuresInARow++;
         long pause = FIRST_PAUSE_NANOS << Math.min(failuresInARow - 1, 8);
-        pausedUntil = System.nanoTime() + Math.min(pause, MAX_PAUSE_NANOS);
+        pausedUntil = now + Math.min(pause, MAX_PAUSE_NANOS);
     }
 
-    /** An upload succeeded: the next failure pauses for the first pause again. */
+    /** An upload succeeded: a pause ends, and the next failure pauses for the first pause. */
     synchronized void uploadSucceeded() {
         failuresInARow = 0;
+        pausedUntil = System.nanoTime();
+    }
+
+    /** For tests: how long pre-emptive rounds still pause, in nanoseconds (0 if not paused). */
+    synchronized long pauseLeftNanos() {
+        return Math.max(0, pausedUntil - System.nanoTime());
     }
 
     /** How many times all writers were uploaded together; for tests and logs. */

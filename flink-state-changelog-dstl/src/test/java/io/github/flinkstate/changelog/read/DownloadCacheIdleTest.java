@@ -56,7 +56,7 @@ class DownloadCacheIdleTest {
                 new DownloadCache(
                         new File(tmp, "cache"),
                         executor,
-                        Duration.ofSeconds(2),
+                        Duration.ofSeconds(4),
                         Duration.ofSeconds(30));
         try {
             FS.counters().reset();
@@ -64,7 +64,7 @@ class DownloadCacheIdleTest {
             cache.prefetch(file);
             Waits.until(
                     "the download started", Duration.ofSeconds(30), () -> slow.blockedCalls() == 1);
-            Thread.sleep(3_000); // the download takes longer than the idle timeout
+            Thread.sleep(5_000); // the download takes longer than the idle timeout
             slow.release();
             Waits.until("the copy is there", Duration.ofSeconds(30), () -> cache.hasCopy(file));
 

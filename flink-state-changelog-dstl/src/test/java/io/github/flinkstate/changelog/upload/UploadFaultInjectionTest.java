@@ -245,6 +245,9 @@ class UploadFaultInjectionTest {
                 "the loser deleted its file",
                 WAIT,
                 () -> TestStorages.files(storage).equals(List.of(winner)));
+        assertThat(storage.getMetrics().attemptFailures())
+                .as("an attempt stopped because another won is no failure")
+                .isZero();
         assertThat(Changes.read(storage.createReader(), handle)).containsExactly("1:first");
     }
 

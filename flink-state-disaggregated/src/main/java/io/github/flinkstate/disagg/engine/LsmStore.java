@@ -1460,12 +1460,12 @@ public final class LsmStore implements AutoCloseable {
         return readers.counters();
     }
 
-    /** A short description of the current level shape, e.g. "Version{ L0=2 L1=5 }". */
     /** The directory where this store writes its files. */
     public Path primaryDir() {
         return options.primaryDir();
     }
 
+    /** A short description of the current level shape, e.g. "Version{ L0=2 L1=5 }". */
     public String describe() {
         return versions.current().toString() + " memtables=" + memtables.size();
     }

@@ -30,7 +30,9 @@ import org.junit.jupiter.api.io.TempDir;
  * lazy restore) throws from its constructor, so the caller gets nothing to close. The engine
  * iterator it had opened used to stay open, pinning its version for good: the files of that version
  * were never deleted, whatever the store compacted later. Now the constructor closes it. Both
- * iterators are checked: the key stream of {@code getKeys} and the canonical savepoint's.
+ * iterators are checked: the key stream of {@code getKeys} (red before the fix) and the canonical
+ * savepoint's, whose case passed before the fix too (the savepoint's own release also ended that
+ * pin; its constructor closes the iterator all the same).
  */
 @Timeout(120)
 class IteratorOpenFailureTest {

@@ -129,6 +129,9 @@ abstract class AbstractCachedSingleValueState<K, N, SV, D extends InternalKvStat
             CacheEntry e = cache.peek(this, context.currentKey(), namespace, null);
             if (e != null) {
                 if (e.isDirty()) {
+                    // the delegate may change the value in place (a HashMap merge of mutable
+                    // accumulators): a value a running snapshot still writes is copied first
+                    e = cache.privateValue(e, valueSerializerAsObject());
                     writeBack(e);
                 }
                 cache.remove(e);

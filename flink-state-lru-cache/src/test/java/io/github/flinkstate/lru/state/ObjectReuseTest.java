@@ -45,7 +45,7 @@ class ObjectReuseTest {
         public Box() {}
     }
 
-    private static final TypeSerializer<Box> BOX =
+    static final TypeSerializer<Box> BOX =
             TypeInformation.of(Box.class).createSerializer(new SerializerConfigImpl());
     private static final ValueStateDescriptor<Box> VALUE = new ValueStateDescriptor<>("v", BOX);
     private static final ListStateDescriptor<Box> LIST = new ListStateDescriptor<>("l", BOX);

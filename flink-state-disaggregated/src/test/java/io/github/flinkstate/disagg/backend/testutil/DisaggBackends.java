@@ -92,9 +92,7 @@ public final class DisaggBackends implements AutoCloseable {
             MetricGroup metrics,
             TypeSerializer<Integer> keySerializer)
             throws Exception {
-        if (env == null) {
-            env = new MockEnvironmentBuilder().build();
-        }
+        MockEnvironment env = environment();
         DisaggregatedKeyedStateBackend<Integer> b =
                 (DisaggregatedKeyedStateBackend<Integer>)
                         backend.createKeyedStateBackend(
