@@ -80,6 +80,14 @@ class UploadFaultInjectionTest {
         return config;
     }
 
+    /** {@link #config()} with adaptive hedging on, and no hedge before the hour-long timeout. */
+    private Configuration adaptiveHedgingOnly() {
+        Configuration config = config();
+        config.set(DfsChangelogOptions.UPLOAD_HEDGE_ADAPTIVE, true);
+        config.set(DfsChangelogOptions.UPLOAD_TIMEOUT, Duration.ofHours(1));
+        return config;
+    }
+
     private DfsChangelogWriter open(Configuration config) throws Exception {
         storage = TestStorages.storage(config, new File(tmp, "local"));
         return storage.createWriter("op", RANGE, null);
@@ -122,10 +130,8 @@ class UploadFaultInjectionTest {
 
     @Test
     void uploadStuckInTheTail_isHedgedLongBeforeTheTimeout() throws Exception {
-        Configuration config = config();
-        config.set(DfsChangelogOptions.UPLOAD_HEDGE_ADAPTIVE, true);
         // only adaptive hedging can rescue the stuck upload within the test's wait
-        config.set(DfsChangelogOptions.UPLOAD_TIMEOUT, Duration.ofHours(1));
+        Configuration config = adaptiveHedgingOnly();
         // long enough that no normal write of the warm-up is hedged on a loaded machine
         config.set(DfsChangelogOptions.UPLOAD_HEDGE_MIN_DELAY, Duration.ofSeconds(1));
         DfsChangelogWriter writer = open(config);
@@ -159,10 +165,8 @@ class UploadFaultInjectionTest {
 
     @Test
     void uploadStuckDuringWarmUp_isHedgedLongBeforeTheTimeout() throws Exception {
-        Configuration config = config();
-        config.set(DfsChangelogOptions.UPLOAD_HEDGE_ADAPTIVE, true);
         // only the warm-up delay, learnt from one earlier upload, can rescue the stuck upload
-        config.set(DfsChangelogOptions.UPLOAD_TIMEOUT, Duration.ofHours(1));
+        Configuration config = adaptiveHedgingOnly();
         config.set(DfsChangelogOptions.UPLOAD_HEDGE_MIN_DELAY, Duration.ofSeconds(1));
         DfsChangelogWriter writer = open(config);
         writer.append(1, bytes("normal"));
@@ -190,9 +194,7 @@ class UploadFaultInjectionTest {
 
     @Test
     void firstUploadStuck_isHedgedAfterTheInitialDelay() throws Exception {
-        Configuration config = config();
-        config.set(DfsChangelogOptions.UPLOAD_HEDGE_ADAPTIVE, true);
-        config.set(DfsChangelogOptions.UPLOAD_TIMEOUT, Duration.ofHours(1));
+        Configuration config = adaptiveHedgingOnly();
         config.set(DfsChangelogOptions.UPLOAD_HEDGE_INITIAL_DELAY, Duration.ofMillis(100));
         DfsChangelogWriter writer = open(config);
         ChangelogStateHandleStreamImpl handle;
@@ -224,9 +226,7 @@ class UploadFaultInjectionTest {
      */
     @Test
     void aLosingAttemptStuckOnTheFileSystem_isInterruptedWhenAHedgeWins() throws Exception {
-        Configuration config = config();
-        config.set(DfsChangelogOptions.UPLOAD_HEDGE_ADAPTIVE, true);
-        config.set(DfsChangelogOptions.UPLOAD_TIMEOUT, Duration.ofHours(1));
+        Configuration config = adaptiveHedgingOnly();
         config.set(DfsChangelogOptions.UPLOAD_HEDGE_INITIAL_DELAY, Duration.ofMillis(100));
         DfsChangelogWriter writer = open(config);
         Hang stuck = FS.hangNext(FsOp.CREATE, DSTL_FILES); // not released by the test

@@ -7,6 +7,7 @@ import java.util.Collection;
 import java.util.List;
 import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.runtime.state.internal.InternalAppendingState;
 import org.apache.flink.runtime.state.internal.InternalKvState;
 import org.apache.flink.runtime.state.internal.InternalMergingState;
 
@@ -137,6 +138,16 @@ abstract class AbstractCachedSingleValueState<K, N, SV, D extends InternalKvStat
                 cache.remove(e);
             }
         }
+    }
+
+    /**
+     * Adds null to the current key and namespace as the delegate does: HashMap clears the state,
+     * RocksDB hands null to the reduce or aggregate function.
+     */
+    @SuppressWarnings("unchecked")
+    protected final void addNullInDelegate() throws Exception {
+        handToDelegate(List.of(currentNamespace));
+        ((InternalAppendingState<?, N, Object, ?, ?>) delegateForCurrentKey()).add(null);
     }
 
     /**

@@ -1,7 +1,6 @@
 package io.github.flinkstate.lru.state;
 
 import java.util.Collection;
-import java.util.List;
 import org.apache.flink.api.common.functions.AggregateFunction;
 import org.apache.flink.api.common.state.AggregatingStateDescriptor;
 import org.apache.flink.api.common.state.StateDescriptor;
@@ -55,9 +54,7 @@ public final class CachedAggregatingState<K, N, IN, ACC, OUT>
     @Override
     public void add(IN value) throws Exception {
         if (value == null) {
-            // HashMap clears the state, RocksDB hands null to the function: as the delegate does
-            handToDelegate(List.of(currentNamespace));
-            delegateForCurrentKey().add(null);
+            addNullInDelegate();
             return;
         }
         ACC acc = getCachedValue();

@@ -1,7 +1,6 @@
 package io.github.flinkstate.lru.state;
 
 import java.util.Collection;
-import java.util.List;
 import org.apache.flink.api.common.functions.ReduceFunction;
 import org.apache.flink.api.common.state.ReducingStateDescriptor;
 import org.apache.flink.api.common.state.StateDescriptor;
@@ -52,9 +51,7 @@ public final class CachedReducingState<K, N, V>
     @Override
     public void add(V value) throws Exception {
         if (value == null) {
-            // HashMap clears the state, RocksDB reduces with null: as the delegate does
-            handToDelegate(List.of(currentNamespace));
-            delegateForCurrentKey().add(null);
+            addNullInDelegate();
             return;
         }
         V current = getCachedValue();

@@ -13,7 +13,6 @@ import org.apache.flink.api.common.state.AggregatingStateDescriptor;
 import org.apache.flink.api.common.state.ReducingStateDescriptor;
 import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.typeutils.base.StringSerializer;
-import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
 import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.SnapshotResult;
@@ -138,12 +137,7 @@ class DelegateSemanticsTest {
             state.add(1L);
             state.setCurrentNamespace("b");
             state.add(10L);
-            RunnableFuture<SnapshotResult<KeyedStateHandle>> checkpoint =
-                    b.snapshot(
-                            1L,
-                            0L,
-                            h.streamFactory(),
-                            CheckpointOptions.forCheckpointWithDefaultLocation());
+            RunnableFuture<SnapshotResult<KeyedStateHandle>> checkpoint = h.startCheckpoint(b, 1L);
             state.mergeNamespaces("a", List.of("b")); // after the barrier
             state.setCurrentNamespace("a");
             assertThat(state.get()).isEqualTo(11L);

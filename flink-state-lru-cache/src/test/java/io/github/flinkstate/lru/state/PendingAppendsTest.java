@@ -167,12 +167,7 @@ class PendingAppendsTest {
             InternalListState<Integer, VoidNamespace, Long> list = state(b, LIST);
             b.setCurrentKey(1);
             list.add(1L);
-            RunnableFuture<SnapshotResult<KeyedStateHandle>> running =
-                    b.snapshot(
-                            1L,
-                            0L,
-                            h.streamFactory(),
-                            CheckpointOptions.forCheckpointWithDefaultLocation());
+            RunnableFuture<SnapshotResult<KeyedStateHandle>> running = h.startCheckpoint(b, 1L);
             list.add(2L); // after the barrier: must not reach the running checkpoint
             running.run();
             KeyedStateHandle handle = h.finish(running.get(), 1L);

@@ -147,12 +147,7 @@ class SavepointObjectIsolationTest {
             b.setCurrentKey(7);
             map.put(1, new Counter(1));
 
-            RunnableFuture<SnapshotResult<KeyedStateHandle>> checkpoint =
-                    b.snapshot(
-                            1L,
-                            0L,
-                            h.streamFactory(),
-                            CheckpointOptions.forCheckpointWithDefaultLocation());
+            RunnableFuture<SnapshotResult<KeyedStateHandle>> checkpoint = h.startCheckpoint(b, 1L);
 
             // records after the barrier: a write that evicts user key 1, then a read-modify-write
             // of every entry through the iteration
@@ -205,12 +200,7 @@ class SavepointObjectIsolationTest {
             InternalMapState<Integer, VoidNamespace, Integer, List<Long>> map = state(b, mapDesc);
             b.setCurrentKey(1);
             map.put(7, null);
-            RunnableFuture<SnapshotResult<KeyedStateHandle>> checkpoint =
-                    b.snapshot(
-                            1L,
-                            0L,
-                            h.streamFactory(),
-                            CheckpointOptions.forCheckpointWithDefaultLocation());
+            RunnableFuture<SnapshotResult<KeyedStateHandle>> checkpoint = h.startCheckpoint(b, 1L);
             b.setCurrentKey(1);
             assertThat(map.get(7)).isNull();
             assertThat(map.contains(7)).isTrue();
@@ -249,12 +239,7 @@ class SavepointObjectIsolationTest {
             list.setCurrentNamespace("B");
             list.update(List.of(new long[] {2}));
 
-            RunnableFuture<SnapshotResult<KeyedStateHandle>> checkpoint =
-                    b.snapshot(
-                            1L,
-                            0L,
-                            h.streamFactory(),
-                            CheckpointOptions.forCheckpointWithDefaultLocation());
+            RunnableFuture<SnapshotResult<KeyedStateHandle>> checkpoint = h.startCheckpoint(b, 1L);
 
             b.setCurrentKey(1);
             list.mergeNamespaces("C", List.of("A", "B"));

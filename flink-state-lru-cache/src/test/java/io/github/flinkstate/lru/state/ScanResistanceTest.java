@@ -187,12 +187,7 @@ class ScanResistanceTest {
             } while (cache.peek(owner, a, VoidNamespace.INSTANCE, null) == null);
 
             // the checkpoint's synchronous part freezes a's cached object (n = 1)
-            RunnableFuture<SnapshotResult<KeyedStateHandle>> checkpoint =
-                    b.snapshot(
-                            1L,
-                            0L,
-                            h.streamFactory(),
-                            CheckpointOptions.forCheckpointWithDefaultLocation());
+            RunnableFuture<SnapshotResult<KeyedStateHandle>> checkpoint = h.startCheckpoint(b, 1L);
             do { // the next admitted miss evicts a: its object goes into the heap
                 increment(b, box, next++);
             } while (cache.peek(owner, a, VoidNamespace.INSTANCE, null) != null);

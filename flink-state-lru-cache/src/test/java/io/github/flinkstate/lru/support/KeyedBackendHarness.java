@@ -134,6 +134,19 @@ public final class KeyedBackendHarness implements AutoCloseable {
                 4096);
     }
 
+    /**
+     * The synchronous part of checkpoint {@code checkpointId} (default location); run the returned
+     * future for the asynchronous part, then {@link #finish} the result.
+     */
+    public RunnableFuture<SnapshotResult<KeyedStateHandle>> startCheckpoint(
+            AbstractKeyedStateBackend<Integer> b, long checkpointId) throws Exception {
+        return b.snapshot(
+                checkpointId,
+                0L,
+                streamFactory(),
+                CheckpointOptions.forCheckpointWithDefaultLocation());
+    }
+
     /** Takes a checkpoint with the given options, runs it to the end, returns the handle. */
     public KeyedStateHandle snapshot(AbstractKeyedStateBackend<Integer> b, CheckpointOptions o)
             throws Exception {
