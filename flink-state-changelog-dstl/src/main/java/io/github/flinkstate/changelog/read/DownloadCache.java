@@ -286,7 +286,7 @@ final class DownloadCache implements Closeable {
                 handle.getFilePath(),
                 stallTimeout());
         if (stream != null) {
-            ReadUtils.closeOnAnotherThread(stream, "dstl-abandoned-download-close");
+            ReadUtils.closeOnAnotherThread(stream);
         }
         return true;
     }

@@ -217,7 +217,7 @@ final class InPlaceReads {
                 toClose = stream;
             }
             if (toClose != null) {
-                ReadUtils.closeOnAnotherThread(toClose, "dstl-abandoned-read-close");
+                ReadUtils.closeOnAnotherThread(toClose);
             }
             return true;
         }

@@ -547,7 +547,9 @@ public final class LsmStore implements AutoCloseable {
 
     private void scheduleFlush() {
         if (!closed && flushScheduled.compareAndSet(false, true)) {
-            flushExecutor.execute(
+            runInBackground(
+                    flushExecutor,
+                    flushScheduled,
                     () -> {
                         flushScheduled.set(false);
                         try {
@@ -683,7 +685,9 @@ public final class LsmStore implements AutoCloseable {
         }
         compactionRequested.set(true);
         if (compactionScheduled.compareAndSet(false, true)) {
-            compactionExecutor.execute(
+            runInBackground(
+                    compactionExecutor,
+                    compactionScheduled,
                     () -> {
                         try {
                             while (!closed && compactionRequested.getAndSet(false)) {
@@ -711,6 +715,24 @@ public final class LsmStore implements AutoCloseable {
                             maybeScheduleCompaction(); // asked for after the last look
                         }
                     });
+        }
+    }
+
+    /**
+     * Hands {@code task} to one of the store's background executors. {@link #close()} may shut the
+     * executor down between a caller's look at {@link #closed} and this call (a flush that ends
+     * while the store closes asks for a compaction; an asynchronous snapshot retries a failed
+     * flush): a closed store then drops the task and clears {@code scheduled}, instead of failing
+     * the caller with a {@link RejectedExecutionException}.
+     */
+    private void runInBackground(ExecutorService executor, AtomicBoolean scheduled, Runnable task) {
+        try {
+            executor.execute(task);
+        } catch (RejectedExecutionException e) {
+            scheduled.set(false);
+            if (!closed) {
+                throw e;
+            }
         }
     }
 

@@ -97,26 +97,28 @@ public final class SstReader {
         this.streams = new StreamPool(fs, path, streamsPerFile, true);
         this.compactionStream = new StreamPool(fs, path, 1, false);
         this.scanStream = new StreamPool(fs, path, 1, false);
-        Metadata m = null;
+        boolean opened = false;
         try {
             this.fileSize = expectedSize >= 0 ? expectedSize : statusSize();
             if (fileSize < SstFormat.TRAILER_BYTES) {
                 throw error("Truncated SST file: only " + fileSize + " bytes, no trailer", 0, null);
             }
-            m = openMetadata(cache.disk(), tailBytes);
+            Metadata m = openMetadata(cache.disk(), tailBytes);
+            this.footer = m.footer();
+            this.version = m.version();
+            this.blocks = m.blocks();
+            this.bloom = m.bloom();
+            this.tombstones = m.tombstones();
+            this.metadataStart = m.metadataStart();
+            // refuses a name it knows with another block count: the file changed under its name
+            this.cached =
+                    cache.open(name, blocks.size(), cache.disk() == null ? null : blocks.offsets());
+            opened = true;
         } finally {
-            if (m == null) {
-                streams.close();
+            if (!opened) {
+                streams.close(); // the metadata read's stream, if it was opened
             }
         }
-        this.footer = m.footer();
-        this.version = m.version();
-        this.blocks = m.blocks();
-        this.bloom = m.bloom();
-        this.tombstones = m.tombstones();
-        this.metadataStart = m.metadataStart();
-        this.cached =
-                cache.open(name, blocks.size(), cache.disk() == null ? null : blocks.offsets());
         this.cache = cache;
         this.metadataBytes = parsedMetadataBytes();
         cache.pinMetadata(metadataBytes);
