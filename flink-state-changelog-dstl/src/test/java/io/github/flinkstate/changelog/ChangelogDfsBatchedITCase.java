@@ -41,23 +41,38 @@ class ChangelogDfsBatchedITCase {
 
     @TempDir File tmp;
 
-    @ParameterizedTest(name = "delegate={0}, localRecovery={1}")
-    @CsvSource({"hashmap,false", "rocksdb,false", "hashmap,true", "rocksdb,true"})
-    void jobRecoversExactlyFromDfsBatchedChangelog(String delegate, boolean localRecovery)
-            throws Exception {
+    /**
+     * One failure, recovered from our DSTL; with {@code asyncStateApi} the job keeps its state
+     * through Flink's asynchronous state API (Flink's changelog backend runs it through Flink's
+     * adaptor).
+     */
+    @ParameterizedTest(name = "delegate={0}, localRecovery={1}, asynchronous state API: {2}")
+    @CsvSource({
+        "hashmap,false,false",
+        "rocksdb,false,false",
+        "hashmap,true,false",
+        "rocksdb,true,false",
+        "hashmap,false,true",
+        "rocksdb,false,true"
+    })
+    void jobRecoversExactlyFromDfsBatchedChangelog(
+            String delegate, boolean localRecovery, boolean asyncStateApi) throws Exception {
         Configuration config = config(delegate, new Path(new File(tmp, "dstl").toURI()));
         config.set(StateRecoveryOptions.LOCAL_RECOVERY, localRecovery);
         config.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
         config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 3);
         config.set(
                 RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(100));
-        try (ExactlyOnceJob job =
+        ExactlyOnceJob.Builder builder =
                 ExactlyOnceJob.builder(RECORDS)
                         .keys(KeyFunction.modulo(16))
                         .throttle(Throttle.every(2).untilCheckpoints(3))
                         .failOnceAfter(RECORDS / 2)
-                        .name("dstl-" + delegate)
-                        .build()) {
+                        .name("dstl-" + delegate + (asyncStateApi ? "-async" : ""));
+        if (asyncStateApi) {
+            builder.asyncState();
+        }
+        try (ExactlyOnceJob job = builder.build()) {
             StreamExecutionEnvironment env = environment(config);
             job.addTo(env);
             env.execute("dfs-batched changelog ITCase");

@@ -32,6 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Real jobs on a MiniCluster with {@code state.backend.type:
@@ -71,15 +72,23 @@ class DisaggregatedITCase {
      */
     private RecoveryClaimMode configuredClaimMode;
 
-    @Test
-    void failureAfterCheckpointRecoversExactly() throws Exception {
-        try (ExactlyOnceJob job =
-                        ExactlyOnceJob.builder(RECORDS)
-                                .keys(KeyFunction.modulo(KEYS))
-                                .throttle(Throttle.every(2).untilCheckpoints(2))
-                                .failOnceAfter(RECORDS / 3)
-                                .name("disagg-failure")
-                                .build();
+    /**
+     * One failure after a checkpoint; with {@code asyncStateApi} the job keeps its state through
+     * Flink's asynchronous state API, which runs on this backend through Flink's adaptor.
+     */
+    @ParameterizedTest(name = "asynchronous state API: {0}")
+    @ValueSource(booleans = {false, true})
+    void failureAfterCheckpointRecoversExactly(boolean asyncStateApi) throws Exception {
+        ExactlyOnceJob.Builder builder =
+                ExactlyOnceJob.builder(RECORDS)
+                        .keys(KeyFunction.modulo(KEYS))
+                        .throttle(Throttle.every(2).untilCheckpoints(2))
+                        .failOnceAfter(RECORDS / 3)
+                        .name(asyncStateApi ? "disagg-failure-async" : "disagg-failure");
+        if (asyncStateApi) {
+            builder.asyncState();
+        }
+        try (ExactlyOnceJob job = builder.build();
                 MiniCluster cluster = cluster(2)) {
             cluster.start();
             JobGraph graph = jobGraph(job, 2);

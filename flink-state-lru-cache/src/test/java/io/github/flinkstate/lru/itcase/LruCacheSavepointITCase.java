@@ -105,16 +105,24 @@ class LruCacheSavepointITCase {
         }
     }
 
-    @ParameterizedTest(name = "{0}")
-    @CsvSource({"lru:64", "lru:100000"})
-    void failureAfterCheckpointRecoversExactly(String backend) throws Exception {
-        try (ExactlyOnceJob job =
-                        ExactlyOnceJob.builder(RECORDS)
-                                .keys(KeyFunction.modulo(KEYS))
-                                .throttle(Throttle.every(2).untilCheckpoints(2))
-                                .failOnceAfter(RECORDS / 3)
-                                .name("failure")
-                                .build();
+    /**
+     * One failure after a checkpoint; with {@code asyncStateApi} the job keeps its state through
+     * Flink's asynchronous state API, which runs on the cache through Flink's adaptor.
+     */
+    @ParameterizedTest(name = "{0}, asynchronous state API: {1}")
+    @CsvSource({"lru:64,false", "lru:100000,false", "lru:64,true", "lru:100000,true"})
+    void failureAfterCheckpointRecoversExactly(String backend, boolean asyncStateApi)
+            throws Exception {
+        ExactlyOnceJob.Builder builder =
+                ExactlyOnceJob.builder(RECORDS)
+                        .keys(KeyFunction.modulo(KEYS))
+                        .throttle(Throttle.every(2).untilCheckpoints(2))
+                        .failOnceAfter(RECORDS / 3)
+                        .name(asyncStateApi ? "failure-async" : "failure");
+        if (asyncStateApi) {
+            builder.asyncState();
+        }
+        try (ExactlyOnceJob job = builder.build();
                 MiniCluster cluster = cluster(2)) {
             cluster.start();
             JobGraph graph = jobGraph(job, backend, 2);

@@ -14,8 +14,9 @@ import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
  * NumberSequenceSource}: its split positions are checkpointed, so a restored job resumes exactly
  * after the last checkpoint), an optional {@link Throttle}, {@code keyBy} a {@link KeyFunction},
  * and {@link StateKeepingFunction} (value, list, map, reducing and aggregating state plus an
- * end-of-input timer), optionally failing once after a checkpoint. {@link #check()} compares the
- * per-key results with {@link ExpectedResults} computed from the input alone.
+ * end-of-input timer; or the same through the asynchronous state API, {@link
+ * AsyncStateKeepingFunction}), optionally failing once after a checkpoint. {@link #check()}
+ * compares the per-key results with {@link ExpectedResults} computed from the input alone.
  *
  * <pre>{@code
  * ExactlyOnceJob job = ExactlyOnceJob.builder(60_000)
@@ -43,6 +44,7 @@ public final class ExactlyOnceJob implements AutoCloseable {
     private final Throttle throttle;
     private final long failAfterRecords;
     private final boolean countOnly;
+    private final boolean asyncState;
     private final JobRun run;
 
     private ExactlyOnceJob(Builder b) {
@@ -50,6 +52,7 @@ public final class ExactlyOnceJob implements AutoCloseable {
         this.keys = b.keys;
         this.failAfterRecords = b.failAfterRecords;
         this.countOnly = b.countOnly;
+        this.asyncState = b.asyncState;
         this.run = JobRun.start(b.name);
         this.throttle = b.throttle == null ? null : b.throttle.forRun(run.id());
     }
@@ -79,6 +82,17 @@ public final class ExactlyOnceJob implements AutoCloseable {
             stream = stream.map(throttle).uid("throttle").name("throttle");
         }
         KeyFunction k = keys;
+        if (asyncState) {
+            stream.keyBy(x -> k.key(x), Types.LONG)
+                    .enableAsyncState()
+                    .process(new AsyncStateKeepingFunction(run.id(), failAfterRecords))
+                    .uid("state")
+                    .name(
+                            "keyed state, asynchronous API (value, list, map, reducing, aggregating, timer)")
+                    .sinkTo(new DiscardingSink<>())
+                    .uid("sink");
+            return;
+        }
         stream.keyBy(x -> k.key(x), Types.LONG)
                 .process(new StateKeepingFunction(run.id(), failAfterRecords, countOnly))
                 .uid("state")
@@ -123,6 +137,7 @@ public final class ExactlyOnceJob implements AutoCloseable {
         private long failAfterRecords;
         private String name = "job";
         private boolean countOnly;
+        private boolean asyncState;
 
         private Builder(long records) {
             if (records <= 0) {
@@ -158,6 +173,15 @@ public final class ExactlyOnceJob implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Keep the same state through Flink's asynchronous state API ({@code enableAsyncState()},
+         * {@link AsyncStateKeepingFunction}); not with {@link #countOnly()}.
+         */
+        public Builder asyncState() {
+            this.asyncState = true;
+            return this;
+        }
+
         /** A name for the run's id (shows in failure messages). */
         public Builder name(String name) {
             this.name = name;
@@ -165,6 +189,10 @@ public final class ExactlyOnceJob implements AutoCloseable {
         }
 
         public ExactlyOnceJob build() {
+            if (asyncState && countOnly) {
+                throw new IllegalStateException(
+                        "asyncState() keeps all five states: no countOnly()");
+            }
             return new ExactlyOnceJob(this);
         }
     }

@@ -49,6 +49,29 @@ class ExactlyOnceJobITCase {
     }
 
     @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"hashmap", "rocksdb"})
+    void asyncStateApi_failureAfterCheckpoint_recoversExactly(String backend) throws Exception {
+        try (ExactlyOnceJob job =
+                ExactlyOnceJob.builder(20_000)
+                        .keys(KeyFunction.modulo(50))
+                        .throttle(Throttle.every(2).untilCheckpoints(2))
+                        .failOnceAfter(5_000)
+                        .asyncState()
+                        .name(backend + "-async")
+                        .build()) {
+            StreamExecutionEnvironment env =
+                    StreamExecutionEnvironment.getExecutionEnvironment(config(backend));
+            env.setParallelism(2);
+            job.addTo(env);
+            env.execute("kit async " + backend);
+
+            assertThat(job.run().failed()).as("the failure was injected").isTrue();
+            assertThat(job.run().completedCheckpoints()).isPositive();
+            job.check().assertExact();
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"hashmap"})
     void countOnly_checksTheCountsOfTheFlip325Keys(String backend) throws Exception {
         try (ExactlyOnceJob job =
