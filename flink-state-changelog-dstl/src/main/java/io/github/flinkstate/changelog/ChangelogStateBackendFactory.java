@@ -128,9 +128,11 @@ public final class ChangelogStateBackendFactory implements StateBackendFactory<S
                             + CheckpointingOptions.MAX_CONCURRENT_CHECKPOINTS.key()
                             + ": 1'.");
         }
-        // the storage's own options: here too, so that a bad one fails where the job is submitted
-        // (the TaskManagers check them again when they create the storage)
-        DfsChangelogSettings.forReading(config);
+        // the storage's own options, base path and its file system included: here too, so that a
+        // bad one fails where the job is submitted. The TaskManagers create the storage from their
+        // own configuration for every job (whether it uses changelog or not), so a bad value there
+        // fails every task deployment on them, in a restart loop
+        DfsChangelogSettings.forWriting(config).checkBasePathFileSystem();
     }
 
     /**

@@ -91,18 +91,7 @@ public final class DfsBatchedChangelogStorage
         this.directory = new Path(new Path(settings.basePath(), jobId.toHexString()), "dstl");
         // no file-system call here: Flink creates the storage on the TaskManager's RPC main thread
         // for every job; the first upload creates the directory (under its deadline)
-        try {
-            directory.getFileSystem();
-        } catch (IOException e) {
-            throw new IOException(
-                    "No file system for '"
-                            + DfsChangelogOptions.BASE_PATH.key()
-                            + "' = "
-                            + settings.basePath()
-                            + ": "
-                            + e.getMessage(),
-                    e);
-        }
+        settings.checkBasePathFileSystem();
         this.uploadExecutor =
                 Executors.newFixedThreadPool(settings.uploadThreads(), threads("dstl-upload"));
         ScheduledThreadPoolExecutor timerPool =

@@ -1,5 +1,6 @@
 package io.github.flinkstate.changelog;
 
+import java.io.IOException;
 import java.time.Duration;
 import javax.annotation.Nullable;
 import org.apache.flink.configuration.CheckpointingOptions;
@@ -55,8 +56,9 @@ public record DfsChangelogSettings(
     }
 
     private static Path basePath(String base) {
+        Path path;
         try {
-            return new Path(base);
+            path = new Path(base);
         } catch (IllegalArgumentException e) {
             throw new IllegalConfigurationException(
                     "'"
@@ -66,6 +68,37 @@ public record DfsChangelogSettings(
                             + "' ("
                             + e.getMessage()
                             + ")",
+                    e);
+        }
+        // a relative path resolves against each TaskManager's working directory: handles would
+        // name files that a restore elsewhere and the JobManager's discards cannot find
+        if (!path.isAbsolute()) {
+            throw new IllegalConfigurationException(
+                    "'"
+                            + DfsChangelogOptions.BASE_PATH.key()
+                            + "' must be an absolute path or URI (e.g. hdfs:///flink/dstl), but is '"
+                            + base
+                            + "'");
+        }
+        return path;
+    }
+
+    /**
+     * Checks that Flink has a file system for the base path (its scheme's plugin is installed), so
+     * that a missing one fails where the job is submitted, naming the option, and not on every
+     * TaskManager. Creates no file or directory.
+     */
+    public void checkBasePathFileSystem() {
+        try {
+            basePath.getFileSystem();
+        } catch (IOException e) {
+            throw new IllegalConfigurationException(
+                    "No file system for '"
+                            + DfsChangelogOptions.BASE_PATH.key()
+                            + "' = "
+                            + basePath
+                            + ": "
+                            + e.getMessage(),
                     e);
         }
     }

@@ -44,6 +44,10 @@ class FactoriesTest {
         Configuration config = new Configuration();
         config.set(StateBackendOptions.STATE_BACKEND, ChangelogStateBackendFactory.class.getName());
         config.set(StateChangelogOptions.STATE_CHANGE_LOG_STORAGE, "dfs-batched");
+        // nothing is created there: the factory only checks that Flink has its file system
+        config.set(
+                DfsChangelogOptions.BASE_PATH,
+                new File(System.getProperty("java.io.tmpdir"), "dstl").toURI().toString());
         return config;
     }
 
@@ -120,6 +124,37 @@ class FactoriesTest {
         assertThatThrownBy(() -> DfsChangelogSettings.forWriting(config))
                 .isInstanceOf(IllegalConfigurationException.class)
                 .hasMessageContaining(key);
+    }
+
+    /**
+     * The TaskManagers create the storage from their own configuration for every job, so a base
+     * path that is missing, relative or on a file system Flink has no plugin for failed every task
+     * deployment there, in a restart loop; the factory now refuses it where the job is submitted,
+     * naming the option.
+     */
+    @ParameterizedTest(name = "base path \"{0}\"")
+    @CsvSource(
+            value = {
+                "'', needs a base directory",
+                "dstl/relative, absolute",
+                "nosuchfs://host/dstl, No file system"
+            },
+            quoteCharacter = '\'')
+    void backendFactory_refusesAnUnusableBasePath_whereTheJobIsSubmitted(
+            String basePath, String message) {
+        Configuration config = backendConfig();
+        if (basePath.isEmpty()) {
+            config.removeConfig(DfsChangelogOptions.BASE_PATH);
+        } else {
+            config.set(DfsChangelogOptions.BASE_PATH, basePath);
+        }
+        assertThatThrownBy(
+                        () ->
+                                StateBackendLoader.loadStateBackendFromConfig(
+                                        config, getClass().getClassLoader(), null))
+                .isInstanceOf(IllegalConfigurationException.class)
+                .hasMessageContaining(DfsChangelogOptions.BASE_PATH.key())
+                .hasMessageContaining(message);
     }
 
     /**

@@ -1,11 +1,16 @@
 package io.github.flinkstate.composition;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.flinkstate.changelog.ChangelogStateBackendFactory;
 import io.github.flinkstate.changelog.DfsBatchedChangelogStorage;
 import io.github.flinkstate.disagg.DisaggregatedStateBackend;
+import io.github.flinkstate.lru.LruCacheOptions;
 import io.github.flinkstate.lru.StateBackendWrapperWithLRUCache;
 import java.io.File;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.IllegalConfigurationException;
 import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.changelog.StateChangelogStorage;
 import org.apache.flink.runtime.state.delegate.DelegatingStateBackend;
@@ -47,6 +52,21 @@ class CompositionLoadingTest {
         assertThat(cache).isInstanceOf(StateBackendWrapperWithLRUCache.class);
         assertThat(((StateBackendWrapperWithLRUCache) cache).getDelegate())
                 .isInstanceOf(DisaggregatedStateBackend.class);
+    }
+
+    /**
+     * The changelog factory's delegate is the cache and the cache's delegate is the changelog
+     * factory: refused naming the cache's option (it used to load the two in turn until the stack
+     * overflowed, with a trace that named no option).
+     */
+    @Test
+    void aLoopOfChangelogAndCache_isRefusedNamingTheOption() {
+        Configuration config = ComposedBackends.changelogOverLruCacheOverDisaggregated(dir, 1);
+        config.set(LruCacheOptions.DELEGATE, ChangelogStateBackendFactory.class.getName());
+        assertThatThrownBy(() -> ComposedBackends.load(config))
+                .isInstanceOf(IllegalConfigurationException.class)
+                .hasStackTraceContaining(LruCacheOptions.DELEGATE.key())
+                .hasStackTraceContaining("loop");
     }
 
     @Test

@@ -16,9 +16,38 @@ import org.apache.flink.runtime.state.delegate.DelegatingStateBackend;
  */
 final class DelegateBackendLoader {
 
+    /**
+     * The delegate this thread is loading, or null: loading it can only come back here if the
+     * delegate's chain of wrapping backends leads back to the cache (Flink's changelog factory
+     * whose delegate is the cache; the cache's factory under another name), which would load the
+     * two in turn until the stack overflowed.
+     */
+    private static final ThreadLocal<String> LOADING = new ThreadLocal<>();
+
     private DelegateBackendLoader() {}
 
     static AbstractStateBackend load(ReadableConfig config, ClassLoader classLoader) {
+        String outer = LOADING.get();
+        if (outer != null) {
+            throw new IllegalConfigurationException(
+                    "'"
+                            + LruCacheOptions.DELEGATE.key()
+                            + "' = '"
+                            + outer
+                            + "' leads back to the LRU cache (a loop of wrapping backends); choose"
+                            + " the backend behind the cache, e.g. 'rocksdb' or 'hashmap', and put"
+                            + " a changelog backend in front of the cache, not behind it");
+        }
+        try {
+            LOADING.set(config.get(LruCacheOptions.DELEGATE));
+            return loadUnguarded(config, classLoader);
+        } finally {
+            LOADING.remove();
+        }
+    }
+
+    private static AbstractStateBackend loadUnguarded(
+            ReadableConfig config, ClassLoader classLoader) {
         String name = config.get(LruCacheOptions.DELEGATE);
         if (name == null || name.trim().isEmpty()) {
             throw new IllegalConfigurationException(

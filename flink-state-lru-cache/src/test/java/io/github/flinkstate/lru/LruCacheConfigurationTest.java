@@ -88,6 +88,24 @@ class LruCacheConfigurationTest {
                 .hasMessageContaining("state.backend.cache.delegate");
     }
 
+    /** A factory of the cache under another name, which the check by name does not know. */
+    public static final class RenamedCacheFactory extends LruCacheStateBackendFactory {}
+
+    /**
+     * A delegate that leads back to the cache (here the cache's factory under another name; in a
+     * real set-up Flink's changelog factory whose delegate is the cache) is refused naming the
+     * option, instead of loading itself until the stack overflows.
+     */
+    @Test
+    void aDelegateLoopThroughTheCache_isRefusedNamingTheOption() {
+        Configuration config = new Configuration();
+        config.set(LruCacheOptions.DELEGATE, RenamedCacheFactory.class.getName());
+        assertThatThrownBy(() -> load(config))
+                .isInstanceOf(IllegalConfigurationException.class)
+                .hasMessageContaining("state.backend.cache.delegate")
+                .hasStackTraceContaining("loop");
+    }
+
     /** A wrapping backend, as Flink's changelog backend is; never asked for state here. */
     private static final class WrappingBackend implements DelegatingStateBackend {
         @Override
