@@ -62,7 +62,9 @@ public final class DfsChangelogOptions {
                                     + " TaskManager, so that a checkpoint writes one file per"
                                     + " TaskManager: the file is cut as soon as every task asked."
                                     + " A checkpoint cannot complete before its last task anyway."
-                                    + " 0 turns the wait off (batch.persist-delay applies).");
+                                    + " 0 turns the wait off: a checkpoint's request cuts the"
+                                    + " batch at once. A wait shorter than batch.persist-delay"
+                                    + " is raised to it.");
 
     public static final ConfigOption<MemorySize> PREEMPTIVE_PERSIST_THRESHOLD =
             ConfigOptions.key(PREFIX + "preemptive-persist-threshold")

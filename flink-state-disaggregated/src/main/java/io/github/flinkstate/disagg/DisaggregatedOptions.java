@@ -130,7 +130,7 @@ public final class DisaggregatedOptions {
                     .withDescription(
                             "Free space the local disk cache leaves on the local working directory's"
                                     + " file system: below it the cache evicts, or stops caching, instead"
-                                    + " of filling the disk.");
+                                    + " of filling the disk. 0 or at least 1 MiB.");
 
     public static final ConfigOption<Boolean> LOCAL_CACHE_WARM_UP =
             ConfigOptions.key("state.backend.disaggregated.local-cache.warm-up")
@@ -193,7 +193,8 @@ public final class DisaggregatedOptions {
                                     + " growing from 64 KiB to this size. Both use input streams of their"
                                     + " own, so point reads never wait for them. Each such reader holds"
                                     + " one buffer of this size per file it reads. 0 turns readahead off"
-                                    + " (one remote read per block). At most 64 MiB.");
+                                    + " (one remote read per block). Otherwise at least 64 KiB and at most 64"
+                                    + " MiB.");
 
     public static final ConfigOption<MemorySize> COMPACTION_RATE_LIMIT =
             ConfigOptions.key("state.backend.disaggregated.compaction.rate-limit")
@@ -320,10 +321,19 @@ public final class DisaggregatedOptions {
                         "must be 0 (no limit) or at least 1 MiB per second, was "
                                 + config.get(rate));
             }
+            // sizes without a unit are bytes: "512" would read ahead nothing, "256" reserve nothing
+            long readahead = config.get(READAHEAD_SIZE).getBytes();
             require(
-                    config.get(READAHEAD_SIZE).getBytes() <= (64 << 20),
+                    readahead == 0 || (readahead >= (64 << 10) && readahead <= (64 << 20)),
                     READAHEAD_SIZE,
-                    "must be at most 64 MiB, was " + config.get(READAHEAD_SIZE));
+                    "must be 0 (off) or between 64 KiB and 64 MiB, was "
+                            + config.get(READAHEAD_SIZE));
+            long reserve = config.get(LOCAL_CACHE_RESERVE).getBytes();
+            require(
+                    reserve == 0 || reserve >= (1 << 20),
+                    LOCAL_CACHE_RESERVE,
+                    "must be 0 (no reserve) or at least 1 MiB, was "
+                            + config.get(LOCAL_CACHE_RESERVE));
             int threads = config.get(BACKGROUND_THREADS);
             require(
                     threads >= 1 && threads <= 2,
@@ -339,7 +349,7 @@ public final class DisaggregatedOptions {
                     periodic.isZero() || periodic.compareTo(Duration.ofMinutes(1)) >= 0,
                     TTL_PERIODIC_COMPACTION_TIME,
                     "must be 0 (off) or at least 1 min, was " + periodic);
-            config.getOptional(PRIMARY_DIRECTORY).ifPresent(d -> checkUri(PRIMARY_DIRECTORY, d));
+            config.getOptional(PRIMARY_DIRECTORY).ifPresent(DisaggregatedOptions::checkPrimary);
             config.getOptional(LOCAL_DIRECTORY).ifPresent(DisaggregatedOptions::localDirectory);
         } catch (IllegalArgumentException e) {
             throw new IllegalConfigurationException(
@@ -347,10 +357,40 @@ public final class DisaggregatedOptions {
         }
     }
 
-    private static void checkUri(ConfigOption<String> option, String value) {
+    /**
+     * The primary directory must be a valid, absolute path or URI (a relative one resolves against
+     * each TaskManager's working directory, so the checkpoints' handles would name files that a
+     * restore elsewhere cannot find) on a file system Flink has an implementation for (its scheme's
+     * plugin is installed). Touches no file.
+     */
+    private static void checkPrimary(String value) {
+        org.apache.flink.core.fs.Path path = checkUri(PRIMARY_DIRECTORY, value);
+        require(
+                path.isAbsolute(),
+                PRIMARY_DIRECTORY,
+                "must be an absolute path or URI (e.g. hdfs:///flink/state), was " + value);
+        try {
+            path.getFileSystem();
+        } catch (java.io.IOException e) {
+            throw new IllegalConfigurationException(
+                    "Invalid value for '"
+                            + PRIMARY_DIRECTORY.key()
+                            + "': No file system for "
+                            + value
+                            + " ("
+                            + e.getMessage()
+                            + ")",
+                    e);
+        }
+    }
+
+    private static org.apache.flink.core.fs.Path checkUri(
+            ConfigOption<String> option, String value) {
         require(!value.isBlank(), option, "must not be blank");
         try {
-            new org.apache.flink.core.fs.Path(value).toUri();
+            org.apache.flink.core.fs.Path path = new org.apache.flink.core.fs.Path(value);
+            path.toUri();
+            return path;
         } catch (RuntimeException e) {
             throw new IllegalConfigurationException(
                     "Invalid value for '"

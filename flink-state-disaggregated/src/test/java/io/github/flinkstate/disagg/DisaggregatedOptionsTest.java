@@ -49,6 +49,57 @@ class DisaggregatedOptionsTest {
                 .hasMessageContaining("at least 1 MiB");
     }
 
+    /**
+     * Sizes given without a unit are bytes: "512" for the readahead behaved as no readahead and
+     * "256" for the free-space reserve as no reserve, silently.
+     */
+    @Test
+    void readaheadAndReserve_areOffOrAtLeastAUsefulSize() {
+        for (String[] ok : new String[][] {{"0", "0"}, {"64kb", "1mb"}, {"2mb", "256mb"}}) {
+            Configuration c = new Configuration();
+            c.set(DisaggregatedOptions.READAHEAD_SIZE, MemorySize.parse(ok[0]));
+            c.set(DisaggregatedOptions.LOCAL_CACHE_RESERVE, MemorySize.parse(ok[1]));
+            assertThatCode(() -> DisaggregatedOptions.validate(c)).doesNotThrowAnyException();
+        }
+        Configuration readahead = new Configuration();
+        readahead.set(DisaggregatedOptions.READAHEAD_SIZE, MemorySize.parse("512"));
+        assertThatThrownBy(() -> DisaggregatedOptions.validate(readahead))
+                .isInstanceOf(IllegalConfigurationException.class)
+                .hasMessageContaining("'state.backend.disaggregated.readahead-size'")
+                .hasMessageContaining("512");
+        Configuration reserve = new Configuration();
+        reserve.set(DisaggregatedOptions.LOCAL_CACHE_RESERVE, MemorySize.parse("256"));
+        assertThatThrownBy(() -> DisaggregatedOptions.validate(reserve))
+                .isInstanceOf(IllegalConfigurationException.class)
+                .hasMessageContaining("'state.backend.disaggregated.local-cache.reserve'")
+                .hasMessageContaining("256");
+    }
+
+    /**
+     * A primary directory that is relative (resolved against each TaskManager's working directory,
+     * so handles name files a restore elsewhere cannot find) or on a file system Flink has no
+     * implementation for (a plugin not installed) fails at start naming the option, instead of on
+     * the TaskManagers when the backend is built.
+     */
+    @Test
+    void primaryDirectory_isAbsoluteAndOnAFileSystemFlinkHas() {
+        for (String[] bad :
+                new String[][] {
+                    {"state/primary", "absolute"}, {"nosuchfs://host/primary", "No file system"}
+                }) {
+            Configuration c = new Configuration();
+            c.set(DisaggregatedOptions.PRIMARY_DIRECTORY, bad[0]);
+            assertThatThrownBy(() -> DisaggregatedOptions.validate(c))
+                    .as(bad[0])
+                    .isInstanceOf(IllegalConfigurationException.class)
+                    .hasMessageContaining("'state.backend.disaggregated.primary-dir'")
+                    .hasMessageContaining(bad[1]);
+        }
+        Configuration ok = new Configuration();
+        ok.set(DisaggregatedOptions.PRIMARY_DIRECTORY, "file:///tmp/primary");
+        assertThatCode(() -> DisaggregatedOptions.validate(ok)).doesNotThrowAnyException();
+    }
+
     @Test
     void readaheadSize_isAtMost64Mebibytes() {
         for (String ok : new String[] {"0", "2mb", "64mb"}) {
@@ -61,7 +112,7 @@ class DisaggregatedOptionsTest {
         assertThatThrownBy(() -> DisaggregatedOptions.validate(bad))
                 .isInstanceOf(IllegalConfigurationException.class)
                 .hasMessageContaining("'state.backend.disaggregated.readahead-size'")
-                .hasMessageContaining("at most 64 MiB");
+                .hasMessageContaining("and 64 MiB");
     }
 
     @Test

@@ -11,6 +11,8 @@ import org.apache.flink.runtime.state.ConfigurableStateBackend;
 import org.apache.flink.runtime.state.OperatorStateBackend;
 import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.delegate.DelegatingStateBackend;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A state backend that puts a write-back, object-level LRU cache in front of another backend
@@ -26,6 +28,9 @@ import org.apache.flink.runtime.state.delegate.DelegatingStateBackend;
  */
 public class StateBackendWrapperWithLRUCache extends AbstractStateBackend
         implements ConfigurableStateBackend {
+
+    private static final Logger LOG =
+            LoggerFactory.getLogger(StateBackendWrapperWithLRUCache.class);
 
     private static final long serialVersionUID = 1L;
 
@@ -121,6 +126,12 @@ public class StateBackendWrapperWithLRUCache extends AbstractStateBackend
                             + LruCacheOptions.MAX_ENTRIES_NUM.key()
                             + "' must not be negative, but is "
                             + maxEntries);
+        }
+        if (config.getOptional(LruCacheOptions.MAX_ENTRIES_NUM).isEmpty()) {
+            LOG.warn(
+                    "'{}' is not set: the LRU cache holds nothing and passes every call to its"
+                            + " delegate; set it to the entries to cache per keyed subtask",
+                    LruCacheOptions.MAX_ENTRIES_NUM.key());
         }
         StateBackendWrapperWithLRUCache backend =
                 new StateBackendWrapperWithLRUCache(
