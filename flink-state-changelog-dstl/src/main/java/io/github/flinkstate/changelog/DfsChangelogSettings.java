@@ -145,22 +145,10 @@ public record DfsChangelogSettings(
         positive(maxAttempts, DfsChangelogOptions.MAX_ATTEMPTS.key());
         positive(discardThreads, DfsChangelogOptions.DISCARD_THREADS.key());
         positive(downloadThreads, DfsChangelogOptions.DOWNLOAD_THREADS.key());
-        if (uploadTimeout.isZero() || uploadTimeout.isNegative()) {
-            throw new IllegalConfigurationException(
-                    "'" + DfsChangelogOptions.UPLOAD_TIMEOUT.key() + "' must be positive");
-        }
-        if (uploadDeadline.isZero() || uploadDeadline.isNegative()) {
-            throw new IllegalConfigurationException(
-                    "'" + DfsChangelogOptions.UPLOAD_DEADLINE.key() + "' must be positive");
-        }
-        if (downloadStallTimeout.isZero() || downloadStallTimeout.isNegative()) {
-            throw new IllegalConfigurationException(
-                    "'" + DfsChangelogOptions.DOWNLOAD_STALL_TIMEOUT.key() + "' must be positive");
-        }
-        if (encodeAheadBytes <= 0) {
-            throw new IllegalConfigurationException(
-                    "'" + DfsChangelogOptions.ENCODE_AHEAD_SIZE.key() + "' must be positive");
-        }
+        positive(uploadTimeout, DfsChangelogOptions.UPLOAD_TIMEOUT.key());
+        positive(uploadDeadline, DfsChangelogOptions.UPLOAD_DEADLINE.key());
+        positive(downloadStallTimeout, DfsChangelogOptions.DOWNLOAD_STALL_TIMEOUT.key());
+        positive(encodeAheadBytes, DfsChangelogOptions.ENCODE_AHEAD_SIZE.key());
         // 0 would keep the storage unavailable after its first upload: Flink pauses the input
         positive(maxInFlightBytes, DfsChangelogOptions.MAX_IN_FLIGHT.key());
         // 0 would upload once per state change
@@ -189,32 +177,31 @@ public record DfsChangelogSettings(
                             + "), the longest an upload waits before it is hedged");
         }
         positive(retainedCheckpoints, CheckpointingOptions.MAX_RETAINED_CHECKPOINTS.key());
-        if (checkpointMaxWait.isNegative()) {
-            throw new IllegalConfigurationException(
-                    "'" + DfsChangelogOptions.CHECKPOINT_MAX_WAIT.key() + "' must not be negative");
-        }
-        if (hedgeMinDelay.isNegative() || hedgeInitialDelay.isNegative()) {
-            throw new IllegalConfigurationException(
-                    "'"
-                            + DfsChangelogOptions.UPLOAD_HEDGE_MIN_DELAY.key()
-                            + "' and '"
-                            + DfsChangelogOptions.UPLOAD_HEDGE_INITIAL_DELAY.key()
-                            + "' must not be negative");
-        }
-        if (persistDelay.isNegative() || retryDelay.isNegative()) {
-            throw new IllegalConfigurationException(
-                    "'"
-                            + DfsChangelogOptions.PERSIST_DELAY.key()
-                            + "' and '"
-                            + DfsChangelogOptions.RETRY_DELAY.key()
-                            + "' must not be negative");
-        }
+        notNegative(checkpointMaxWait, DfsChangelogOptions.CHECKPOINT_MAX_WAIT.key());
+        notNegative(hedgeMinDelay, DfsChangelogOptions.UPLOAD_HEDGE_MIN_DELAY.key());
+        notNegative(hedgeInitialDelay, DfsChangelogOptions.UPLOAD_HEDGE_INITIAL_DELAY.key());
+        notNegative(persistDelay, DfsChangelogOptions.PERSIST_DELAY.key());
+        notNegative(retryDelay, DfsChangelogOptions.RETRY_DELAY.key());
     }
 
     private static void positive(long value, String key) {
         if (value <= 0) {
             throw new IllegalConfigurationException(
                     "'" + key + "' must be positive, but is " + value);
+        }
+    }
+
+    private static void positive(Duration value, String key) {
+        if (value.isZero() || value.isNegative()) {
+            throw new IllegalConfigurationException(
+                    "'" + key + "' must be positive, but is " + value);
+        }
+    }
+
+    private static void notNegative(Duration value, String key) {
+        if (value.isNegative()) {
+            throw new IllegalConfigurationException(
+                    "'" + key + "' must not be negative, but is " + value);
         }
     }
 }

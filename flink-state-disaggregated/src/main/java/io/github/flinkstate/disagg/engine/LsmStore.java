@@ -130,6 +130,19 @@ public final class LsmStore implements AutoCloseable {
     /** Idle seconds after which a background thread of the store ends (see {@link #idleEnding}). */
     static final long IDLE_THREAD_SECONDS = 10;
 
+    /**
+     * How long {@link #close()} waits for a running flush and compaction together. Both stop at
+     * their next entry once the store is closed, so only one stuck on the file system takes longer;
+     * its result is dropped when it ends.
+     */
+    static final int CLOSE_WAIT_SECONDS = 10;
+
+    /**
+     * Deletes of files that become obsolete after {@link #close()} (a snapshot released late), for
+     * all stores of this JVM: one daemon thread, ending when idle.
+     */
+    private static final ThreadPoolExecutor LATE_DELETES = idleEnding("disagg-late-deletes");
+
     private final ExecutorService flushExecutor;
     private final ExecutorService compactionExecutor;
 
@@ -555,7 +568,9 @@ public final class LsmStore implements AutoCloseable {
                         try {
                             flushFrozen();
                         } catch (Throwable e) { // counted by flushFrozen, an Error too
-                            LOG.warn("Background flush failed; memtables stay in memory", e);
+                            if (!closed) {
+                                LOG.warn("Background flush failed; memtables stay in memory", e);
+                            }
                             if (e instanceof Error) {
                                 throw (Error) e;
                             }
@@ -568,7 +583,7 @@ public final class LsmStore implements AutoCloseable {
         boolean installed = false;
         flushLock.lock();
         try {
-            while (true) {
+            while (!closed) { // a closed store drops what a flush would write
                 List<Memtable> list = memtables;
                 Memtable oldest = list.get(list.size() - 1);
                 if (!oldest.isFrozen()) {
@@ -585,7 +600,9 @@ public final class LsmStore implements AutoCloseable {
                                         stats.entriesFiltered);
                         stats.recordFlush(System.nanoTime() - t0);
                     } catch (Throwable e) { // an Error too, or stalled writers wait for ever
-                        recordFlushFailure(e);
+                        if (!closed) { // stopped by close, or failing after it: no failure
+                            recordFlushFailure(e);
+                        }
                         throw e;
                     }
                 }
@@ -696,15 +713,18 @@ public final class LsmStore implements AutoCloseable {
                                 }
                             }
                         } catch (Throwable e) { // an Error too, or stalled writers wait for ever
-                            compactionError =
-                                    e instanceof IOException
-                                            ? (IOException) e
-                                            : new IOException(e.toString(), e);
-                            stats.compactionFailures.incrementAndGet();
-                            wakeWriters();
-                            LOG.warn(
-                                    "Background compaction failed; the live version is unchanged",
-                                    e);
+                            if (!closed) { // stopped by close, or failing after it: no failure
+                                compactionError =
+                                        e instanceof IOException
+                                                ? (IOException) e
+                                                : new IOException(e.toString(), e);
+                                stats.compactionFailures.incrementAndGet();
+                                wakeWriters();
+                                LOG.warn(
+                                        "Background compaction failed; the live version is"
+                                                + " unchanged",
+                                        e);
+                            }
                             if (e instanceof Error) {
                                 throw (Error) e;
                             }
@@ -876,15 +896,21 @@ public final class LsmStore implements AutoCloseable {
      */
     private void install(VersionEdit edit, boolean filterDropped) throws IOException {
         Set<String> live = new HashSet<>();
+        Throwable failure = null;
         synchronized (versions) {
             if (!closed) {
-                noteBirths(edit);
-                versions.install(edit);
-                if (filterDropped && rows != null) {
-                    rows.invalidateAll(); // lock order: versions, then the row cache
+                try {
+                    noteBirths(edit);
+                    versions.install(edit);
+                    if (filterDropped && rows != null) {
+                        rows.invalidateAll(); // lock order: versions, then the row cache
+                    }
+                    noteLiveBytes();
+                    return;
+                } catch (RuntimeException | Error e) {
+                    // installed or not, the current version tells which added files are live
+                    failure = e;
                 }
-                noteLiveBytes();
-                return;
             }
             versions.current().allFiles().forEach(f -> live.add(f.path()));
         }
@@ -893,8 +919,14 @@ public final class LsmStore implements AutoCloseable {
         }
         for (VersionEdit.LevelFile added : edit.added()) {
             if (!live.contains(added.file().path())) {
-                outputs.deleteQuietly(added.file());
+                outputs.deleteQuietly(added.file()); // written, and named by no version
             }
+        }
+        if (failure instanceof Error) {
+            throw (Error) failure;
+        }
+        if (failure != null) {
+            throw (RuntimeException) failure;
         }
         throw new IOException("store is closed; the result of this flush or compaction is dropped");
     }
@@ -934,8 +966,10 @@ public final class LsmStore implements AutoCloseable {
         }
         try {
             deleter.execute(() -> deleteAll(delete));
-        } catch (RejectedExecutionException e) { // closed: delete here
-            deleteAll(delete);
+        } catch (RejectedExecutionException e) {
+            // closed: not on the releasing thread either (a checkpoint's thread, maybe interrupted,
+            // on which a remote delete fails or waits as long as the file system does)
+            LATE_DELETES.execute(() -> deleteAll(delete));
         }
     }
 
@@ -1315,12 +1349,7 @@ public final class LsmStore implements AutoCloseable {
         AtomicInteger names = new AtomicInteger();
         ExecutorService pool =
                 Executors.newFixedThreadPool(
-                        threads,
-                        r -> {
-                            Thread t = new Thread(r, "disagg-copy-" + names.incrementAndGet());
-                            t.setDaemon(true);
-                            return t;
-                        });
+                        threads, r -> daemon(r, "disagg-copy-" + names.incrementAndGet()));
         List<Path> targets = new ArrayList<>();
         List<Future<?>> copies = new ArrayList<>();
         boolean swapped = false;
@@ -1660,6 +1689,7 @@ public final class LsmStore implements AutoCloseable {
             }
             closed = true;
         }
+        outputs.stop(); // a running flush or compaction ends at its next entry
         WarmUp w = warmUp;
         if (w != null) {
             w.cancel(TimeUnit.SECONDS.toMillis(5)); // it stops before its next chunk
@@ -1669,9 +1699,12 @@ public final class LsmStore implements AutoCloseable {
         }
         flushExecutor.shutdown();
         compactionExecutor.shutdown();
+        // a running flush or compaction stops at its next entry (its result would be dropped);
+        // only one stuck on the file system takes longer, and is not waited for beyond this
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(CLOSE_WAIT_SECONDS);
         try {
-            flushExecutor.awaitTermination(60, TimeUnit.SECONDS);
-            compactionExecutor.awaitTermination(60, TimeUnit.SECONDS);
+            flushExecutor.awaitTermination(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+            compactionExecutor.awaitTermination(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

@@ -6,11 +6,9 @@ import io.github.flinkstate.disagg.engine.sst.IoRateLimiter;
 import io.github.flinkstate.disagg.engine.sst.ReaderCache;
 import io.github.flinkstate.disagg.engine.version.FileMeta;
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -67,13 +65,20 @@ public final class WarmUp {
         FAILED
     }
 
-    /** Files opened at once by the first phase, by all stores of this JVM together. */
+    /** Files one warm-up's first phase opens at once. */
     static final int OPENS_AT_ONCE = 8;
 
     /**
-     * The threads that open files for every store's warm-up in this JVM (a TaskManager restoring a
-     * hundred stores starts {@value #OPENS_AT_ONCE} threads, not a thousand); daemon threads that
-     * end after 10 s without work.
+     * The most threads opening files for the warm-ups of all stores of this JVM (a TaskManager
+     * restoring a hundred stores starts this many, not a thousand). Each warm-up keeps at most
+     * {@value #OPENS_AT_ONCE} opens on them, so a store whose primary storage hangs holds that many
+     * threads and the warm-ups of other stores go on with the others.
+     */
+    static final int OPENER_THREADS = 64;
+
+    /**
+     * The threads that open files for every store's warm-up in this JVM; daemon threads that end
+     * after 10 s without work.
      */
     private static final ThreadPoolExecutor OPENERS = openers();
 
@@ -81,8 +86,8 @@ public final class WarmUp {
         AtomicInteger n = new AtomicInteger();
         ThreadPoolExecutor pool =
                 new ThreadPoolExecutor(
-                        OPENS_AT_ONCE,
-                        OPENS_AT_ONCE,
+                        OPENER_THREADS,
+                        OPENER_THREADS,
                         10,
                         TimeUnit.SECONDS,
                         new LinkedBlockingQueue<>(),
@@ -216,10 +221,11 @@ public final class WarmUp {
     }
 
     /**
-     * Opens {@link #toOpen} on {@link #OPENERS} and waits for the opens. A file that cannot be
-     * opened is left to the reads that need it, which report the problem; a cancelled warm-up
-     * starts no further open. Never interrupts an open: a get waiting for the same file would
-     * receive the interruption as its own failure.
+     * Opens {@link #toOpen} on {@link #OPENERS}, at most {@value #OPENS_AT_ONCE} at a time, and
+     * waits for the opens. A file that cannot be opened is left to the reads that need it, which
+     * report the problem; a cancelled warm-up starts no further open and stops waiting for those
+     * under way (an open stuck on the file system keeps its thread, not this one). Never interrupts
+     * an open: a get waiting for the same file would receive the interruption as its own failure.
      */
     private void openFiles() {
         if (toOpen.isEmpty()) {
@@ -227,46 +233,61 @@ public final class WarmUp {
         }
         AtomicInteger opened = new AtomicInteger();
         long start = System.nanoTime();
-        List<Future<?>> opens = new ArrayList<>(toOpen.size());
+        Semaphore slots = new Semaphore(OPENS_AT_ONCE);
         for (int i = 0; i < toOpen.size(); i++) {
             FileMeta f = toOpen.get(i);
             boolean always = i < alwaysOpen;
-            opens.add(
-                    OPENERS.submit(
-                            () -> {
-                                if (cancelled
-                                        || !live.test(f.path())
-                                        || (!always && !roomForMetadata.getAsBoolean())) {
-                                    return;
-                                }
-                                try {
-                                    readers.get(f.path(), f.fileSize());
-                                    opened.incrementAndGet();
-                                } catch (IOException | RuntimeException e) {
-                                    LOG.info(
-                                            "Warm-up could not open {}: {}",
-                                            f.path(),
-                                            e.toString());
-                                } finally {
-                                    forgetIfDropped(f.path());
-                                }
-                            }));
-        }
-        for (Future<?> open : opens) {
-            try {
-                open.get();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+            if (!acquireUnlessCancelled(slots, 1)) {
                 return;
-            } catch (ExecutionException e) {
-                LOG.info("Warm-up could not open a file: {}", e.getCause().toString());
             }
+            OPENERS.execute(
+                    () -> {
+                        try {
+                            openOne(f, always, opened);
+                        } finally {
+                            slots.release();
+                        }
+                    });
+        }
+        if (!acquireUnlessCancelled(slots, OPENS_AT_ONCE)) { // every open ended
+            return;
         }
         LOG.debug(
                 "Warm-up opened {} of {} files in {} ms",
                 opened.get(),
                 toOpen.size(),
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+    }
+
+    /**
+     * Takes {@code permits} of {@code slots}; false if the warm-up was cancelled or interrupted
+     * first.
+     */
+    private boolean acquireUnlessCancelled(Semaphore slots, int permits) {
+        try {
+            while (!cancelled) {
+                if (slots.tryAcquire(permits, 100, TimeUnit.MILLISECONDS)) {
+                    return true;
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return false;
+    }
+
+    private void openOne(FileMeta f, boolean always, AtomicInteger opened) {
+        if (cancelled || !live.test(f.path()) || (!always && !roomForMetadata.getAsBoolean())) {
+            return;
+        }
+        try {
+            readers.get(f.path(), f.fileSize());
+            opened.incrementAndGet();
+        } catch (IOException | RuntimeException e) {
+            LOG.info("Warm-up could not open {}: {}", f.path(), e.toString());
+        } finally {
+            forgetIfDropped(f.path());
+        }
     }
 
     /**

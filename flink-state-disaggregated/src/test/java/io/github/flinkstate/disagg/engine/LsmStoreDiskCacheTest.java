@@ -408,6 +408,68 @@ class LsmStoreDiskCacheTest {
         snap.release();
     }
 
+    /**
+     * The opens of all stores' warm-ups share a bounded set of threads. A store whose primary
+     * storage hangs kept all of them (each warm-up queued every file's open at once), so another
+     * store of the TaskManager, on a healthy file system, never got past its first phase and stayed
+     * cold; and the hung store's warm-up thread waited for ever, after its store closed. Found in a
+     * review.
+     */
+    @Test
+    void aWarmUpWhoseOpensHang_holdsUpNeitherAnotherStoresWarmUp_norOutlivesItsStore()
+            throws Exception {
+        LsmSnapshot hanging = manyL0Files("srcA", WarmUp.OPENS_AT_ONCE + 4);
+        LsmSnapshot healthy = manyL0Files("srcB", 3);
+        DiskCache diskA = new DiskCache(new File(tmp, "diskA"), 64 << 20, 0);
+        DiskCache diskB = new DiskCache(new File(tmp, "diskB"), 64 << 20, 0);
+        try (Hang opens = fs.hang(FsOp.OPEN, ".*srcA.*")) {
+            WarmUp a;
+            try (LsmStore ra =
+                            LsmStore.open(
+                                    options("dstA", new BlockCache(0, diskA)),
+                                    List.of(hanging.manifest()));
+                    LsmStore rb =
+                            LsmStore.open(
+                                    options("dstB", new BlockCache(0, diskB)),
+                                    List.of(healthy.manifest()))) {
+                a = ra.startWarmUp();
+                Waits.until(
+                        "the hanging store's opens are stuck",
+                        Duration.ofSeconds(30),
+                        () -> opens.blockedCalls() >= WarmUp.OPENS_AT_ONCE);
+                assertThat(rb.startWarmUp().await(20_000))
+                        .as("the healthy store's warm-up")
+                        .isEqualTo(WarmUp.State.DONE);
+            }
+            assertThat(a.await(10_000))
+                    .as("the hanging store's warm-up, after its store closed")
+                    .isNotEqualTo(WarmUp.State.RUNNING);
+        } finally {
+            diskA.close();
+            diskB.close();
+            hanging.release();
+            healthy.release();
+        }
+    }
+
+    /** A snapshot of a store in {@code dir} with {@code files} overlapping files in L0. */
+    private LsmSnapshot manyL0Files(String dir, int files) throws Exception {
+        try (LsmStore source =
+                LsmStore.open(
+                        options(dir, new BlockCache(0))
+                                .l0CompactionTrigger(1000)
+                                .l0StopWritesTrigger(1000))) {
+            for (int batch = 0; batch < files; batch++) {
+                for (int i = batch; i < KEYS; i += files) {
+                    source.put(key(i), value(i));
+                }
+                source.flush();
+            }
+            assertThat(source.liveFiles()).hasSizeGreaterThanOrEqualTo(files);
+            return source.snapshot();
+        }
+    }
+
     @Test
     void warmUp_opensOnlyTheL0Files_whenNeitherMemoryNorDiskHasRoomForMore() throws Exception {
         LsmSnapshot snap = loadedSnapshot(); // L1 files and one L0 file

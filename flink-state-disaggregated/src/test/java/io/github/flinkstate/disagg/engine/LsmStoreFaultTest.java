@@ -28,6 +28,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Pattern;
+import org.apache.flink.core.fs.FileStatus;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
 import org.junit.jupiter.api.Test;
@@ -407,6 +408,111 @@ class LsmStoreFaultTest {
     }
 
     /**
+     * The same for a compaction: its outputs, which no version names because their install failed,
+     * are deleted (they stayed on the primary storage, one set per failed attempt). Found in a
+     * review.
+     */
+    @Test
+    void aCompactionWhoseInstallFails_leavesNoFile() throws Exception {
+        AtomicBoolean breakClock = new AtomicBoolean();
+        LsmOptions o =
+                options()
+                        .l0CompactionTrigger(2)
+                        .clock(
+                                () -> {
+                                    if (breakClock.getAndSet(false)) {
+                                        throw new IllegalStateException("clock broke");
+                                    }
+                                    return 0;
+                                });
+        try (LsmStore store = LsmStore.open(o)) {
+            NavigableMap<byte[], byte[]> model = fill(store, 500, 1);
+            store.flush();
+            model.putAll(fill(store, 500, 2));
+            store.flush();
+            List<String> before = store.liveFiles();
+            breakClock.set(true);
+            assertThatThrownBy(store::compactOnce).hasStackTraceContaining("clock broke");
+            assertThat(store.liveFiles()).isEqualTo(before);
+            assertThat(fs.listStatus(o.primaryDir()))
+                    .as("files in the primary directory: the live ones only")
+                    .hasSize(before.size());
+            assertContent(store, model);
+            assertThat(store.compactOnce()).isTrue(); // the retry installs
+            assertContent(store, model);
+        }
+    }
+
+    /**
+     * Closing a store whose background flush hangs on the primary storage returns without waiting
+     * for it (a task disposing its backend waited up to a minute for each of the flush and the
+     * compaction thread, for work whose result close drops), and a flush queued behind the hung one
+     * writes nothing: it used to write the same memtable again after close, only to delete it. Once
+     * the hang ends, the hung flush deletes its file. Found in a review.
+     */
+    @Test
+    void closeWhileAFlushHangs_returnsWithoutIt_andTheQueuedFlushWritesNothing() throws Exception {
+        LsmOptions o = options().memtableBytes(64 << 10).maxImmutableMemtables(1000);
+        LsmStore store = LsmStore.open(o);
+        byte[] value = new byte[200];
+        long sstCreates;
+        try (Hang writes = fs.hang(FsOp.WRITE, ".*\\.sst")) {
+            int i = 0;
+            while (writes.blockedCalls() == 0) {
+                store.put(LsmModelRunner.key(i % 4, 0, i++), value);
+            }
+            for (int j = 0; j < 400; j++) { // another full memtable: its flush waits in the queue
+                store.put(LsmModelRunner.key(j % 4, 1, j), value);
+            }
+            sstCreates = fs.counters().calls(FsOp.CREATE);
+            CompletableFuture<Void> closing = CompletableFuture.runAsync(store::close);
+            Waits.until(
+                    "close returned while the flush still hangs",
+                    Duration.ofSeconds(40),
+                    closing::isDone);
+            assertThat(writes.blockedCalls()).isEqualTo(1);
+        }
+        Waits.until(
+                "the hung flush deleted its file",
+                Duration.ofSeconds(30),
+                () -> isEmpty(o.primaryDir()));
+        assertThat(fs.counters().calls(FsOp.CREATE))
+                .as("files created after close began")
+                .isEqualTo(sstCreates);
+    }
+
+    /**
+     * Files that become obsolete after the store closed (a snapshot released late, on a
+     * checkpoint's thread) are deleted on a thread of their own, not on the releasing one, which
+     * waited for as long as the file system hung. Found in a review.
+     */
+    @Test
+    void aSnapshotReleasedAfterClose_doesNotWaitForTheDeletes() throws Exception {
+        LsmOptions o = options();
+        LsmSnapshot pinned;
+        List<String> old;
+        try (LsmStore store = LsmStore.open(o)) {
+            for (int round = 0; round < 3; round++) {
+                fill(store, 200, round);
+                store.flush();
+            }
+            old = store.liveFiles();
+            pinned = store.pinFiles();
+            store.compactAll(); // the pinned files are obsolete, kept for the pin
+        }
+        try (Hang deletes = fs.hang(FsOp.DELETE, ".*")) {
+            CompletableFuture<Void> release = CompletableFuture.runAsync(pinned::release);
+            Waits.until(
+                    "the release returned while the deletes hang",
+                    Duration.ofSeconds(20),
+                    release::isDone);
+            assertThat(exist(old)).isTrue();
+        }
+        Waits.until(
+                "the obsolete files are deleted", Duration.ofSeconds(30), () -> noneExists(old));
+    }
+
+    /**
      * A flush that failed before a writer reached the full backlog is retried; the writer waits for
      * the retry instead of failing on the error it left. Found in a review: the writer failed on
      * the stale error while the retry was on its way to succeed (in Flink: a task failed on a
@@ -557,6 +663,15 @@ class LsmStoreFaultTest {
                 }
             }
             return true;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private boolean isEmpty(Path dir) {
+        try {
+            FileStatus[] files = fs.listStatus(dir);
+            return files == null || files.length == 0;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

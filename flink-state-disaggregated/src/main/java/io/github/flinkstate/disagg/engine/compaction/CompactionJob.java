@@ -158,6 +158,7 @@ public final class CompactionJob {
         try (MergingIterator merged = new MergingIterator(children)) {
             merged.seekToFirst();
             while (merged.valid()) {
+                outputs.checkNotStopped();
                 byte[] key = merged.key();
                 long seq = merged.seq();
                 byte type = merged.type();

@@ -37,6 +37,11 @@ public final class SstOutputs {
     private final DiskCache disk;
 
     /**
+     * Set by {@link #stop()}: flushes and compactions writing through this end at their next entry.
+     */
+    private volatile boolean stopped;
+
+    /**
      * {@code bloomPrefix}: null, or the store's {@code LsmOptions.bloomPrefix}; {@code
      * compression}: the store's {@code LsmOptions.compression}; {@code disk}: null, or the local
      * disk tier that keeps a copy of each file written while it is written.
@@ -58,6 +63,25 @@ public final class SstOutputs {
         this.blockSize = blockSize;
         this.bloomBitsPerKey = bloomBitsPerKey;
         this.span = span;
+    }
+
+    /**
+     * Makes every flush and compaction writing through these outputs fail at its next entry (and
+     * delete what it wrote): the store is closing and drops their results anyway.
+     */
+    public void stop() {
+        stopped = true;
+    }
+
+    /**
+     * Throws once {@link #stop()} was called; called per entry written.
+     *
+     * @throws IOException naming the reason
+     */
+    public void checkNotStopped() throws IOException {
+        if (stopped) {
+            throw new IOException("stopped: the store is closed and drops this result");
+        }
     }
 
     /** The naming of this store's files. */
@@ -96,6 +120,7 @@ public final class SstOutputs {
         try {
             Memtable.Cursor e = m.cursor();
             for (e.seek(Bytes.EMPTY); e.valid(); e.next()) {
+                checkNotStopped();
                 byte[] key = e.key();
                 byte[] value = e.value();
                 if (filter != null && e.type() == EntryType.PUT && filter.drop(key, value)) {
