@@ -68,10 +68,8 @@ class ChangelogDfsBatchedITCase {
                         .keys(KeyFunction.modulo(16))
                         .throttle(Throttle.every(2).untilCheckpoints(3))
                         .failOnceAfter(RECORDS / 2)
+                        .asyncState(asyncStateApi)
                         .name("dstl-" + delegate + (asyncStateApi ? "-async" : ""));
-        if (asyncStateApi) {
-            builder.asyncState();
-        }
         try (ExactlyOnceJob job = builder.build()) {
             StreamExecutionEnvironment env = environment(config);
             job.addTo(env);

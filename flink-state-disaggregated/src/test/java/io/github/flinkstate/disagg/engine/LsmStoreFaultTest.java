@@ -27,6 +27,7 @@ import java.util.NavigableMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongSupplier;
 import java.util.regex.Pattern;
 import org.apache.flink.core.fs.FileStatus;
 import org.apache.flink.core.fs.FileSystem;
@@ -382,15 +383,7 @@ class LsmStoreFaultTest {
     @Test
     void aFlushWhoseInstallFails_isCountedAsFailed_andLeavesNoFile() throws Exception {
         AtomicBoolean breakClock = new AtomicBoolean();
-        LsmOptions o =
-                options()
-                        .clock(
-                                () -> {
-                                    if (breakClock.getAndSet(false)) {
-                                        throw new IllegalStateException("clock broke");
-                                    }
-                                    return 0;
-                                });
+        LsmOptions o = options().clock(breakable(breakClock));
         try (LsmStore store = LsmStore.open(o)) {
             NavigableMap<byte[], byte[]> model = fill(store, 500, 1);
             breakClock.set(true);
@@ -415,16 +408,7 @@ class LsmStoreFaultTest {
     @Test
     void aCompactionWhoseInstallFails_leavesNoFile() throws Exception {
         AtomicBoolean breakClock = new AtomicBoolean();
-        LsmOptions o =
-                options()
-                        .l0CompactionTrigger(2)
-                        .clock(
-                                () -> {
-                                    if (breakClock.getAndSet(false)) {
-                                        throw new IllegalStateException("clock broke");
-                                    }
-                                    return 0;
-                                });
+        LsmOptions o = options().l0CompactionTrigger(2).clock(breakable(breakClock));
         try (LsmStore store = LsmStore.open(o)) {
             NavigableMap<byte[], byte[]> model = fill(store, 500, 1);
             store.flush();
@@ -666,6 +650,16 @@ class LsmStoreFaultTest {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** A clock that reads 0 and throws once each time {@code breakOnce} is set. */
+    private static LongSupplier breakable(AtomicBoolean breakOnce) {
+        return () -> {
+            if (breakOnce.getAndSet(false)) {
+                throw new IllegalStateException("clock broke");
+            }
+            return 0;
+        };
     }
 
     private boolean isEmpty(Path dir) {

@@ -84,10 +84,8 @@ class DisaggregatedITCase {
                         .keys(KeyFunction.modulo(KEYS))
                         .throttle(Throttle.every(2).untilCheckpoints(2))
                         .failOnceAfter(RECORDS / 3)
+                        .asyncState(asyncStateApi)
                         .name(asyncStateApi ? "disagg-failure-async" : "disagg-failure");
-        if (asyncStateApi) {
-            builder.asyncState();
-        }
         try (ExactlyOnceJob job = builder.build();
                 MiniCluster cluster = cluster(2)) {
             cluster.start();

@@ -118,10 +118,8 @@ class LruCacheSavepointITCase {
                         .keys(KeyFunction.modulo(KEYS))
                         .throttle(Throttle.every(2).untilCheckpoints(2))
                         .failOnceAfter(RECORDS / 3)
+                        .asyncState(asyncStateApi)
                         .name(asyncStateApi ? "failure-async" : "failure");
-        if (asyncStateApi) {
-            builder.asyncState();
-        }
         try (ExactlyOnceJob job = builder.build();
                 MiniCluster cluster = cluster(2)) {
             cluster.start();

@@ -174,11 +174,12 @@ public final class ExactlyOnceJob implements AutoCloseable {
         }
 
         /**
-         * Keep the same state through Flink's asynchronous state API ({@code enableAsyncState()},
-         * {@link AsyncStateKeepingFunction}); not with {@link #countOnly()}.
+         * Whether to keep the same state through Flink's asynchronous state API ({@code
+         * enableAsyncState()}, {@link AsyncStateKeepingFunction}; default: no); not with {@link
+         * #countOnly()}.
          */
-        public Builder asyncState() {
-            this.asyncState = true;
+        public Builder asyncState(boolean on) {
+            this.asyncState = on;
             return this;
         }
 

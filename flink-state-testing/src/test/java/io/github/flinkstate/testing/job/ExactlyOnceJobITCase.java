@@ -56,7 +56,7 @@ class ExactlyOnceJobITCase {
                         .keys(KeyFunction.modulo(50))
                         .throttle(Throttle.every(2).untilCheckpoints(2))
                         .failOnceAfter(5_000)
-                        .asyncState()
+                        .asyncState(true)
                         .name(backend + "-async")
                         .build()) {
             StreamExecutionEnvironment env =
