@@ -138,7 +138,7 @@ public final class DisaggregatedOptions {
                     .defaultValue(true)
                     .withDescription(
                             "After a restore that reuses files in place, open them (index and"
-                                    + " bloom filter, up to 8 files at once per TaskManager) and copy them into the local"
+                                    + " bloom filter, up to 8 files at once per backend) and copy them into the local"
                                     + " disk cache in the background, newest level first, while whole"
                                     + " files fit in half of it (metrics localCacheWarmUpBytes and"
                                     + " localCacheWarmUpPlannedBytes). The job does not wait for it:"
@@ -193,7 +193,7 @@ public final class DisaggregatedOptions {
                                     + " growing from 64 KiB to this size. Both use input streams of their"
                                     + " own, so point reads never wait for them. Each such reader holds"
                                     + " one buffer of this size per file it reads. 0 turns readahead off"
-                                    + " (one remote read per block). Otherwise at least 64 KiB and at most 64"
+                                    + " (one remote read per block). Otherwise at least 4 KiB and at most 64"
                                     + " MiB.");
 
     public static final ConfigOption<MemorySize> COMPACTION_RATE_LIMIT =
@@ -324,9 +324,9 @@ public final class DisaggregatedOptions {
             // sizes without a unit are bytes: "512" would read ahead nothing, "256" reserve nothing
             long readahead = config.get(READAHEAD_SIZE).getBytes();
             require(
-                    readahead == 0 || (readahead >= (64 << 10) && readahead <= (64 << 20)),
+                    readahead == 0 || (readahead >= (4 << 10) && readahead <= (64 << 20)),
                     READAHEAD_SIZE,
-                    "must be 0 (off) or between 64 KiB and 64 MiB, was "
+                    "must be 0 (off) or between 4 KiB and 64 MiB, was "
                             + config.get(READAHEAD_SIZE));
             long reserve = config.get(LOCAL_CACHE_RESERVE).getBytes();
             require(

@@ -55,7 +55,8 @@ class DisaggregatedOptionsTest {
      */
     @Test
     void readaheadAndReserve_areOffOrAtLeastAUsefulSize() {
-        for (String[] ok : new String[][] {{"0", "0"}, {"64kb", "1mb"}, {"2mb", "256mb"}}) {
+        for (String[] ok :
+                new String[][] {{"0", "0"}, {"4kb", "1mb"}, {"32kb", "1mb"}, {"2mb", "256mb"}}) {
             Configuration c = new Configuration();
             c.set(DisaggregatedOptions.READAHEAD_SIZE, MemorySize.parse(ok[0]));
             c.set(DisaggregatedOptions.LOCAL_CACHE_RESERVE, MemorySize.parse(ok[1]));

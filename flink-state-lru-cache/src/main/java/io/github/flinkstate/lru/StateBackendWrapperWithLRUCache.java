@@ -2,6 +2,7 @@ package io.github.flinkstate.lru;
 
 import io.github.flinkstate.lru.backend.LruCacheKeyedStateBackendBuilder;
 import java.io.IOException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.flink.configuration.IllegalConfigurationException;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.core.execution.SavepointFormatType;
@@ -33,6 +34,9 @@ public class StateBackendWrapperWithLRUCache extends AbstractStateBackend
             LoggerFactory.getLogger(StateBackendWrapperWithLRUCache.class);
 
     private static final long serialVersionUID = 1L;
+
+    /** Whether the warning that no cache size is set was logged in this JVM. */
+    private static final AtomicBoolean WARNED_NO_SIZE = new AtomicBoolean();
 
     private final StateBackend delegate;
     private final int maxEntries;
@@ -127,7 +131,8 @@ public class StateBackendWrapperWithLRUCache extends AbstractStateBackend
                             + "' must not be negative, but is "
                             + maxEntries);
         }
-        if (config.getOptional(LruCacheOptions.MAX_ENTRIES_NUM).isEmpty()) {
+        if (config.getOptional(LruCacheOptions.MAX_ENTRIES_NUM).isEmpty()
+                && !WARNED_NO_SIZE.getAndSet(true)) { // once per JVM, not per subtask and restart
             LOG.warn(
                     "'{}' is not set: the LRU cache holds nothing and passes every call to its"
                             + " delegate; set it to the entries to cache per keyed subtask",

@@ -628,11 +628,11 @@ public final class LsmStore implements AutoCloseable {
                         }
                     }
                 } catch (Throwable e) { // counted as well, or each retry writes one more file
-                    if (!closed) { // a closed store's install dropped the file itself
+                    if (!closed) {
                         recordFlushFailure(e);
-                        if (unnamed != null && !liveFiles().contains(unnamed.path())) {
-                            outputs.deleteQuietly(unnamed);
-                        }
+                    }
+                    if (unnamed != null && !liveFiles().contains(unnamed.path())) {
+                        outputs.deleteQuietly(unnamed); // outside the version-set lock
                     }
                     throw e;
                 }
@@ -642,6 +642,9 @@ public final class LsmStore implements AutoCloseable {
                     stats.flushes.incrementAndGet();
                     stats.flushBytes.addAndGet(file.fileSize());
                 }
+            }
+            if (closed && memtables.size() > 1) {
+                throw new IOException("store is closed; its unflushed memtables are dropped");
             }
             backgroundError = null;
         } finally {
@@ -848,7 +851,12 @@ public final class LsmStore implements AutoCloseable {
             if (!c.trivialMove()) {
                 stats.recordCompaction(System.nanoTime() - t0);
             }
-            install(edit, job.filtered() > 0);
+            try {
+                install(edit, job.filtered() > 0);
+            } catch (IOException | RuntimeException | Error e) {
+                dropUninstalled(edit);
+                throw e;
+            }
             compactionError = null;
             wakeWriters(); // writers waiting for level 0 to shrink
             if (c.trivialMove()) {
@@ -895,40 +903,38 @@ public final class LsmStore implements AutoCloseable {
      * pin the new version.
      */
     private void install(VersionEdit edit, boolean filterDropped) throws IOException {
-        Set<String> live = new HashSet<>();
-        Throwable failure = null;
         synchronized (versions) {
-            if (!closed) {
-                try {
-                    noteBirths(edit);
-                    versions.install(edit);
-                    if (filterDropped && rows != null) {
-                        rows.invalidateAll(); // lock order: versions, then the row cache
-                    }
-                    noteLiveBytes();
-                    return;
-                } catch (RuntimeException | Error e) {
-                    // installed or not, the current version tells which added files are live
-                    failure = e;
-                }
+            if (closed) {
+                throw new IOException(
+                        "store is closed; the result of this flush or compaction is dropped");
             }
+            noteBirths(edit);
+            versions.install(edit);
+            if (filterDropped && rows != null) {
+                rows.invalidateAll(); // lock order: versions, then the row cache
+            }
+            noteLiveBytes();
+        }
+    }
+
+    /**
+     * Deletes the files {@code edit} added that no version names, after its {@link #install} failed
+     * (the store closed, or an error, after which the current version tells which of them went
+     * live). Never called under the version-set lock: a remote delete may hang.
+     */
+    private void dropUninstalled(VersionEdit edit) {
+        Set<String> live = new HashSet<>();
+        synchronized (versions) {
             versions.current().allFiles().forEach(f -> live.add(f.path()));
         }
         for (VersionEdit.LevelFile removed : edit.removed()) {
-            live.add(removed.file().path());
+            live.add(removed.file().path()); // a trivial move adds what it removes
         }
         for (VersionEdit.LevelFile added : edit.added()) {
             if (!live.contains(added.file().path())) {
                 outputs.deleteQuietly(added.file()); // written, and named by no version
             }
         }
-        if (failure instanceof Error) {
-            throw (Error) failure;
-        }
-        if (failure != null) {
-            throw (RuntimeException) failure;
-        }
-        throw new IOException("store is closed; the result of this flush or compaction is dropped");
     }
 
     /** Tells the disk tier, if any, the total size of the current version's files. */
@@ -1007,8 +1013,9 @@ public final class LsmStore implements AutoCloseable {
 
     /**
      * Waits up to 60 s until the deletes of obsolete files queued so far have run (they run on this
-     * store's delete thread, in order), also after {@link #close()}; for tests and tools that check
-     * what is left in the primary directory.
+     * store's delete thread, in order; after {@link #close()} also those of files released since,
+     * which run on the shared late-delete thread); for tests and tools that check what is left in
+     * the primary directory.
      *
      * @throws IOException if they did not end in time
      */
@@ -1021,6 +1028,13 @@ public final class LsmStore implements AutoCloseable {
             ended = deleter.awaitTermination(60, TimeUnit.SECONDS);
         } catch (ExecutionException | TimeoutException e) {
             ended = false;
+        }
+        if (ended && closed) {
+            try { // the files whose last pin was released after close (one thread, in order)
+                LATE_DELETES.submit(() -> {}).get(60, TimeUnit.SECONDS);
+            } catch (ExecutionException | TimeoutException e) {
+                ended = false;
+            }
         }
         if (!ended) {
             throw new IOException(
@@ -1445,7 +1459,12 @@ public final class LsmStore implements AutoCloseable {
                 }
             }
             if (refs != null) {
-                install(edit);
+                try {
+                    install(edit);
+                } catch (IOException | RuntimeException | Error e) {
+                    dropUninstalled(edit); // the copy
+                    throw e;
+                }
                 // versions pinned before the swap still list the original: read them from the copy
                 readers.readThroughCopy(old.path(), copy.toString());
                 stats.filesRehomed.incrementAndGet();
@@ -1708,7 +1727,7 @@ public final class LsmStore implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        stopDeleter(); // later deletes run on the releasing thread
+        stopDeleter(); // later deletes run on LATE_DELETES
         readers.close();
         if (rows != null) {
             rows.close();

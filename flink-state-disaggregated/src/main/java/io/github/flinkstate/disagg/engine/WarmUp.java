@@ -24,14 +24,14 @@ import org.slf4j.LoggerFactory;
  * so that reads after a recovery find local copies instead of going to the primary file system.
  *
  * <p>First it opens the live files ({@code ReaderCache#get}: footer, index and bloom filter in one
- * tail read each), up to {@value #OPENS_AT_ONCE} at a time in a JVM, L0 first: all L0 files, and
- * files of deeper levels while the metadata of open files takes less than half the memory cache (it
- * is charged there, and a read opens such a file when it needs it anyway). A get probes every L0
- * file that may hold its key and one file per deeper level; opened one after another by the first
- * gets, a restore with twenty L0 files on a DFS made the first get wait for twenty round trips in
- * turn (about 150 ms at 2 ms each, with the metadata transfers). Opened together, their round trips
- * overlap, and a get that needs a file being opened waits for that open instead of starting its
- * own. Then it copies the data.
+ * tail read each), up to {@value #OPENS_AT_ONCE} at a time per store (on threads all stores share),
+ * L0 first: all L0 files, and files of deeper levels while the metadata of open files takes less
+ * than half the memory cache (it is charged there, and a read opens such a file when it needs it
+ * anyway). A get probes every L0 file that may hold its key and one file per deeper level; opened
+ * one after another by the first gets, a restore with twenty L0 files on a DFS made the first get
+ * wait for twenty round trips in turn (about 150 ms at 2 ms each, with the metadata transfers).
+ * Opened together, their round trips overlap, and a get that needs a file being opened waits for
+ * that open instead of starting its own. Then it copies the data.
  *
  * <p>Which files: those the store does not clip (a file clipped by a rescale also holds other
  * subtasks' key groups; it is cached block by block as it is read). Order: level by level, L0 first

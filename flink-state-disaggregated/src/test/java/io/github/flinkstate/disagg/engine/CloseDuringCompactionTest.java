@@ -100,6 +100,60 @@ class CloseDuringCompactionTest {
     }
 
     /**
+     * As above, with the compaction past its last entry when the store closes (its output's upload
+     * hangs in the stream's close, as a large upload to an object store does), so that it does not
+     * stop at an entry: the install after the close is refused, the inputs stay and the output is
+     * deleted. From a review: the test above now stops the compaction at its next entry, before it
+     * reaches the install.
+     */
+    @Test
+    void aCompactionPastItsLastEntryWhenTheStoreCloses_installsNothing() throws Exception {
+        File dir = new File(tmp, "primary-last");
+        LsmOptions options =
+                new LsmOptions(fs, new Path(dir.toURI()), SPAN)
+                        .blockSize(256)
+                        .backgroundCompaction(false)
+                        .blockCache(new BlockCache(1 << 20));
+        LsmStore store = LsmStore.open(options);
+        for (int file = 0; file < 2; file++) {
+            for (int i = 0; i < 200; i++) {
+                store.put(LsmModelRunner.key(i % 4, 0, i), ("v" + file + "-" + i).getBytes());
+            }
+            store.flush();
+        }
+        Set<String> inputs = files(dir);
+        AtomicReference<Throwable> compactionError = new AtomicReference<>();
+        Thread compaction;
+        try (Hang uploads =
+                fs.hang(FsOp.CLOSE, Pattern.quote(InjectingFileSystem.key(dir)) + ".*\\.sst")) {
+            compaction =
+                    new Thread(
+                            () -> {
+                                try {
+                                    store.compactAll();
+                                } catch (Throwable t) {
+                                    compactionError.set(t);
+                                }
+                            },
+                            "compaction");
+            compaction.start();
+            Waits.until(
+                    "the compaction uploads its output",
+                    Duration.ofSeconds(30),
+                    () -> uploads.blockedCalls() > 0);
+            store.close(); // waits its bounded time, then returns while the upload hangs
+        } // released: the upload ends, after the close
+        compaction.join(30_000);
+
+        assertThat(compaction.isAlive()).isFalse();
+        assertThat(compactionError.get())
+                .as("the install learns that the store closed")
+                .isNotNull()
+                .hasMessageContaining("store is closed; the result");
+        assertThat(files(dir)).as("inputs kept, output deleted").isEqualTo(inputs);
+    }
+
+    /**
      * A trivial move (a file moved down a level without rewriting) names the same file as its
      * "output". Found in a review: when the store closed between the move's pick and its install,
      * the install deleted its outputs as results nobody references, which for a move is the live
