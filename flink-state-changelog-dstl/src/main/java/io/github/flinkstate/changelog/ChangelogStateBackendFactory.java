@@ -100,7 +100,8 @@ public final class ChangelogStateBackendFactory implements StateBackendFactory<S
                             + StateChangelogOptions.STATE_CHANGE_LOG_STORAGE.key()
                             + ": "
                             + DfsBatchedChangelogStorageFactory.IDENTIFIER
-                            + "' in the cluster (TaskManager) configuration.");
+                            + "' in the cluster configuration of every TaskManager and the"
+                            + " JobManager.");
         }
         if (config.get(StateChangelogOptions.ENABLE_STATE_CHANGE_LOG)) {
             throw new IllegalConfigurationException(

@@ -154,7 +154,14 @@ public final class BackendSpec {
                     c.setString(
                             "state.changelog.storage",
                             DfsBatchedChangelogStorageFactory.IDENTIFIER);
-                    c.set(DfsChangelogOptions.BASE_PATH, tempDir("dstl").toURI().toString());
+                    // next to the checkpoints when they are set (one place to look and to
+                    // delete), else a temporary directory
+                    String checkpoints = c.getString("execution.checkpointing.dir", null);
+                    c.set(
+                            DfsChangelogOptions.BASE_PATH,
+                            checkpoints != null
+                                    ? checkpoints.replaceAll("/+$", "") + "/dstl"
+                                    : tempDir("dstl").toURI().toString());
                     c.setString("state.changelog.periodic-materialize.interval", "1 s");
                 });
     }

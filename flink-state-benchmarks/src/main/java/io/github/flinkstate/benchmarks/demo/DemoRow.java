@@ -62,7 +62,7 @@ record DemoRow(
                 backend,
                 timed.size(),
                 medianRate(),
-                exact() ? "exact" : recoveryCheck.toString());
+                exact() ? "exact" : verdict());
     }
 
     String verdict() {
@@ -132,7 +132,7 @@ record DemoRow(
                 Locale.ROOT,
                 """
                 What the figures are good for:
-                - records/s, spread, records/run, cache hit: %d failure-free runs per backend of
+                - records/s, spread, records/run: %d failure-free runs per backend of
                   the FLIP-325 count-per-key job on one warm cluster, each long enough to process
                   for at least --run-seconds (a fast backend gets more records per run). records/s
                   is the median over the runs of records / processing time (first record to last
@@ -140,13 +140,15 @@ record DemoRow(
                   spread is (max - min) / median. Compare backends with each other on this
                   machine: a gap smaller than the spread is noise. Not production throughput: one
                   JVM, an embedded MiniCluster, checkpoints every 200 ms to a local disk. For
-                  benchmark-grade figures see docs/benchmarks.md (JMH, several forks).
+                  benchmark-grade figures see docs/benchmarks.md (JMH, several forks). cache
+                  hit: the share of reads the LRU cache answered in the last of these runs.
                 - restarts .. state bytes, exact after recovery: one run per backend with value,
                   list, map, reducing and aggregating state and a timer per key, one injected
                   failure after a completed checkpoint and a restart from it. "yes" means every
                   state of every key is exactly what the input implies (nothing lost, nothing
-                  applied twice), in this run and in every throughput run; cp avg/max are the
-                  end-to-end checkpoint durations of the recovery run.
+                  applied twice), in this run and in every throughput run; cps is the number of
+                  completed checkpoints of the recovery run, cp avg/max their end-to-end
+                  durations, and state bytes the full size of its last completed checkpoint.
                 """,
                 runs);
     }
