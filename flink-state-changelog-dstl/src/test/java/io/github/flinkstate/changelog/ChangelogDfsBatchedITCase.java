@@ -84,8 +84,11 @@ class ChangelogDfsBatchedITCase {
     }
 
     /**
-     * Every attempt of some uploads fails: the affected checkpoints fail (tolerated here), the job
-     * does not restart (restarts are disabled), and later checkpoints upload the changes again.
+     * Every attempt of some uploads fails: the affected checkpoints fail (tolerated here) and the
+     * job does not (one restart is allowed, and the injected failure below takes it); later
+     * checkpoints upload the changes again, which a restore from the first checkpoint after the
+     * failed uploads needs (before, the job never restored, so the result did not depend on the
+     * uploads: found in a review).
      */
     @ParameterizedTest(name = "delegate={0}")
     @ValueSource(strings = {"hashmap", "rocksdb"})
@@ -95,7 +98,10 @@ class ChangelogDfsBatchedITCase {
         config.set(DfsChangelogOptions.MAX_ATTEMPTS, 2);
         config.set(DfsChangelogOptions.RETRY_DELAY, Duration.ZERO);
         config.set(CheckpointingOptions.TOLERABLE_FAILURE_NUMBER, Integer.MAX_VALUE);
-        config.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
+        config.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
+        config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 1);
+        config.set(
+                RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(100));
         try (ExactlyOnceJob job =
                 ExactlyOnceJob.builder(RECORDS)
                         .keys(KeyFunction.modulo(16))
@@ -119,6 +125,8 @@ class ChangelogDfsBatchedITCase {
                     "a checkpoint completed after the failed uploads",
                     WAIT,
                     () -> job.run().completedCheckpoints() > completed);
+            job.run().failNow(); // restore from that checkpoint
+            Waits.until("the injected failure", WAIT, () -> job.run().failed());
             job.run().throttled(false);
             client.getJobExecutionResult().get(2, TimeUnit.MINUTES);
 

@@ -73,13 +73,19 @@ class ChangelogDfsBatchedRescaleITCase {
             JobGraph first = jobGraph(job, delegate, dstl, 2);
             JobID firstId = cluster.submitJob(first).get().getJobID();
             Waits.until("2000 records processed", WAIT, () -> job.run().processed() >= 2_000);
-            Waits.until("log files written", WAIT, () -> !logFiles(dstl).isEmpty());
+            Waits.until(
+                    "log files written",
+                    WAIT,
+                    () -> logFiles(dstl) != null && !logFiles(dstl).isEmpty());
             Set<String> early = logFiles(dstl);
             // materialization runs every 300 ms; give it several rounds plus checkpoint subsumption
             Waits.until(
                     "log files written before materialization are deleted afterwards",
                     Duration.ofSeconds(30),
-                    () -> Collections.disjoint(logFiles(dstl), early));
+                    () -> {
+                        Set<String> now = logFiles(dstl);
+                        return now != null && Collections.disjoint(now, early);
+                    });
 
             // cancel and resume from the last retained checkpoint at parallelism 1
             cluster.cancelJob(firstId).get(1, TimeUnit.MINUTES);
@@ -101,6 +107,7 @@ class ChangelogDfsBatchedRescaleITCase {
             second.setSavepointRestoreSettings(
                     SavepointRestoreSettings.forPath(
                             latest.getExternalPath(), false, RecoveryClaimMode.CLAIM));
+            long before = job.run().processed();
             JobResult result =
                     cluster.submitJob(second)
                             .thenCompose(r -> cluster.requestJobResult(second.getJobID()))
@@ -108,10 +115,14 @@ class ChangelogDfsBatchedRescaleITCase {
             assertThat(result.isSuccess())
                     .as("resumed job failed: %s", result.getSerializedThrowable())
                     .isTrue();
+            assertThat(job.run().processed() - before)
+                    .as("records of the resumed run: it started where the restored state ends")
+                    .isLessThan(RECORDS);
             job.check().assertExact();
         }
     }
 
+    /** The log files under {@code dstl}, or null if a file vanished during the walk. */
     private static Set<String> logFiles(File dstl) {
         if (!dstl.exists()) {
             return Set.of();
@@ -121,7 +132,7 @@ class ChangelogDfsBatchedRescaleITCase {
                     .map(java.nio.file.Path::toString)
                     .collect(Collectors.toSet());
         } catch (IOException | UncheckedIOException e) {
-            return Set.of(); // a file deleted during the walk: look again
+            return null; // a file deleted during the walk: unknown, look again
         }
     }
 

@@ -137,6 +137,7 @@ class ChangelogNoClaimResumeITCase {
             job.run().throttled(false);
             JobGraph third =
                     jobGraph(job, cluster, delegate, secondCheckpoint, RecoveryClaimMode.CLAIM);
+            long before = job.run().processed();
             JobResult result =
                     miniCluster
                             .submitJob(third)
@@ -145,6 +146,9 @@ class ChangelogNoClaimResumeITCase {
             assertThat(result.isSuccess())
                     .as("third run failed: %s", result.getSerializedThrowable())
                     .isTrue();
+            assertThat(job.run().processed() - before)
+                    .as("records of the resumed run: it started where the restored state ends")
+                    .isLessThan(RECORDS);
             assertThat(changelogEnabled(miniCluster, third.getJobID()))
                     .isEqualTo(TernaryBoolean.TRUE);
             job.check().assertExact();

@@ -154,13 +154,11 @@ class UploadFaultInjectionTest {
         assertThat(storage.getMetrics().hedgedAttempts()).isEqualTo(1);
         assertThat(Changes.read(storage.createReader(), handle)).containsExactly("1:tail");
         String winner = fileName(handle);
-        Waits.until(
-                "the stuck attempt ended and only the winner's file remains",
-                WAIT,
-                () ->
-                        TestStorages.files(storage).contains(winner)
-                                && TestStorages.files(storage).size()
-                                        == HedgeDelay.MIN_COMPARABLE + 1);
+        TestStorages.closeAndAwait(storage); // every attempt ended, the stuck one too
+        assertThat(TestStorages.files(storage))
+                .as("only the winner's file remains of the hedged upload")
+                .contains(winner)
+                .hasSize(HedgeDelay.MIN_COMPARABLE + 1);
     }
 
     @Test
@@ -184,12 +182,11 @@ class UploadFaultInjectionTest {
         assertThat(storage.getMetrics().hedgedAttempts()).isEqualTo(1);
         assertThat(Changes.read(storage.createReader(), handle)).containsExactly("1:tail");
         String winner = fileName(handle);
-        Waits.until(
-                "the stuck attempt ended and only the two winners' files remain",
-                WAIT,
-                () ->
-                        TestStorages.files(storage).contains(winner)
-                                && TestStorages.files(storage).size() == 2);
+        TestStorages.closeAndAwait(storage); // every attempt ended, the stuck one too
+        assertThat(TestStorages.files(storage))
+                .as("only the two winners' files remain")
+                .contains(winner)
+                .hasSize(2);
     }
 
     @Test
@@ -211,10 +208,10 @@ class UploadFaultInjectionTest {
         assertThat(storage.getMetrics().hedgedAttempts()).isBetween(1L, 2L);
         assertThat(Changes.read(storage.createReader(), handle)).containsExactly("1:first");
         String winner = fileName(handle);
-        Waits.until(
-                "the stuck attempt ended and deleted its file",
-                WAIT,
-                () -> TestStorages.files(storage).equals(List.of(winner)));
+        TestStorages.closeAndAwait(storage); // every attempt ended, the stuck one too
+        assertThat(TestStorages.files(storage))
+                .as("the winner's file only")
+                .containsExactly(winner);
     }
 
     /**
@@ -241,14 +238,14 @@ class UploadFaultInjectionTest {
                 Duration.ofSeconds(20),
                 () -> stuck.blockedCalls() == 0);
         String winner = fileName(handle);
-        Waits.until(
-                "the loser deleted its file",
-                WAIT,
-                () -> TestStorages.files(storage).equals(List.of(winner)));
+        assertThat(Changes.read(storage.createReader(), handle)).containsExactly("1:first");
+        TestStorages.closeAndAwait(storage); // every attempt ended
+        assertThat(TestStorages.files(storage))
+                .as("the winner's file only")
+                .containsExactly(winner);
         assertThat(storage.getMetrics().attemptFailures())
                 .as("an attempt stopped because another won is no failure")
                 .isZero();
-        assertThat(Changes.read(storage.createReader(), handle)).containsExactly("1:first");
     }
 
     /**

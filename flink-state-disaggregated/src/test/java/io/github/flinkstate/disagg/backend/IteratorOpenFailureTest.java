@@ -113,7 +113,9 @@ class IteratorOpenFailureTest {
         for (String f : files) {
             fs.hide(fs.uri(new File(new File(tmp, "primary"), f)));
         }
-        assertThatThrownBy(open::run).as("the first read of a hidden file").isNotNull();
+        assertThatThrownBy(open::run)
+                .as("the first read of a hidden file")
+                .hasStackTraceContaining("injected: file");
         afterFailure.run();
         fs.heal();
 

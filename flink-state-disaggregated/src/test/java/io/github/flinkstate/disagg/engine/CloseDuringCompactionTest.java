@@ -183,14 +183,15 @@ class CloseDuringCompactionTest {
             assertThat(store.filesPerLevel()[1]).isEqualTo(1);
 
             AtomicBoolean started = new AtomicBoolean();
+            AtomicReference<Exception> moveError = new AtomicReference<>();
             Thread mover =
                     new Thread(
                             () -> {
                                 try {
                                     started.set(true);
                                     store.compactOnce(); // the trivial move, or "store is closed"
-                                } catch (Exception expected) {
-                                    // closed before or during the move
+                                } catch (Exception e) {
+                                    moveError.set(e); // closed before or during the move
                                 }
                             },
                             "move");
@@ -206,6 +207,9 @@ class CloseDuringCompactionTest {
             store.close();
             mover.join(30_000);
             assertThat(mover.isAlive()).isFalse();
+            if (moveError.get() != null) { // only the close may stop the move
+                assertThat(moveError.get()).hasMessageContaining("closed");
+            }
             assertThat(files(dir)).as("round %d: the moved file is kept", round).isEqualTo(live);
         }
     }

@@ -105,7 +105,13 @@ class LsmStoreDiskCacheTest {
             // the compaction's second output cannot be created: the compaction fails
             String second = String.format("-%06d\\.sst", live.size() + 2);
             fs.failCreatesMatching(".*" + second);
-            assertThatThrownBy(store::compactAll).isInstanceOf(IOException.class);
+            long createsBefore = fs.counters().calls(FsOp.CREATE);
+            assertThatThrownBy(store::compactAll)
+                    .isInstanceOf(IOException.class)
+                    .hasStackTraceContaining("injected failure creating");
+            assertThat(fs.counters().calls(FsOp.CREATE) - createsBefore)
+                    .as("the first output was created (and copied locally) before the failure")
+                    .isGreaterThanOrEqualTo(2);
             fs.heal();
             assertThat(store.liveFiles()).isEqualTo(live);
             assertThat(disk.wholeFileCount())

@@ -93,6 +93,7 @@ class LruCacheSavepointITCase {
             JobGraph second = jobGraph(job, secondBackend, secondParallelism);
             second.setSavepointRestoreSettings(
                     SavepointRestoreSettings.forPath(savepoint, false, RecoveryClaimMode.NO_CLAIM));
+            long before = job.run().processed();
             JobResult result =
                     cluster.submitJob(second)
                             .thenCompose(r -> cluster.requestJobResult(second.getJobID()))
@@ -101,6 +102,9 @@ class LruCacheSavepointITCase {
                     .as("resumed job failed: %s", result.getSerializedThrowable())
                     .isTrue();
             assertThat(job.run().completedCheckpoints()).isPositive();
+            assertThat(job.run().processed() - before)
+                    .as("records of the resumed run: it started where the restored state ends")
+                    .isLessThan(RECORDS);
             job.check().assertExact();
         }
     }

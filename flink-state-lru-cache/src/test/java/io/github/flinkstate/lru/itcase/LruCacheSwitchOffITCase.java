@@ -84,6 +84,7 @@ class LruCacheSwitchOffITCase {
             // phase 3: the cache's factory with the cache off restores it exactly
             job.run().throttled(false);
             JobGraph off = jobGraph(job, "lru:0", checkpoint);
+            long before = job.run().processed();
             JobResult result =
                     cluster.submitJob(off)
                             .thenCompose(r -> cluster.requestJobResult(off.getJobID()))
@@ -91,6 +92,9 @@ class LruCacheSwitchOffITCase {
             assertThat(result.isSuccess())
                     .as("job with the cache off failed: %s", result.getSerializedThrowable())
                     .isTrue();
+            assertThat(job.run().processed() - before)
+                    .as("records of the resumed run: it started where the restored state ends")
+                    .isLessThan(RECORDS);
             job.check().assertExact();
         }
     }

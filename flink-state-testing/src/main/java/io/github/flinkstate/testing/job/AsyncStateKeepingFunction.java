@@ -29,8 +29,8 @@ import org.apache.flink.util.function.ThrowingConsumer;
  * checked against the same {@link ExpectedResults}. A backend without an asynchronous keyed backend
  * of its own runs it through Flink's adaptor over its synchronous one.
  *
- * <p>The timer is registered with every record (a timer service keeps one timer per key and time),
- * so that no registration happens inside a state callback.
+ * <p>The timer is registered with the key's first record, inside the count's callback, so that a
+ * backend that loses timers in a restore fails the check as with the synchronous function.
  *
  * <p>Thread safety: one instance per subtask; callbacks run on the task thread.
  */
@@ -75,22 +75,26 @@ final class AsyncStateKeepingFunction extends KeyedProcessFunction<Long, Long, S
 
     @Override
     public void processElement(Long record, Context ctx, Collector<String> out) throws Exception {
-        ctx.timerService().registerEventTimeTimer(StateKeepingFunction.END_OF_TIME);
-        count.asyncValue().thenAccept(c -> count.asyncUpdate(c == null ? 1 : c + 1));
+        count.asyncValue()
+                .thenAccept(
+                        c -> {
+                            if (c == null) { // the key's first record, as in StateKeepingFunction
+                                ctx.timerService()
+                                        .registerEventTimeTimer(StateKeepingFunction.END_OF_TIME);
+                            }
+                            count.asyncUpdate(c == null ? 1 : c + 1);
+                        });
         sum.asyncAdd(record);
-        max.asyncAdd(record);
+        max.asyncAdd(StateKeepingFunction.maxInput(record));
         if (StateKeepingFunction.sampled(record)) {
             sample.asyncAdd(record);
         }
-        long residue = record % 4;
+        long residue = StateKeepingFunction.mapKey(record);
         residues.asyncGet(residue)
                 .thenAccept(r -> residues.asyncPut(residue, r == null ? 1 : r + 1));
 
         long processed = run.recordProcessed();
-        if (failAfterRecords > 0
-                && processed >= failAfterRecords
-                && run.completedCheckpoints() > 0
-                && run.failOnce()) {
+        if (run.injectFailure(processed, failAfterRecords)) {
             throw new RuntimeException(
                     "Injected failure after " + processed + " records (ExactlyOnceJob, async)");
         }

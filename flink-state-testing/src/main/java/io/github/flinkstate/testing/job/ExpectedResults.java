@@ -38,8 +38,8 @@ public final class ExpectedResults {
                             key, k -> new long[] {0, 0, Long.MIN_VALUE, 0, 0, 0, 0});
             s[0]++;
             s[1] += x;
-            s[2] = Math.max(s[2], x);
-            s[3 + (int) (x % 4)]++;
+            s[2] = Math.max(s[2], StateKeepingFunction.maxInput(x));
+            s[3 + (int) StateKeepingFunction.mapKey(x)]++;
             if (StateKeepingFunction.sampled(x)) {
                 samples.computeIfAbsent(key, k -> new ArrayList<>()).add(x);
             }

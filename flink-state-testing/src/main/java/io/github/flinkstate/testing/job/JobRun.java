@@ -29,6 +29,7 @@ public final class JobRun implements AutoCloseable {
     private final AtomicLong firstRecordNanos = new AtomicLong();
     private final AtomicLong lastReportNanos = new AtomicLong();
     private volatile boolean throttled;
+    private volatile boolean failureArmed;
     private final Map<Long, Set<KeySummary>> finals = new ConcurrentHashMap<>();
 
     private JobRun(String id) {
@@ -129,8 +130,24 @@ public final class JobRun implements AutoCloseable {
         checkpoints.add(checkpointId);
     }
 
-    boolean failOnce() {
-        return failed.compareAndSet(false, true);
+    /**
+     * Makes the job's function throw its one injected failure at its next record once a checkpoint
+     * completed, whatever its {@code failOnceAfter} count: for tests that pick the moment (say,
+     * right after a checkpoint whose uploads were retried), so that the restore depends on it.
+     */
+    public void failNow() {
+        failureArmed = true;
+    }
+
+    /**
+     * Whether the function processing its {@code processed}-th record throws the run's one injected
+     * failure now: after {@code failAfterRecords} records (if positive) or once {@link #failNow()}
+     * was called, and only after a completed checkpoint. True at most once per run.
+     */
+    boolean injectFailure(long processed, long failAfterRecords) {
+        return ((failAfterRecords > 0 && processed >= failAfterRecords) || failureArmed)
+                && completedCheckpoints() > 0
+                && failed.compareAndSet(false, true);
     }
 
     void report(KeySummary summary) {

@@ -23,12 +23,13 @@ import org.apache.flink.util.Collector;
 
 /**
  * The job kit's keyed function: per key it keeps a value state (count), a reducing state (sum), an
- * aggregating state (max), a list state (a deterministic sample of the records) and a map state
- * (records per {@code record % 4}), and one event-time timer at the end of time, registered with
- * the key's first record. The timer fires when the bounded input ends (the source's final
- * watermark), reports the key's {@link KeySummary} to the {@link JobRun} and emits the summary's
- * {@code toString()}, so that a job on a remote cluster (no {@link JobRun} in that JVM, see {@link
- * #standalone()}) can write it out and be checked against {@link ExpectedResults} by text.
+ * aggregating state (the maximum of a hash of the records, {@link #maxInput}), a list state (a
+ * deterministic sample of the records) and a map state (records per {@link #mapKey}, four user
+ * keys), and one event-time timer at the end of time, registered with the key's first record. The
+ * timer fires when the bounded input ends (the source's final watermark), reports the key's {@link
+ * KeySummary} to the {@link JobRun} and emits the summary's {@code toString()}, so that a job on a
+ * remote cluster (no {@link JobRun} in that JVM, see {@link #standalone()}) can write it out and be
+ * checked against {@link ExpectedResults} by text.
  *
  * <p>In count-only mode (the FLIP-325 benchmark's workload) it keeps the value state and the timer
  * only.
@@ -77,6 +78,32 @@ public final class StateKeepingFunction extends KeyedProcessFunction<Long, Long,
         return new StateKeepingFunction(null, 0, false);
     }
 
+    /**
+     * The map state's user key of {@code record}: one of 0..3, by a hash of the record, so that a
+     * key's records spread over several map entries whatever the key function (with {@code record %
+     * 4} and keys {@code record % K}, K a multiple of 4, every key had a single entry).
+     */
+    static long mapKey(long record) {
+        return mix(record) & 3;
+    }
+
+    /**
+     * What the aggregating state takes the maximum of: a hash of the record, so that the maximum is
+     * not simply the key's last record (records of a key mostly arrive in order, and a state that
+     * forgot its accumulator would still report the last one).
+     */
+    static long maxInput(long record) {
+        return mix(record ^ 0x5DEECE66DL) >>> 1;
+    }
+
+    /** A 64-bit finalizer (variant of splitmix64's): spreads every input bit over the result. */
+    private static long mix(long x) {
+        long h = x * 0xBF58476D1CE4E5B9L;
+        h ^= h >>> 31;
+        h *= 0x94D049BB133111EBL;
+        return h ^ (h >>> 29);
+    }
+
     /** Whether {@code record} goes into the list state: a hash picks about 1 in 32 records. */
     static boolean sampled(long record) {
         long h = record * 0x9E3779B97F4A7C15L;
@@ -121,10 +148,7 @@ public final class StateKeepingFunction extends KeyedProcessFunction<Long, Long,
             return;
         }
         long processed = run.recordProcessed();
-        if (failAfterRecords > 0
-                && processed >= failAfterRecords
-                && run.completedCheckpoints() > 0
-                && run.failOnce()) {
+        if (run.injectFailure(processed, failAfterRecords)) {
             throw new RuntimeException(
                     "Injected failure after " + processed + " records (ExactlyOnceJob)");
         }
@@ -132,11 +156,11 @@ public final class StateKeepingFunction extends KeyedProcessFunction<Long, Long,
 
     private void updateOtherStates(long record) throws Exception {
         sum.add(record);
-        max.add(record);
+        max.add(maxInput(record));
         if (sampled(record)) {
             sample.add(record);
         }
-        long residue = record % 4;
+        long residue = mapKey(record);
         Long r = residues.get(residue);
         residues.put(residue, r == null ? 1 : r + 1);
     }
