@@ -937,6 +937,24 @@ public final class LsmStore implements AutoCloseable {
         }
     }
 
+    /**
+     * Deletes the copy {@code target} that a {@link #rehomeAll} gave up while it was written (on
+     * the copy's thread, which that call interrupted: the flag is cleared for the delete, since
+     * file systems may refuse calls of an interrupted thread, and set again after).
+     */
+    private void deleteAbandonedCopy(Path target) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            fs.delete(target, false);
+        } catch (IOException e) {
+            LOG.warn("Could not delete the abandoned copy {}", target, e);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
     /** Tells the disk tier, if any, the total size of the current version's files. */
     private void noteLiveBytes() {
         DiskCache disk = blockCache.disk();
@@ -1366,6 +1384,9 @@ public final class LsmStore implements AutoCloseable {
                         threads, r -> daemon(r, "disagg-copy-" + names.incrementAndGet()));
         List<Path> targets = new ArrayList<>();
         List<Future<?>> copies = new ArrayList<>();
+        // set once this call gives the copies up: a copy stuck in the file system past the wait
+        // below, which ignores its interrupt, deletes its target itself when it ends
+        AtomicBoolean abandoned = new AtomicBoolean();
         boolean swapped = false;
         try {
             for (FileMeta f : live) {
@@ -1374,7 +1395,13 @@ public final class LsmStore implements AutoCloseable {
                 copies.add(
                         pool.submit(
                                 () -> {
-                                    copyFile(new Path(f.path()), target, f.fileSize());
+                                    try {
+                                        copyFile(new Path(f.path()), target, f.fileSize());
+                                    } finally { // also a copy failing after it was given up
+                                        if (abandoned.get()) {
+                                            deleteAbandonedCopy(target);
+                                        }
+                                    }
                                     return null;
                                 }));
             }
@@ -1403,6 +1430,7 @@ public final class LsmStore implements AutoCloseable {
         } finally {
             pool.shutdownNow();
             if (!swapped) {
+                abandoned.set(true); // before the deletes below: no copy ends unseen by both
                 // an interrupted caller still waits for the copy threads (so that no copy is
                 // written after it was deleted below) and deletes with the flag cleared (file
                 // systems may refuse calls of an interrupted thread); the flag is set again after
