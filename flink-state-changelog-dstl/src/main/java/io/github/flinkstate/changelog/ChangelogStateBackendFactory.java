@@ -133,7 +133,11 @@ public final class ChangelogStateBackendFactory implements StateBackendFactory<S
         // bad one fails where the job is submitted. The TaskManagers create the storage from their
         // own configuration for every job (whether it uses changelog or not), so a bad value there
         // fails every task deployment on them, in a restart loop
-        DfsChangelogSettings.forWriting(config).checkBasePathFileSystem();
+        try {
+            DfsChangelogSettings.forWriting(config).checkBasePathFileSystem();
+        } catch (IOException e) {
+            throw new IllegalConfigurationException(e.getMessage(), e);
+        }
     }
 
     /**

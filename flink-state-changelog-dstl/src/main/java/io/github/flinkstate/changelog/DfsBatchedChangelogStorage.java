@@ -21,7 +21,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import javax.annotation.concurrent.ThreadSafe;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.operators.MailboxExecutor;
-import org.apache.flink.configuration.IllegalConfigurationException;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.runtime.io.AvailabilityProvider;
@@ -92,12 +91,7 @@ public final class DfsBatchedChangelogStorage
         this.directory = new Path(new Path(settings.basePath(), jobId.toHexString()), "dstl");
         // no file-system call here: Flink creates the storage on the TaskManager's RPC main thread
         // for every job; the first upload creates the directory (under its deadline)
-        try {
-            settings.checkBasePathFileSystem();
-        } catch (IllegalConfigurationException e) {
-            // an IOException: Flink's task submission reports that one as the submission's failure
-            throw new IOException(e.getMessage(), e.getCause());
-        }
+        settings.checkBasePathFileSystem();
         this.uploadExecutor =
                 Executors.newFixedThreadPool(settings.uploadThreads(), threads("dstl-upload"));
         ScheduledThreadPoolExecutor timerPool =

@@ -84,15 +84,16 @@ public record DfsChangelogSettings(
     }
 
     /**
-     * Checks that Flink has a file system for the base path (its scheme's plugin is installed), so
-     * that a missing one fails where the job is submitted, naming the option, and not on every
-     * TaskManager. Creates no file or directory.
+     * Checks that Flink has a file system for the base path (its scheme's plugin is installed).
+     * Creates no file or directory.
+     *
+     * @throws IOException naming the option and the path if it has none
      */
-    public void checkBasePathFileSystem() {
+    public void checkBasePathFileSystem() throws IOException {
         try {
             basePath.getFileSystem();
         } catch (IOException e) {
-            throw new IllegalConfigurationException(
+            throw new IOException(
                     "No file system for '"
                             + DfsChangelogOptions.BASE_PATH.key()
                             + "' = "

@@ -606,12 +606,13 @@ public final class LsmStore implements AutoCloseable {
                         throw e;
                     }
                 }
-                FileMeta unnamed = file; // written, and named by no version yet
+                // the file written, and named by no version yet
+                VersionEdit unnamed = file == null ? null : new VersionEdit().add(0, file);
                 try {
                     forgetRows(oldest); // while the memtable still answers for its keys
                     synchronized (versions) {
-                        if (file != null) {
-                            install(new VersionEdit().add(0, file));
+                        if (unnamed != null) {
+                            install(unnamed);
                         }
                         unnamed = null;
                         List<Memtable> next = new ArrayList<>(memtables);
@@ -631,8 +632,8 @@ public final class LsmStore implements AutoCloseable {
                     if (!closed) {
                         recordFlushFailure(e);
                     }
-                    if (unnamed != null && !liveFiles().contains(unnamed.path())) {
-                        outputs.deleteQuietly(unnamed); // outside the version-set lock
+                    if (unnamed != null) {
+                        dropUninstalled(unnamed); // outside the version-set lock
                     }
                     throw e;
                 }
@@ -938,9 +939,9 @@ public final class LsmStore implements AutoCloseable {
     }
 
     /**
-     * Deletes the copy {@code target} that a {@link #rehomeAll} gave up while it was written (on
-     * the copy's thread, which that call interrupted: the flag is cleared for the delete, since
-     * file systems may refuse calls of an interrupted thread, and set again after).
+     * Deletes the copy {@code target} that a {@link #rehomeAll} gave up (on the caller's thread, or
+     * on the copy's, which that call interrupted: the flag is cleared for the delete, since file
+     * systems may refuse calls of an interrupted thread, and set again after).
      */
     private void deleteAbandonedCopy(Path target) {
         boolean interrupted = Thread.interrupted();
@@ -1446,11 +1447,7 @@ public final class LsmStore implements AutoCloseable {
                 }
                 for (Path t : targets) {
                     if (!done.containsValue(t.toString())) {
-                        try {
-                            fs.delete(t, false);
-                        } catch (IOException e) {
-                            LOG.warn("Could not delete the unused copy {}", t, e);
-                        }
+                        deleteAbandonedCopy(t);
                     }
                 }
                 if (interrupted) {

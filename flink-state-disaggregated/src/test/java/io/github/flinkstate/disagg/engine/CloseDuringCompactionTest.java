@@ -10,6 +10,7 @@ import io.github.flinkstate.testing.fs.Hang;
 import io.github.flinkstate.testing.fs.InjectingFileSystem;
 import io.github.flinkstate.testing.wait.Waits;
 import java.io.File;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Random;
@@ -50,27 +51,34 @@ class CloseDuringCompactionTest {
         return names;
     }
 
-    @Test
-    void aCompactionEndingAfterClose_deletesNoInput_andLeavesNoOutput() throws Exception {
-        File dir = new File(tmp, "primary");
-        LsmOptions options =
-                new LsmOptions(fs, new Path(dir.toURI()), SPAN)
-                        .blockSize(256)
-                        .backgroundCompaction(false)
-                        .blockCache(new BlockCache(1 << 20));
-        LsmStore store = LsmStore.open(options);
+    /** A store in {@code dir} with two overlapping files in level 0. */
+    private LsmStore storeWithTwoFiles(File dir) throws IOException {
+        LsmStore store =
+                LsmStore.open(
+                        new LsmOptions(fs, new Path(dir.toURI()), SPAN)
+                                .blockSize(256)
+                                .backgroundCompaction(false)
+                                .blockCache(new BlockCache(1 << 20)));
         for (int file = 0; file < 2; file++) {
             for (int i = 0; i < 200; i++) {
                 store.put(LsmModelRunner.key(i % 4, 0, i), ("v" + file + "-" + i).getBytes());
             }
             store.flush();
         }
-        Set<String> inputs = files(dir);
-        assertThat(inputs).hasSize(2);
+        return store;
+    }
 
+    /**
+     * Compacts {@code store} on a thread of its own and closes the store while {@code op} hangs on
+     * the files of {@code dir} matching {@code fileRegex}; the hang ends after the close. Returns
+     * what the compaction threw once it ended.
+     */
+    private Throwable compactionAcrossClose(
+            LsmStore store, File dir, FsOp op, String fileRegex, String hangingAt)
+            throws Exception {
         AtomicReference<Throwable> compactionError = new AtomicReference<>();
         Thread compaction;
-        try (Hang reads = fs.hang(FsOp.READ, Pattern.quote(InjectingFileSystem.key(dir)) + ".*")) {
+        try (Hang hang = fs.hang(op, Pattern.quote(InjectingFileSystem.key(dir)) + fileRegex)) {
             compaction =
                     new Thread(
                             () -> {
@@ -82,16 +90,26 @@ class CloseDuringCompactionTest {
                             },
                             "compaction");
             compaction.start();
-            Waits.until(
-                    "the compaction reads its inputs",
-                    Duration.ofSeconds(30),
-                    () -> reads.blockedCalls() > 0);
+            Waits.until(hangingAt, Duration.ofSeconds(30), () -> hang.blockedCalls() > 0);
             store.close(); // the task is disposed while the compaction still runs
         } // released: the compaction goes on and ends after the close
         compaction.join(30_000);
-
         assertThat(compaction.isAlive()).isFalse();
-        assertThat(compactionError.get())
+        return compactionError.get();
+    }
+
+    @Test
+    void aCompactionEndingAfterClose_deletesNoInput_andLeavesNoOutput() throws Exception {
+        File dir = new File(tmp, "primary");
+        LsmStore store = storeWithTwoFiles(dir);
+        Set<String> inputs = files(dir);
+        assertThat(inputs).hasSize(2);
+
+        Throwable compactionError =
+                compactionAcrossClose(
+                        store, dir, FsOp.READ, ".*", "the compaction reads its inputs");
+
+        assertThat(compactionError)
                 .as("the compaction learns that the store closed")
                 .isNotNull()
                 .hasMessageContaining("closed");
@@ -104,49 +122,19 @@ class CloseDuringCompactionTest {
      * hangs in the stream's close, as a large upload to an object store does), so that it does not
      * stop at an entry: the install after the close is refused, the inputs stay and the output is
      * deleted. From a review: the test above now stops the compaction at its next entry, before it
-     * reaches the install.
+     * reaches the install. The close waits its bounded time, then returns while the upload hangs.
      */
     @Test
     void aCompactionPastItsLastEntryWhenTheStoreCloses_installsNothing() throws Exception {
         File dir = new File(tmp, "primary-last");
-        LsmOptions options =
-                new LsmOptions(fs, new Path(dir.toURI()), SPAN)
-                        .blockSize(256)
-                        .backgroundCompaction(false)
-                        .blockCache(new BlockCache(1 << 20));
-        LsmStore store = LsmStore.open(options);
-        for (int file = 0; file < 2; file++) {
-            for (int i = 0; i < 200; i++) {
-                store.put(LsmModelRunner.key(i % 4, 0, i), ("v" + file + "-" + i).getBytes());
-            }
-            store.flush();
-        }
+        LsmStore store = storeWithTwoFiles(dir);
         Set<String> inputs = files(dir);
-        AtomicReference<Throwable> compactionError = new AtomicReference<>();
-        Thread compaction;
-        try (Hang uploads =
-                fs.hang(FsOp.CLOSE, Pattern.quote(InjectingFileSystem.key(dir)) + ".*\\.sst")) {
-            compaction =
-                    new Thread(
-                            () -> {
-                                try {
-                                    store.compactAll();
-                                } catch (Throwable t) {
-                                    compactionError.set(t);
-                                }
-                            },
-                            "compaction");
-            compaction.start();
-            Waits.until(
-                    "the compaction uploads its output",
-                    Duration.ofSeconds(30),
-                    () -> uploads.blockedCalls() > 0);
-            store.close(); // waits its bounded time, then returns while the upload hangs
-        } // released: the upload ends, after the close
-        compaction.join(30_000);
 
-        assertThat(compaction.isAlive()).isFalse();
-        assertThat(compactionError.get())
+        Throwable compactionError =
+                compactionAcrossClose(
+                        store, dir, FsOp.CLOSE, ".*\\.sst", "the compaction uploads its output");
+
+        assertThat(compactionError)
                 .as("the install learns that the store closed")
                 .isNotNull()
                 .hasMessageContaining("store is closed; the result");
