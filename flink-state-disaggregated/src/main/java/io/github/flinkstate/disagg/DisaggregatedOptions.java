@@ -144,6 +144,22 @@ public final class DisaggregatedOptions {
                                     + " localCacheWarmUpPlannedBytes). The job does not wait for it:"
                                     + " reads go to the primary directory until their file is copied.");
 
+    public static final ConfigOption<Boolean> LOCAL_CACHE_MMAP =
+            ConfigOptions.key("state.backend.disaggregated.local-cache.mmap")
+                    .booleanType()
+                    .defaultValue(true)
+                    .withDescription(
+                            "Read the local disk cache's whole-file copies through read-only memory"
+                                    + " mappings: a read the OS page cache can serve is then a memory"
+                                    + " copy, not a system call. Each copy takes one mapping of the"
+                                    + " process (Linux allows 65,530 by default, vm.max_map_count);"
+                                    + " a copy that cannot be mapped is read with system calls. A"
+                                    + " mapped page the OS cannot read (a disk error, or the file"
+                                    + " truncated by another process) drops the copy and reads the"
+                                    + " primary directory instead; set false if the cache directory"
+                                    + " is on a device where that is expected. Blocks cached one by"
+                                    + " one are always read with system calls.");
+
     public static final ConfigOption<MemorySize> LOCAL_CACHE_WARM_UP_RATE_LIMIT =
             ConfigOptions.key("state.backend.disaggregated.local-cache.warm-up.rate-limit")
                     .memoryType()
@@ -267,6 +283,7 @@ public final class DisaggregatedOptions {
                 LOCAL_CACHE_SIZE,
                 LOCAL_CACHE_RESERVE,
                 LOCAL_CACHE_WARM_UP,
+                LOCAL_CACHE_MMAP,
                 LOCAL_CACHE_WARM_UP_RATE_LIMIT,
                 BACKGROUND_THREADS,
                 TTL_PERIODIC_COMPACTION_TIME,

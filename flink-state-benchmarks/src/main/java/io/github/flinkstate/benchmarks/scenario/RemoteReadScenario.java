@@ -52,6 +52,11 @@ public final class RemoteReadScenario {
                                 "true",
                                 "first run every configuration once, small and short, and discard"
                                         + " it (so round 1 does not measure the JIT)")
+                        .flag(
+                                "local-cache-mmap",
+                                "true",
+                                "our backend reads its whole-file local copies through memory"
+                                        + " mappings (false: with system calls)")
                         .flag("seed", "42", "seed of keys and values")
                         .flag("out", "", "Markdown file for the table (empty: stdout only)")
                         .flag("json", "", "JSON file for every run's results (empty: none)")
@@ -67,7 +72,11 @@ public final class RemoteReadScenario {
                 continue;
             }
             for (String budget : args.get("budgets").split(",")) {
-                targets.add(new RemoteReadTarget(backend.trim(), Integer.parseInt(budget.trim())));
+                targets.add(
+                        new RemoteReadTarget(
+                                backend.trim(),
+                                Integer.parseInt(budget.trim()),
+                                Boolean.parseBoolean(args.get("local-cache-mmap"))));
             }
         }
         if (Boolean.parseBoolean(args.get("jit-warmup"))) {

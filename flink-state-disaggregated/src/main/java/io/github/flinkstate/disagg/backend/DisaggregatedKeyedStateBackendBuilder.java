@@ -102,7 +102,8 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                                         cacheRoot,
                                         settings.primaryDir().getName() + "-" + UUID.randomUUID()),
                                 settings.localCacheBytes(),
-                                settings.localCacheReserveBytes());
+                                settings.localCacheReserveBytes(),
+                                settings.localCacheMmap());
             }
             LsmOptions options =
                     new LsmOptions(

@@ -1092,6 +1092,22 @@ public final class LsmStore implements AutoCloseable {
     /** The value of {@code key}, or null if absent or deleted. */
     public byte[] get(byte[] key) throws IOException {
         checkKey(key);
+        try {
+            return getOnce(key);
+        } catch (InternalError e) {
+            // a memory-mapped local copy faulted, reported by the JVM when it got to it: the bad
+            // bytes failed verification (the primary file answered instead) or the read failed;
+            // once the local copies are read with system calls, reading again is safe
+            DiskCache disk = blockCache.disk();
+            if (disk == null || !disk.mapsWholeFiles()) {
+                throw e;
+            }
+            disk.mappingFault(e);
+            return getOnce(key);
+        }
+    }
+
+    private byte[] getOnce(byte[] key) throws IOException {
         long rowGeneration = rows == null ? 0 : rows.generation(); // before the view is pinned
         ReadPath.View view = acquireView();
         try {

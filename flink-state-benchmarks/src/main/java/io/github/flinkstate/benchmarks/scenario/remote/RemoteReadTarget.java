@@ -15,10 +15,16 @@ import org.apache.flink.configuration.MemorySize;
  * <p>Both disaggregated backends restore in CLAIM mode (ForSt reuses the checkpoint's files in
  * place only then; in NO_CLAIM mode it copies them all first). ForSt uses its file cache ({@code
  * state.backend.forst.cache.size-based-limit}); ours its disk tier ({@code
- * state.backend.disaggregated.local-cache.size}) with the warm-up after a restore; both keep their
- * default free-space reserve (256 MiB).
+ * state.backend.disaggregated.local-cache.size}) with the warm-up after a restore, its whole-file
+ * copies memory-mapped unless {@code localCacheMmap} is false; both keep their default free-space
+ * reserve (256 MiB).
  */
-public record RemoteReadTarget(String backend, int cachePercent) {
+public record RemoteReadTarget(String backend, int cachePercent, boolean localCacheMmap) {
+
+    /** A target with our backend's default of mapped whole-file copies. */
+    public RemoteReadTarget(String backend, int cachePercent) {
+        this(backend, cachePercent, true);
+    }
 
     public RemoteReadTarget {
         if (!backend.equals("disaggregated")
@@ -54,6 +60,7 @@ public record RemoteReadTarget(String backend, int cachePercent) {
             case "disaggregated":
                 BackendSpec.disaggregated().applyTo(c);
                 c.set(DisaggregatedOptions.LOCAL_DIRECTORY, localDir.getAbsolutePath());
+                c.set(DisaggregatedOptions.LOCAL_CACHE_MMAP, localCacheMmap);
                 c.set(
                         DisaggregatedOptions.BLOCK_CACHE_SIZE,
                         new MemorySize(managedMemoryBytes * 3 / 4));

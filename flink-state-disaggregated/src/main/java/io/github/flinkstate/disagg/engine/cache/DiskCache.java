@@ -55,6 +55,11 @@ import org.slf4j.LoggerFactory;
  * trouble (full disk, I/O errors) never fails a read or a write of the store: it only costs cache
  * hits.
  *
+ * <p>Reads of a slab are positional reads (one system call each); a whole-file copy, which never
+ * changes once committed, is read through a memory mapping when the cache maps whole files ({@link
+ * ReadOnlyMapping}): a copy out of the OS's pages, without a system call, which is most of what a
+ * get costs when the state is on local disk.
+ *
  * <p>The tier is keyed by file path and offset, independently of open readers, so it survives
  * reader eviction. It does not survive the process: the directory is wiped on construction and on
  * {@link #close}, and marked in use with a file lock meanwhile, so that the directories of a
@@ -91,6 +96,16 @@ public final class DiskCache implements Closeable {
     private final long capacityBytes;
     private final long minFreeBytes;
     private final int slabBytes;
+
+    /** Whether whole-file copies were to be mapped (the option); see {@link #mapping}. */
+    private final boolean mapWholeFiles;
+
+    /**
+     * Whether new whole-file copies are mapped: {@link #mapWholeFiles} until the first mapped read
+     * fault ({@link #mappingFault}), false after.
+     */
+    private volatile boolean mapping;
+
     private final CacheDirectoryLock inUse;
 
     private final LongAdder hits = new LongAdder();
@@ -153,12 +168,22 @@ public final class DiskCache implements Closeable {
     private volatile long writesPausedUntil = System.nanoTime();
 
     /**
+     * A cache that maps its whole-file copies; see {@link #DiskCache(File, long, long, boolean)}.
+     */
+    public DiskCache(File directory, long capacityBytes, long minFreeBytes) throws IOException {
+        this(directory, capacityBytes, minFreeBytes, true);
+    }
+
+    /**
      * @param directory a directory only this cache uses; wiped now and on close
      * @param capacityBytes the most bytes of local files the cache keeps
      * @param minFreeBytes free space the cache leaves on the directory's file system: it evicts, or
      *     stops caching, rather than go below it
+     * @param mapWholeFiles whether whole-file copies are read through a memory mapping ({@link
+     *     ReadOnlyMapping}) rather than with one system call per read
      */
-    public DiskCache(File directory, long capacityBytes, long minFreeBytes) throws IOException {
+    public DiskCache(File directory, long capacityBytes, long minFreeBytes, boolean mapWholeFiles)
+            throws IOException {
         if (capacityBytes <= 0 || minFreeBytes < 0) {
             throw new IllegalArgumentException(
                     "disk cache capacity must be > 0 and the free reserve >= 0, were "
@@ -169,6 +194,8 @@ public final class DiskCache implements Closeable {
         this.directory = directory;
         this.capacityBytes = capacityBytes;
         this.minFreeBytes = minFreeBytes;
+        this.mapWholeFiles = mapWholeFiles;
+        this.mapping = mapWholeFiles;
         this.slabBytes =
                 (int)
                         Math.max(
@@ -185,11 +212,12 @@ public final class DiskCache implements Closeable {
         }
         LOG.info(
                 "Local disk cache in {}: capacity {} bytes, free-space reserve {} bytes, slabs of {}"
-                        + " bytes",
+                        + " bytes, whole files {}",
                 directory,
                 capacityBytes,
                 minFreeBytes,
-                slabBytes);
+                slabBytes,
+                mapWholeFiles ? "memory-mapped" : "read with system calls");
     }
 
     private static void deleteContentsExcept(File directory, String keep) throws IOException {
@@ -287,7 +315,10 @@ public final class DiskCache implements Closeable {
             // dropped meanwhile, or this thread was interrupted (the unit is fine): a miss
             misses.increment();
             return null;
-        } catch (IOException e) {
+        } catch (IOException | InternalError e) {
+            if (e instanceof InternalError) {
+                mappingFault((InternalError) e); // a mapped page the OS could not supply
+            }
             if (!unit.isDropped()) {
                 LOG.warn(
                         "Dropping local cache file {} (read of {} at {} failed: {}); reading the"
@@ -295,13 +326,48 @@ public final class DiskCache implements Closeable {
                         unit.file,
                         file,
                         offset,
-                        e.toString());
+                        e instanceof InternalError
+                                ? "a mapped page could not be read (the file truncated, or a disk"
+                                        + " error): "
+                                        + e
+                                : e.toString());
                 dropUnit(unit);
                 invalidations.increment();
             }
             misses.increment();
             return null;
         }
+    }
+
+    /** Whether this cache was configured to map whole-file copies (even if a fault stopped it). */
+    public boolean mapsWholeFiles() {
+        return mapWholeFiles;
+    }
+
+    /**
+     * After a read of a mapped copy faulted ({@code fault}, the JVM's {@link InternalError} for a
+     * page the OS could not supply: a disk error, or a file truncated behind the cache's back):
+     * maps no more copies and reads the mapped ones with system calls from now on, where such a
+     * failure is an {@link IOException} that drops only its unit. The JVM may report the fault
+     * after the read returned, so the caller that catches it may not know which copy it was; the
+     * copy itself is dropped when its next read fails, or when its bytes fail verification.
+     * Idempotent.
+     */
+    public void mappingFault(InternalError fault) {
+        List<LocalFileCopy> copies;
+        synchronized (this) {
+            if (!mapping) {
+                return;
+            }
+            mapping = false;
+            copies = new ArrayList<>(wholeFiles.values());
+        }
+        LOG.warn(
+                "A memory-mapped local cache file could not be read ({}); local copies in {} are"
+                        + " read with system calls from now on",
+                fault.toString(),
+                directory);
+        copies.forEach(LocalFileCopy::unmap);
     }
 
     /**
@@ -556,12 +622,18 @@ public final class DiskCache implements Closeable {
                 LocalFileCopy copy;
                 try {
                     Files.move(temp.toPath(), target.toPath(), StandardCopyOption.ATOMIC_MOVE);
-                    copy = new LocalFileCopy(target, file, length, end);
+                    copy = new LocalFileCopy(target, file, length, end, mapping);
                 } catch (IOException e) {
                     // moved but not opened (out of file handles): not an entry, so not counted
                     // and never evicted; it must not stay on disk
                     deleteQuietly(target, e);
                     throw e;
+                }
+                if (copy.mappingFailure != null) {
+                    LOG.warn(
+                            "Cannot map the local copy of {}, reading it with system calls: {}",
+                            file,
+                            copy.mappingFailure.toString());
                 }
                 recency.put(copy, Boolean.TRUE);
                 wholeFiles.put(file, copy);
@@ -825,6 +897,11 @@ public final class DiskCache implements Closeable {
     /** Number of whole-file copies held now. */
     public synchronized int wholeFileCount() {
         return wholeFiles.size();
+    }
+
+    /** Number of whole-file copies held now that are read through a memory mapping. */
+    public synchronized int mappedWholeFileCount() {
+        return (int) wholeFiles.values().stream().filter(LocalFileCopy::isMapped).count();
     }
 
     /** Number of cached blocks (outside whole-file copies) held now. */

@@ -2,11 +2,15 @@ package io.github.flinkstate.disagg.engine.cache;
 
 import java.io.File;
 import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.StandardOpenOption;
 
 /**
  * A whole local copy of one SST file the store wrote (write-through): any range of the file can be
  * read from it at its original offset. Entered into the {@link DiskCache} only once the copy is
- * complete and its length equals the file's.
+ * complete and its length equals the file's, and never written again: so it may be read through a
+ * {@link ReadOnlyMapping} (no system call per read) when the cache maps whole files; else, or if
+ * the mapping could not be made, with positional reads as any {@link DiskUnit}.
  *
  * <p>Thread safety: as {@link DiskUnit}.
  */
@@ -21,12 +25,68 @@ final class LocalFileCopy extends DiskUnit {
      */
     final byte[] end;
 
-    LocalFileCopy(File file, String sourceFile, long length, byte[] end) throws IOException {
+    /**
+     * The mapping reads go through; null: positional reads on the channel (also once {@link #unmap}
+     * dropped it, since a dropped mapping returns null).
+     */
+    private final ReadOnlyMapping mapping;
+
+    /** Why mapping was asked for and failed (the copy is then read with system calls), or null. */
+    final IOException mappingFailure;
+
+    LocalFileCopy(File file, String sourceFile, long length, byte[] end, boolean map)
+            throws IOException {
         super(file);
         this.sourceFile = sourceFile;
         this.bytes = length;
         this.end = end;
         open(false);
+        ReadOnlyMapping mapped = null;
+        IOException failure = null;
+        if (map) {
+            // a channel of its own, closed at once: the mapping outlives it
+            try (FileChannel ch = FileChannel.open(file.toPath(), StandardOpenOption.READ)) {
+                mapped = ReadOnlyMapping.map(file, ch, length);
+            } catch (IOException e) { // e.g. the process's limit of mappings reached
+                failure = e;
+            }
+        }
+        this.mapping = mapped;
+        this.mappingFailure = failure;
+    }
+
+    /** Whether reads go through a memory mapping. */
+    boolean isMapped() {
+        return mapping != null && !mapping.isDropped();
+    }
+
+    /**
+     * Reads through the mapping while there is one, else with the unit's channel (which fails as
+     * closed once the copy is dropped: a miss for the cache).
+     */
+    @Override
+    byte[] read(long position, int length) throws IOException {
+        if (mapping != null) {
+            byte[] data = mapping.read(position, length);
+            if (data != null) {
+                return data;
+            }
+        }
+        return super.read(position, length);
+    }
+
+    /** Reads with system calls from now on; the mapping goes once no read is in progress. */
+    void unmap() {
+        if (mapping != null) {
+            mapping.drop();
+        }
+    }
+
+    /** Unmaps (once no read is in progress), then closes and deletes as every unit. */
+    @Override
+    void drop() {
+        unmap();
+        super.drop();
     }
 
     /**

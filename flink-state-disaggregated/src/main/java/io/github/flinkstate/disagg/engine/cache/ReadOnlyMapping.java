@@ -1,0 +1,129 @@
+package io.github.flinkstate.disagg.engine.cache;
+
+import java.io.EOFException;
+import java.io.File;
+import java.io.IOException;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.flink.core.memory.MemoryUtils;
+
+/**
+ * A read-only memory mapping of one local cache file, read by copying out of it: a read of a page
+ * the OS holds is a memory copy, with no system call (a positional read costs one per block, the
+ * largest cost of a get when the state is on local disk). Used for whole-file copies, which never
+ * change once committed.
+ *
+ * <p>The mapping is released explicitly ({@link #drop}), not when the garbage collector finds the
+ * buffer: the space of a deleted local file is freed only once nothing maps it, and the disk cache
+ * must get it back when it evicts, not at some later collection. Accessing an unmapped buffer
+ * crashes the JVM, so every read holds the mapping: {@link #state} counts the reads in progress and
+ * carries a dropped bit; once dropped, no read starts, and whichever of {@link #drop} and the last
+ * read's end finds the count at zero unmaps.
+ *
+ * <p>A mapped page that the OS cannot supply (the file truncated behind the cache's back, or a disk
+ * error) raises {@link InternalError} in the reading thread rather than an {@link IOException}; the
+ * JVM may deliver it a little after the copy, in the caller. {@link DiskCache#read} therefore
+ * treats an {@code InternalError} during its read as an unreadable unit.
+ *
+ * <p>Thread safety: {@link #read} and {@link #drop} may run on any thread at any time.
+ */
+final class ReadOnlyMapping {
+
+    /** The largest file mapped: one buffer addresses at most {@code Integer.MAX_VALUE} bytes. */
+    static final long MAX_BYTES = Integer.MAX_VALUE;
+
+    private static final int DROPPED = 1 << 30;
+
+    private final File file;
+    private final MappedByteBuffer buffer;
+
+    /** Reads in progress, plus {@link #DROPPED} once dropped. */
+    private final AtomicInteger state = new AtomicInteger();
+
+    private ReadOnlyMapping(File file, MappedByteBuffer buffer) {
+        this.file = file;
+        this.buffer = buffer;
+    }
+
+    /**
+     * Maps the first {@code length} bytes of {@code channel} ({@code file}); null if the length
+     * cannot be mapped as one buffer (empty, or larger than {@link #MAX_BYTES}).
+     */
+    static ReadOnlyMapping map(File file, FileChannel channel, long length) throws IOException {
+        if (length <= 0 || length > MAX_BYTES) {
+            return null;
+        }
+        return new ReadOnlyMapping(file, channel.map(FileChannel.MapMode.READ_ONLY, 0, length));
+    }
+
+    /**
+     * A copy of the {@code length} bytes at {@code position}, or null once dropped.
+     *
+     * @throws EOFException if the range is not inside the mapped length
+     */
+    byte[] read(long position, int length) throws IOException {
+        if (!enter()) {
+            return null;
+        }
+        try {
+            if (position < 0 || length < 0 || position + length > buffer.capacity()) {
+                throw new EOFException(
+                        "local cache file "
+                                + file
+                                + " has "
+                                + buffer.capacity()
+                                + " bytes mapped, read of "
+                                + length
+                                + " at "
+                                + position);
+            }
+            byte[] out = new byte[length];
+            buffer.get((int) position, out, 0, length);
+            return out;
+        } finally {
+            exit();
+        }
+    }
+
+    /** Starts no more reads; unmaps once the reads in progress have ended. Idempotent. */
+    void drop() {
+        int before = state.getAndUpdate(s -> s | DROPPED);
+        if (before == 0) {
+            unmap();
+        }
+    }
+
+    /** Whether {@link #drop} was called (reads in progress may still hold the buffer). */
+    boolean isDropped() {
+        return (state.get() & DROPPED) != 0;
+    }
+
+    /** Whether the buffer is unmapped (dropped, and no read was in progress); for tests. */
+    boolean isUnmapped() {
+        return state.get() == DROPPED;
+    }
+
+    private boolean enter() {
+        while (true) {
+            int s = state.get();
+            if ((s & DROPPED) != 0) {
+                return false;
+            }
+            if (state.compareAndSet(s, s + 1)) {
+                return true;
+            }
+        }
+    }
+
+    private void exit() {
+        if (state.decrementAndGet() == DROPPED) {
+            unmap();
+        }
+    }
+
+    private void unmap() {
+        // Flink's own handle on the JDK's Unsafe: the only way to release a mapping before GC
+        MemoryUtils.UNSAFE.invokeCleaner(buffer);
+    }
+}
