@@ -140,7 +140,8 @@ public final class DisaggregatedOptions {
                             "After a restore that reuses files in place, open them (index and"
                                     + " bloom filter, up to 8 files at once per backend) and copy them into the local"
                                     + " disk cache in the background, newest level first, while whole"
-                                    + " files fit in half of it (metrics localCacheWarmUpBytes and"
+                                    + " files fit in their share of it (half, or all of it while the"
+                                    + " backend's live files fit) (metrics localCacheWarmUpBytes and"
                                     + " localCacheWarmUpPlannedBytes). The job does not wait for it:"
                                     + " reads go to the primary directory until their file is copied.");
 
@@ -151,14 +152,15 @@ public final class DisaggregatedOptions {
                     .withDescription(
                             "Read the local disk cache's whole-file copies through read-only memory"
                                     + " mappings: a read the OS page cache can serve is then a memory"
-                                    + " copy, not a system call. Each copy takes one mapping of the"
-                                    + " process (Linux allows 65,530 by default, vm.max_map_count);"
-                                    + " a copy that cannot be mapped is read with system calls. A"
-                                    + " mapped page the OS cannot read (a disk error, or the file"
-                                    + " truncated by another process) drops the copy and reads the"
-                                    + " primary directory instead; set false if the cache directory"
-                                    + " is on a device where that is expected. Blocks cached one by"
-                                    + " one are always read with system calls.");
+                                    + " copy, not a system call. At most 16,384 mappings per process"
+                                    + " (a quarter of vm.max_map_count); copies beyond that and files"
+                                    + " over 2 GiB are read with system calls. A mapped page the OS"
+                                    + " cannot read (a disk error, or the file truncated by another"
+                                    + " process) is an InternalError of the JVM: the backend drops the"
+                                    + " copy and stops mapping, but one the JVM reports after the read"
+                                    + " returned fails the task (it restores). Mapped pages that were"
+                                    + " read count in the process's resident set (RSS). Blocks cached"
+                                    + " one by one are always read with system calls.");
 
     public static final ConfigOption<MemorySize> LOCAL_CACHE_WARM_UP_RATE_LIMIT =
             ConfigOptions.key("state.backend.disaggregated.local-cache.warm-up.rate-limit")

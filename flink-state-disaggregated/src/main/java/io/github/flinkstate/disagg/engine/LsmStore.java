@@ -1095,9 +1095,10 @@ public final class LsmStore implements AutoCloseable {
         try {
             return getOnce(key);
         } catch (InternalError e) {
-            // a memory-mapped local copy faulted, reported by the JVM when it got to it: the bad
-            // bytes failed verification (the primary file answered instead) or the read failed;
-            // once the local copies are read with system calls, reading again is safe
+            // a memory-mapped local copy faulted and the JVM reported it after the reader's own
+            // handling (SstReader): the bad bytes failed verification (the primary file answered
+            // instead) or the read failed; once the local copies are read with system calls,
+            // reading again is safe
             DiskCache disk = blockCache.disk();
             if (disk == null || !disk.mapsWholeFiles()) {
                 throw e;
@@ -1124,7 +1125,7 @@ public final class LsmStore implements AutoCloseable {
         ReadPath.View view = acquireView();
         try {
             return reads.scan(view, r, () -> versions.release(view.version(), afterRead));
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException | Error e) {
             versions.release(view.version(), afterRead);
             throw e;
         }

@@ -73,6 +73,7 @@ public final class DisaggMetrics {
             g.gauge("localCacheMisses", (Gauge<Long>) disk::missCount);
             g.gauge("localCacheUsedBytes", (Gauge<Long>) disk::usedBytes);
             g.gauge("localCacheWholeFiles", (Gauge<Integer>) disk::wholeFileCount);
+            g.gauge("localCacheMappedFiles", (Gauge<Integer>) disk::mappedWholeFileCount);
             g.gauge("localCacheBytesWritten", (Gauge<Long>) disk::bytesWritten);
             g.gauge("localCacheEvictions", (Gauge<Long>) disk::evictionCount);
             g.gauge("localCacheInvalidations", (Gauge<Long>) disk::invalidationCount);

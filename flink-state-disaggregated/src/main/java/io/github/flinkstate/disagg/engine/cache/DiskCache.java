@@ -630,10 +630,14 @@ public final class DiskCache implements Closeable {
                     throw e;
                 }
                 if (copy.mappingFailure != null) {
+                    // the JDK ran a full GC and waited before it failed: not again per copy
+                    mapping = false;
                     LOG.warn(
-                            "Cannot map the local copy of {}, reading it with system calls: {}",
+                            "Cannot map the local copy of {} ({}); local copies in {} are read"
+                                    + " with system calls from now on",
                             file,
-                            copy.mappingFailure.toString());
+                            copy.mappingFailure.toString(),
+                            directory);
                 }
                 recency.put(copy, Boolean.TRUE);
                 wholeFiles.put(file, copy);

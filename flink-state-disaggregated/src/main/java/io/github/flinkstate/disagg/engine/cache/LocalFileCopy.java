@@ -47,8 +47,10 @@ final class LocalFileCopy extends DiskUnit {
             // a channel of its own, closed at once: the mapping outlives it
             try (FileChannel ch = FileChannel.open(file.toPath(), StandardOpenOption.READ)) {
                 mapped = ReadOnlyMapping.map(file, ch, length);
-            } catch (IOException e) { // e.g. the process's limit of mappings reached
+            } catch (IOException e) { // e.g. the kernel's limit of mappings reached
                 failure = e;
+            } catch (RuntimeException e) {
+                failure = new IOException(e);
             }
         }
         this.mapping = mapped;

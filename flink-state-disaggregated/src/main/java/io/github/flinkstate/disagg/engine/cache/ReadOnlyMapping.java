@@ -5,6 +5,8 @@ import java.io.File;
 import java.io.IOException;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.flink.core.memory.MemoryUtils;
 
@@ -33,6 +35,17 @@ final class ReadOnlyMapping {
     /** The largest file mapped: one buffer addresses at most {@code Integer.MAX_VALUE} bytes. */
     static final long MAX_BYTES = Integer.MAX_VALUE;
 
+    /**
+     * Mappings the caches of this process hold at most together: a quarter of the kernel's limit of
+     * mappings per process ({@code vm.max_map_count}, 65,530 by default), at most 16,384, so that
+     * the heap, thread stacks and native libraries keep most of it. Copies beyond it are read with
+     * system calls.
+     */
+    static final int PROCESS_LIMIT = Math.min(16_384, kernelMapLimit() / 4);
+
+    /** Mappings held now by this process's caches (unmapped ones not counted). */
+    private static final AtomicInteger LIVE = new AtomicInteger();
+
     private static final int DROPPED = 1 << 30;
 
     private final File file;
@@ -48,13 +61,38 @@ final class ReadOnlyMapping {
 
     /**
      * Maps the first {@code length} bytes of {@code channel} ({@code file}); null if the length
-     * cannot be mapped as one buffer (empty, or larger than {@link #MAX_BYTES}).
+     * cannot be mapped as one buffer (empty, or larger than {@link #MAX_BYTES}) or the process's
+     * caches hold {@link #PROCESS_LIMIT} mappings already.
      */
     static ReadOnlyMapping map(File file, FileChannel channel, long length) throws IOException {
         if (length <= 0 || length > MAX_BYTES) {
             return null;
         }
-        return new ReadOnlyMapping(file, channel.map(FileChannel.MapMode.READ_ONLY, 0, length));
+        if (LIVE.incrementAndGet() > PROCESS_LIMIT) {
+            LIVE.decrementAndGet();
+            return null;
+        }
+        try {
+            return new ReadOnlyMapping(file, channel.map(FileChannel.MapMode.READ_ONLY, 0, length));
+        } catch (IOException | RuntimeException e) {
+            LIVE.decrementAndGet();
+            throw e;
+        }
+    }
+
+    /** Mappings this process's caches hold now; for tests and logs. */
+    static int liveMappings() {
+        return LIVE.get();
+    }
+
+    private static int kernelMapLimit() {
+        try {
+            // not Files.readString: a /proc file reports size 0, and it then read one byte
+            return Integer.parseInt(
+                    Files.readAllLines(Path.of("/proc/sys/vm/max_map_count")).get(0).trim());
+        } catch (IOException | RuntimeException e) {
+            return 65_530; // not Linux, or not readable: Linux's default
+        }
     }
 
     /**
@@ -125,5 +163,6 @@ final class ReadOnlyMapping {
     private void unmap() {
         // Flink's own handle on the JDK's Unsafe: the only way to release a mapping before GC
         MemoryUtils.UNSAFE.invokeCleaner(buffer);
+        LIVE.decrementAndGet();
     }
 }

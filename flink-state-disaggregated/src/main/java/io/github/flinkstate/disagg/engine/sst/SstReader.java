@@ -565,15 +565,24 @@ public final class SstReader {
         if (disk == null) {
             return null;
         }
-        byte[] local = disk.read(name, h.offset(), h.length() + SstFormat.BLOCK_CRC_BYTES);
-        if (local == null) {
-            return null;
-        }
         try {
+            byte[] local = disk.read(name, h.offset(), h.length() + SstFormat.BLOCK_CRC_BYTES);
+            if (local == null) {
+                return null;
+            }
             checkCrc(local, 0, h);
             return local;
         } catch (IOException corrupt) {
             disk.invalidate(name, h.offset(), corrupt.getMessage());
+            return null;
+        } catch (InternalError fault) {
+            // a memory-mapped copy's page could not be read, reported late (DiskCache.read
+            // handles it when reported in time): its bytes are not used; read the file
+            if (!disk.mapsWholeFiles()) {
+                throw fault;
+            }
+            disk.mappingFault(fault);
+            disk.invalidate(name, h.offset(), "a mapped page could not be read: " + fault);
             return null;
         }
     }
@@ -679,6 +688,19 @@ public final class SstReader {
      * offered to the disk tier.
      */
     private Metadata openMetadata(DiskCache disk, long tailBytes) throws IOException {
+        try {
+            return openMetadataOnce(disk, tailBytes);
+        } catch (InternalError fault) {
+            // a memory-mapped copy's page could not be read, reported late (see localCopy)
+            if (disk == null || !disk.mapsWholeFiles()) {
+                throw fault;
+            }
+            disk.mappingFault(fault);
+            return openMetadataOnce(null, tailBytes);
+        }
+    }
+
+    private Metadata openMetadataOnce(DiskCache disk, long tailBytes) throws IOException {
         Tail tail = new Tail(Math.min(tailBytes, Integer.MAX_VALUE - 8), disk);
         try {
             Metadata m = readMetadata(tail);
@@ -693,7 +715,7 @@ public final class SstReader {
                 throw e; // not the local copy's fault (an interrupt): keep it
             }
             disk.invalidate(name, tail.start, e.getMessage());
-            return openMetadata(null, tailBytes);
+            return openMetadataOnce(null, tailBytes);
         }
     }
 

@@ -28,6 +28,8 @@ import org.apache.flink.runtime.state.internal.InternalValueState;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The gauges a keyed backend registers under {@code disaggregated}: they follow what the backend
@@ -42,6 +44,35 @@ class DisaggMetricsTest {
             new ValueStateDescriptor<>("value", StringSerializer.INSTANCE);
 
     @TempDir File tmp;
+
+    /** The option reaches the disk tier: whole-file copies mapped by default, or not at all. */
+    @ParameterizedTest(name = "local-cache.mmap: {0}")
+    @ValueSource(booleans = {true, false})
+    void localCacheGauges_countWholeFileCopies_andTheMappedOnes(boolean mmap) throws Exception {
+        try (DisaggBackends backends =
+                new DisaggBackends(
+                        DisaggBackends.backend(
+                                        new File(tmp, "primary").toURI().toString(),
+                                        MemorySize.parse("64kb"))
+                                .with(
+                                        DisaggregatedOptions.LOCAL_CACHE_SIZE,
+                                        MemorySize.parse("64mb"))
+                                .with(DisaggregatedOptions.LOCAL_CACHE_MMAP, mmap))) {
+            CapturingGroup group = new CapturingGroup("");
+            DisaggregatedKeyedStateBackend<Integer> writer =
+                    backends.create(DisaggBackends.ALL, List.of(), group);
+            InternalValueState<Integer, VoidNamespace, String> v = value(writer);
+            for (int k = 0; k < KEYS; k++) {
+                writer.setCurrentKey(k);
+                v.update("value-" + k + "-" + "x".repeat(40));
+            }
+            snapshot(writer); // flushes: the files written are copied whole
+            long whole = group.longValue("disaggregated.localCacheWholeFiles");
+            assertThat(whole).isPositive();
+            assertThat(group.longValue("disaggregated.localCacheMappedFiles"))
+                    .isEqualTo(mmap ? whole : 0);
+        }
+    }
 
     @Test
     void gaugesFollowFlushesCheckpointsAndRemoteReads() throws Exception {

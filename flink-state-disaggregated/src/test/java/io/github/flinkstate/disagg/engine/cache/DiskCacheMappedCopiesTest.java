@@ -61,10 +61,18 @@ class DiskCacheMappedCopiesTest {
         return copies[0];
     }
 
+    private static String canonical(File dir) {
+        try {
+            return dir.getCanonicalPath(); // the kernel names the real path, links resolved
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     /** Lines of this process's memory map that name {@code dir}'s files. */
     private static List<String> mappingsUnder(File dir) throws Exception {
         return Files.readAllLines(Path.of("/proc/self/maps")).stream()
-                .filter(l -> l.contains(dir.getAbsolutePath()))
+                .filter(l -> l.contains(canonical(dir)))
                 .toList();
     }
 

@@ -63,13 +63,33 @@ class ReadOnlyMappingTest {
     @Test
     void drop_unmapsAtOnceWhenNoReadRuns_andLaterReadsReturnNull() throws Exception {
         byte[] content = random(2, 10_000);
+        int before = ReadOnlyMapping.liveMappings();
         ReadOnlyMapping m = map(fileOf(content), content.length);
         assertThat(m.isUnmapped()).isFalse();
+        assertThat(ReadOnlyMapping.liveMappings()).isEqualTo(before + 1);
         m.drop();
         assertThat(m.isUnmapped()).isTrue();
+        assertThat(ReadOnlyMapping.liveMappings())
+                .as("counted against the process's limit until unmapped")
+                .isEqualTo(before);
         assertThat(m.read(0, 10)).isNull();
         m.drop(); // idempotent
         assertThat(m.read(0, 10)).isNull();
+    }
+
+    @Test
+    void theProcessLimit_isAQuarterOfTheKernelsLimit_atMost16384() throws Exception {
+        java.nio.file.Path kernel = java.nio.file.Path.of("/proc/sys/vm/max_map_count");
+        int expected = 16_384;
+        if (Files.isReadable(kernel)) {
+            try (java.io.BufferedReader r = Files.newBufferedReader(kernel)) {
+                expected = Math.min(expected, Integer.parseInt(r.readLine().trim()) / 4);
+            }
+        } else {
+            expected = 65_530 / 4;
+        }
+        // it read 1 once: Files.readString of a /proc file returned its first byte only
+        assertThat(ReadOnlyMapping.PROCESS_LIMIT).isEqualTo(expected).isGreaterThan(1_000);
     }
 
     @Test

@@ -5,7 +5,9 @@ package io.github.flinkstate.disagg.engine.testutil;
  * memory-mapped file. HotSpot reports such a fault (an {@link InternalError}) at the thread's next
  * call into its runtime, which may come after the read returned; a test calls this right after the
  * read, inside its own {@code try}, so that the error lands there and not in an assertion. An
- * allocation larger than any thread-local allocation buffer is such a call.
+ * allocation larger than any thread-local allocation buffer is such a call: with G1 (which the
+ * build's test configuration pins) an array of 2 MiB is a humongous object, never allocated in a
+ * thread's buffer.
  */
 public final class LateFaults {
 
