@@ -512,7 +512,7 @@ public final class DiskCache implements Closeable {
             temp = newFile("write-", ".tmp");
         }
         try {
-            return new WriteThrough(this, file, temp);
+            return new WriteThrough(this, file, temp, expectedLength);
         } catch (IOException e) {
             recordWriteFailure();
             LOG.warn("Cannot start a local copy of {} in {}: {}", file, directory, e.toString());

@@ -15,8 +15,9 @@ import org.slf4j.LoggerFactory;
  * is also written here, and {@link #commit} hands the finished copy to the {@link DiskCache}, so
  * the first reads of a freshly flushed or compacted file are local. A local failure (full disk, I/O
  * error) only abandons the copy: it never fails the primary write. The copy reserves its space in
- * the cache in steps of {@link #RESERVE_STEP} bytes ahead of its writes, so that the cache's
- * capacity bounds the copies being written too; a copy that cannot reserve is abandoned.
+ * the cache in steps of {@link #RESERVE_STEP} bytes ahead of its writes (not past the file's length
+ * when it is known), so that the cache's capacity bounds the copies being written too; a copy that
+ * cannot reserve is abandoned.
  *
  * <p>Thread safety: confined to the writing thread.
  */
@@ -45,10 +46,15 @@ public final class WriteThrough {
 
     private int endFill;
 
-    WriteThrough(DiskCache cache, String sourceFile, File temp) throws IOException {
+    /** The file's final length when known (a copy of an existing file), else 0. */
+    private final long expectedLength;
+
+    WriteThrough(DiskCache cache, String sourceFile, File temp, long expectedLength)
+            throws IOException {
         this.cache = cache;
         this.sourceFile = sourceFile;
         this.temp = temp;
+        this.expectedLength = expectedLength;
         this.out = new BufferedOutputStream(new FileOutputStream(temp), 64 << 10);
     }
 
@@ -105,10 +111,17 @@ public final class WriteThrough {
         endFill = keep + len;
     }
 
-    /** Reserves space up to {@code total} bytes: a step ahead if it fits, else exactly. */
+    /**
+     * Reserves space up to {@code total} bytes: a step ahead if it fits, else exactly; never past
+     * the file's known length (a step past it would evict another unit for room the copy never
+     * uses: in a cache of exactly the state's size, a whole copy the warm-up had just made).
+     */
     private boolean reserveFor(long total) {
         long need = total - reserved;
         long step = Math.max(RESERVE_STEP, need);
+        if (expectedLength > 0) {
+            step = Math.max(need, Math.min(step, expectedLength - reserved));
+        }
         if (cache.reserve(sourceFile, total, step)) {
             reserved += step;
             return true;

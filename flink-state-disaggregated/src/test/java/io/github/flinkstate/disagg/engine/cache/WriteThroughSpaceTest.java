@@ -126,6 +126,38 @@ class WriteThroughSpaceTest {
         cache.checkInvariants();
     }
 
+    /**
+     * A cache exactly the size of the files copied into it (a budget of 100% of the state, filled
+     * by the warm-up, which knows each file's length) keeps every copy. Found measuring the
+     * warm-up: the last copy reserved a whole step past its end, the cache evicted the least
+     * recently used copy to make that room, and that file was then read block by block from the
+     * primary storage (in about half of the runs, 1,100 more remote reads and 90% of the steady
+     * throughput 2-4 s later).
+     */
+    @Test
+    void copiesOfKnownLength_inACacheOfExactlyTheirSize_evictNoOtherCopy() throws Exception {
+        int[] sizes = {1536 * KB, 700 * KB, 1234 * KB + 17};
+        long total = 0;
+        for (int size : sizes) {
+            total += size;
+        }
+        cache = new DiskCache(new File(tmp, "cache"), total, 0);
+        cache.liveBytes(total);
+        for (int i = 0; i < sizes.length; i++) {
+            byte[] file = bytes(20 + i, sizes[i]);
+            WriteThrough copy = cache.writeThrough("f" + i, file.length);
+            assertThat(copy).as("copy %d", i).isNotNull();
+            for (int off = 0; off < file.length; off += 64 * KB) {
+                copy.write(file, off, Math.min(64 * KB, file.length - off));
+            }
+            assertThat(copy.commit(file.length)).as("copy %d", i).isTrue();
+        }
+        assertThat(cache.evictionCount()).isZero();
+        assertThat(cache.wholeFileCount()).isEqualTo(sizes.length);
+        assertThat(cache.usedBytes()).isEqualTo(total);
+        cache.checkInvariants();
+    }
+
     @Test
     void anAbortedCopy_givesItsReservationBack() throws Exception {
         File dir = new File(tmp, "cache");
