@@ -152,8 +152,9 @@ public final class DisaggregatedOptions {
                     .withDescription(
                             "Read the local disk cache's whole-file copies through read-only memory"
                                     + " mappings: a read the OS page cache can serve is then a memory"
-                                    + " copy, not a system call. At most 16,384 mappings per process"
-                                    + " (a quarter of vm.max_map_count); copies beyond that and files"
+                                    + " copy, not a system call. The process maps at most a quarter of"
+                                    + " vm.max_map_count (16,382 with Linux's default), never more than"
+                                    + " 16,384; copies beyond that and files"
                                     + " over 2 GiB are read with system calls. A mapped page the OS"
                                     + " cannot read (a disk error, or the file truncated by another"
                                     + " process) is an InternalError of the JVM: the backend drops the"

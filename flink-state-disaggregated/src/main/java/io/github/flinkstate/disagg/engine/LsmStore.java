@@ -1099,12 +1099,13 @@ public final class LsmStore implements AutoCloseable {
             // handling (SstReader): the bad bytes failed verification (the primary file answered
             // instead) or the read failed; once the local copies are read with system calls,
             // reading again is safe
-            DiskCache disk = blockCache.disk();
-            if (disk == null || !disk.mapsWholeFiles()) {
-                throw e;
+            DiskCache.absorbMappedFault(blockCache.disk(), e);
+            try {
+                return getOnce(key);
+            } catch (IOException | RuntimeException | Error again) {
+                again.addSuppressed(e);
+                throw again;
             }
-            disk.mappingFault(e);
-            return getOnce(key);
         }
     }
 

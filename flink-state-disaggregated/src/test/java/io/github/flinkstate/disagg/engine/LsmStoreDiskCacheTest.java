@@ -233,6 +233,7 @@ class LsmStoreDiskCacheTest {
             throws Exception {
         try (LsmStore store = LsmStore.open(options("p", diskOnly(64 << 20, mapped)))) {
             write(store);
+            assertThat(disk.wholeFileCount()).isPositive();
             assertThat(disk.mappedWholeFileCount())
                     .isEqualTo(mapped ? disk.wholeFileCount() : 0)
                     .isLessThanOrEqualTo(disk.wholeFileCount());

@@ -38,6 +38,7 @@ class RehomeAbandonedCopyTest {
     private static final class StuckCreates extends LocalFileSystem {
         final CountDownLatch gate = new CountDownLatch(1);
         final AtomicInteger waiting = new AtomicInteger();
+        final AtomicInteger createdAfterWait = new AtomicInteger();
         volatile String stuckUnder;
 
         @Override
@@ -56,6 +57,9 @@ class RehomeAbandonedCopyTest {
                 if (interrupted) {
                     Thread.currentThread().interrupt();
                 }
+                FSDataOutputStream out = super.create(f, overwrite);
+                createdAfterWait.incrementAndGet();
+                return out;
             }
             return super.create(f, overwrite);
         }
@@ -107,10 +111,11 @@ class RehomeAbandonedCopyTest {
             assertThat(error.get()).isInstanceOf(InterruptedIOException.class);
 
             fs.gate.countDown(); // the file system returns: the copy creates and writes its target
+            // the copy's file was created (not merely not created yet) and is gone again
             Waits.until(
                     "no copy left in the primary directory",
                     Duration.ofSeconds(30),
-                    () -> sstFiles(fs, dst) == 0);
+                    () -> fs.createdAfterWait.get() == 1 && sstFiles(fs, dst) == 0);
             assertThat(store.liveFiles()).isEqualTo(snap.files());
         } finally {
             snap.release();

@@ -38,11 +38,18 @@ public record RemoteReadTarget(String backend, int cachePercent, boolean localCa
         }
     }
 
-    /** The row label, e.g. {@code forst 10%} or {@code rocksdb (all local)}. */
+    /**
+     * The row label, e.g. {@code forst 10%}, {@code disaggregated 100% (no mmap)} or {@code rocksdb
+     * (all local)}.
+     */
     public String label() {
         return backend.equals("rocksdb")
                 ? "rocksdb (all local)"
-                : backend + " " + cachePercent + "%";
+                : backend
+                        + " "
+                        + cachePercent
+                        + "%"
+                        + (backend.equals("disaggregated") && !localCacheMmap ? " (no mmap)" : "");
     }
 
     /**

@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.zip.CRC32C;
+import javax.annotation.Nullable;
 import javax.annotation.concurrent.GuardedBy;
 import javax.annotation.concurrent.ThreadSafe;
 import org.apache.flink.util.FileUtils;
@@ -66,7 +67,8 @@ import org.slf4j.LoggerFactory;
  * process that died can be found and deleted ({@link #deleteAbandonedDirectories}).
  *
  * <p>Thread safety: thread-safe. Index and recency order are guarded by this object; file reads and
- * appends run outside the lock (positional I/O on shared channels).
+ * appends run outside the lock (positional I/O on shared channels, or copies out of a whole file's
+ * mapping); mapping a committed copy runs under it.
  *
  * <p>Invariants (checked by {@link #checkInvariants()}): {@code usedBytes} is the sum of the bytes
  * of the units in the recency order and of the space reserved by write-through copies still being
@@ -102,9 +104,13 @@ public final class DiskCache implements Closeable {
 
     /**
      * Whether new whole-file copies are mapped: {@link #mapWholeFiles} until the first mapped read
-     * fault ({@link #mappingFault}), false after.
+     * fault ({@link #mappingFault}) or the first mapping the system refused, false after.
      */
     private volatile boolean mapping;
+
+    /** Whether a mapped read faulted ({@link #mappingFault} has run). Guarded by this. */
+    @GuardedBy("this")
+    private boolean faulted;
 
     private final CacheDirectoryLock inUse;
 
@@ -317,7 +323,7 @@ public final class DiskCache implements Closeable {
             return null;
         } catch (IOException | InternalError e) {
             if (e instanceof InternalError) {
-                mappingFault((InternalError) e); // a mapped page the OS could not supply
+                absorbMappedFault(this, (InternalError) e); // a mapped page the OS could not supply
             }
             if (!unit.isDropped()) {
                 LOG.warn(
@@ -339,11 +345,6 @@ public final class DiskCache implements Closeable {
         }
     }
 
-    /** Whether this cache was configured to map whole-file copies (even if a fault stopped it). */
-    public boolean mapsWholeFiles() {
-        return mapWholeFiles;
-    }
-
     /**
      * After a read of a mapped copy faulted ({@code fault}, the JVM's {@link InternalError} for a
      * page the OS could not supply: a disk error, or a file truncated behind the cache's back):
@@ -355,19 +356,38 @@ public final class DiskCache implements Closeable {
      */
     public void mappingFault(InternalError fault) {
         List<LocalFileCopy> copies;
+        boolean first;
         synchronized (this) {
-            if (!mapping) {
-                return;
-            }
+            first = !faulted;
+            faulted = true;
             mapping = false;
             copies = new ArrayList<>(wholeFiles.values());
         }
-        LOG.warn(
-                "A memory-mapped local cache file could not be read ({}); local copies in {} are"
-                        + " read with system calls from now on",
-                fault.toString(),
-                directory);
-        copies.forEach(LocalFileCopy::unmap);
+        if (first) {
+            LOG.warn(
+                    "A memory-mapped local cache file could not be read; local copies in {} are"
+                            + " read with system calls from now on",
+                    directory,
+                    fault);
+        }
+        copies.forEach(LocalFileCopy::unmap); // idempotent: copies mapped before are unmapped too
+    }
+
+    /**
+     * Handles {@code e}, caught around a read that may have used a mapped copy of {@code disk}, as
+     * a mapped-page fault ({@link #mappingFault}) if it is one: the cache maps whole files and the
+     * JVM's message names an unsafe memory access (HotSpot's words for such a fault, reported late
+     * or not). Any other error, or any error without such a cache, is rethrown.
+     */
+    public static void absorbMappedFault(@Nullable DiskCache disk, InternalError e) {
+        String message = e.getMessage();
+        if (disk == null
+                || !disk.mapWholeFiles
+                || message == null
+                || !message.contains("unsafe memory access")) {
+            throw e;
+        }
+        disk.mappingFault(e);
     }
 
     /**

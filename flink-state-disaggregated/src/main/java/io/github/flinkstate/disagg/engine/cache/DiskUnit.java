@@ -13,7 +13,8 @@ import java.nio.file.StandardOpenOption;
  * One local file of the {@link DiskCache}, and the unit in which the disk tier evicts: either a
  * slab of cached blocks ({@link DiskSlab}) or the whole-file copy of an SST the store wrote ({@link
  * LocalFileCopy}). Reads are positional on one shared {@link FileChannel}, so concurrent readers do
- * not queue behind each other.
+ * not queue behind each other (a whole-file copy reads through its memory mapping while it has one,
+ * see {@link LocalFileCopy}).
  *
  * <p>Thread safety: {@link #read} and {@link #write} may run on any thread at any time; once {@link
  * #drop} has closed the channel, they fail with {@link ClosedChannelException}, which the cache

@@ -7,8 +7,11 @@ import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.flink.core.memory.MemoryUtils;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A read-only memory mapping of one local cache file, read by copying out of it: a read of a page
@@ -25,8 +28,8 @@ import org.apache.flink.core.memory.MemoryUtils;
  *
  * <p>A mapped page that the OS cannot supply (the file truncated behind the cache's back, or a disk
  * error) raises {@link InternalError} in the reading thread rather than an {@link IOException}; the
- * JVM may deliver it a little after the copy, in the caller. {@link DiskCache#read} therefore
- * treats an {@code InternalError} during its read as an unreadable unit.
+ * JVM may deliver it a little after the copy, in the caller. {@link DiskCache#read}, the SST
+ * reader's local reads and {@code LsmStore.get} catch it ({@link DiskCache#absorbMappedFault}).
  *
  * <p>Thread safety: {@link #read} and {@link #drop} may run on any thread at any time.
  */
@@ -45,6 +48,11 @@ final class ReadOnlyMapping {
 
     /** Mappings held now by this process's caches (unmapped ones not counted). */
     private static final AtomicInteger LIVE = new AtomicInteger();
+
+    /** Whether reaching {@link #PROCESS_LIMIT} was logged (once per process). */
+    private static final AtomicBoolean LIMIT_LOGGED = new AtomicBoolean();
+
+    private static final Logger LOG = LoggerFactory.getLogger(ReadOnlyMapping.class);
 
     private static final int DROPPED = 1 << 30;
 
@@ -70,17 +78,29 @@ final class ReadOnlyMapping {
         }
         if (LIVE.incrementAndGet() > PROCESS_LIMIT) {
             LIVE.decrementAndGet();
+            if (!LIMIT_LOGGED.getAndSet(true)) {
+                LOG.info(
+                        "{} local cache files of this process are memory-mapped, the most it maps;"
+                                + " further copies are read with system calls",
+                        PROCESS_LIMIT);
+            }
             return null;
         }
+        boolean mapped = false;
         try {
-            return new ReadOnlyMapping(file, channel.map(FileChannel.MapMode.READ_ONLY, 0, length));
-        } catch (IOException | RuntimeException e) {
-            LIVE.decrementAndGet();
-            throw e;
+            ReadOnlyMapping m =
+                    new ReadOnlyMapping(
+                            file, channel.map(FileChannel.MapMode.READ_ONLY, 0, length));
+            mapped = true;
+            return m;
+        } finally {
+            if (!mapped) {
+                LIVE.decrementAndGet();
+            }
         }
     }
 
-    /** Mappings this process's caches hold now; for tests and logs. */
+    /** Mappings this process's caches hold now; for tests. */
     static int liveMappings() {
         return LIVE.get();
     }

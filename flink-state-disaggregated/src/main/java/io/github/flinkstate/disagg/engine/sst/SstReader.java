@@ -578,10 +578,7 @@ public final class SstReader {
         } catch (InternalError fault) {
             // a memory-mapped copy's page could not be read, reported late (DiskCache.read
             // handles it when reported in time): its bytes are not used; read the file
-            if (!disk.mapsWholeFiles()) {
-                throw fault;
-            }
-            disk.mappingFault(fault);
+            DiskCache.absorbMappedFault(disk, fault);
             disk.invalidate(name, h.offset(), "a mapped page could not be read: " + fault);
             return null;
         }
@@ -692,10 +689,7 @@ public final class SstReader {
             return openMetadataOnce(disk, tailBytes);
         } catch (InternalError fault) {
             // a memory-mapped copy's page could not be read, reported late (see localCopy)
-            if (disk == null || !disk.mapsWholeFiles()) {
-                throw fault;
-            }
-            disk.mappingFault(fault);
+            DiskCache.absorbMappedFault(disk, fault);
             return openMetadataOnce(null, tailBytes);
         }
     }

@@ -69,8 +69,13 @@ class DisaggMetricsTest {
             snapshot(writer); // flushes: the files written are copied whole
             long whole = group.longValue("disaggregated.localCacheWholeFiles");
             assertThat(whole).isPositive();
-            assertThat(group.longValue("disaggregated.localCacheMappedFiles"))
-                    .isEqualTo(mmap ? whole : 0);
+            long mapped = group.longValue("disaggregated.localCacheMappedFiles");
+            if (mmap) {
+                // a compaction may commit or drop a copy between the two reads
+                assertThat(mapped).isPositive().isLessThanOrEqualTo(whole + 1);
+            } else {
+                assertThat(mapped).isZero();
+            }
         }
     }
 

@@ -139,7 +139,11 @@ class ReadOnlyMappingTest {
                 readers.add(reader);
             }
             assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
-            Thread.sleep(2);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (served.get() < threads && failure.get() == null) { // reads are under way
+                assertThat(System.nanoTime()).as("reads started").isLessThan(deadline);
+                Thread.onSpinWait();
+            }
             m.drop();
             for (Thread reader : readers) {
                 reader.join(TimeUnit.SECONDS.toMillis(10));

@@ -6,8 +6,8 @@ package io.github.flinkstate.disagg.engine.testutil;
  * call into its runtime, which may come after the read returned; a test calls this right after the
  * read, inside its own {@code try}, so that the error lands there and not in an assertion. An
  * allocation larger than any thread-local allocation buffer is such a call: with G1 (which the
- * build's test configuration pins) an array of 2 MiB is a humongous object, never allocated in a
- * thread's buffer.
+ * build's test configuration pins) and its heap of 2 GiB (regions of 1 MiB) an array of 2 MiB is a
+ * humongous object, never allocated in a thread's buffer.
  */
 public final class LateFaults {
 
