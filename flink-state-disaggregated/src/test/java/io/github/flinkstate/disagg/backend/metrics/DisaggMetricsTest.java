@@ -61,11 +61,7 @@ class DisaggMetricsTest {
             CapturingGroup group = new CapturingGroup("");
             DisaggregatedKeyedStateBackend<Integer> writer =
                     backends.create(DisaggBackends.ALL, List.of(), group);
-            InternalValueState<Integer, VoidNamespace, String> v = value(writer);
-            for (int k = 0; k < KEYS; k++) {
-                writer.setCurrentKey(k);
-                v.update("value-" + k + "-" + "x".repeat(40));
-            }
+            writeKeys(writer);
             snapshot(writer); // flushes: the files written are copied whole
             long whole = group.longValue("disaggregated.localCacheWholeFiles");
             assertThat(whole).isPositive();
@@ -76,6 +72,15 @@ class DisaggMetricsTest {
             } else {
                 assertThat(mapped).isZero();
             }
+        }
+    }
+
+    /** Writes a value of about 50 bytes for each of the {@link #KEYS} keys. */
+    private static void writeKeys(DisaggregatedKeyedStateBackend<Integer> writer) throws Exception {
+        InternalValueState<Integer, VoidNamespace, String> v = value(writer);
+        for (int k = 0; k < KEYS; k++) {
+            writer.setCurrentKey(k);
+            v.update("value-" + k + "-" + "x".repeat(40));
         }
     }
 
@@ -92,11 +97,7 @@ class DisaggMetricsTest {
             CapturingGroup before = new CapturingGroup("");
             DisaggregatedKeyedStateBackend<Integer> writer =
                     backends.create(DisaggBackends.ALL, List.of(), before);
-            InternalValueState<Integer, VoidNamespace, String> v = value(writer);
-            for (int k = 0; k < KEYS; k++) {
-                writer.setCurrentKey(k);
-                v.update("value-" + k + "-" + "x".repeat(40));
-            }
+            writeKeys(writer);
             assertThat(before.longValue("disaggregated.restoreDurationMs")).isZero();
             KeyedStateHandle handle = snapshot(writer);
             IncrementalRemoteKeyedStateHandle inc = (IncrementalRemoteKeyedStateHandle) handle;
