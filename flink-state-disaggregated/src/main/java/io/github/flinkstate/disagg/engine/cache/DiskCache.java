@@ -321,28 +321,33 @@ public final class DiskCache implements Closeable {
             // dropped meanwhile, or this thread was interrupted (the unit is fine): a miss
             misses.increment();
             return null;
-        } catch (IOException | InternalError e) {
-            if (e instanceof InternalError) {
-                absorbMappedFault(this, (InternalError) e); // a mapped page the OS could not supply
-            }
-            if (!unit.isDropped()) {
-                LOG.warn(
-                        "Dropping local cache file {} (read of {} at {} failed: {}); reading the"
-                                + " primary file instead",
-                        unit.file,
-                        file,
-                        offset,
-                        e instanceof InternalError
-                                ? "a mapped page could not be read (the file truncated, or a disk"
-                                        + " error): "
-                                        + e
-                                : e.toString());
-                dropUnit(unit);
-                invalidations.increment();
-            }
-            misses.increment();
-            return null;
+        } catch (InternalError e) {
+            absorbMappedFault(this, e); // a mapped page the OS could not supply
+            return missAfterFailedRead(
+                    unit,
+                    file,
+                    offset,
+                    "a mapped page could not be read (the file truncated, or a disk error): " + e);
+        } catch (IOException e) {
+            return missAfterFailedRead(unit, file, offset, e.toString());
         }
+    }
+
+    /** Drops {@code unit}, whose read of {@code file} at {@code offset} failed; counts a miss. */
+    private byte[] missAfterFailedRead(DiskUnit unit, String file, long offset, String why) {
+        if (!unit.isDropped()) {
+            LOG.warn(
+                    "Dropping local cache file {} (read of {} at {} failed: {}); reading the"
+                            + " primary file instead",
+                    unit.file,
+                    file,
+                    offset,
+                    why);
+            dropUnit(unit);
+            invalidations.increment();
+        }
+        misses.increment();
+        return null;
     }
 
     /**

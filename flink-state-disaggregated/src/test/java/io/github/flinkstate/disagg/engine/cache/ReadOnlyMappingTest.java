@@ -3,11 +3,13 @@ package io.github.flinkstate.disagg.engine.cache;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.flinkstate.testing.wait.Waits;
 import java.io.EOFException;
 import java.io.File;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -139,11 +141,10 @@ class ReadOnlyMappingTest {
                 readers.add(reader);
             }
             assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (served.get() < threads && failure.get() == null) { // reads are under way
-                assertThat(System.nanoTime()).as("reads started").isLessThan(deadline);
-                Thread.onSpinWait();
-            }
+            Waits.until(
+                    "reads under way",
+                    Duration.ofSeconds(10),
+                    () -> served.get() >= threads || failure.get() != null);
             m.drop();
             for (Thread reader : readers) {
                 reader.join(TimeUnit.SECONDS.toMillis(10));
