@@ -13,6 +13,7 @@ import io.github.flinkstate.disagg.engine.testutil.LsmModelRunner;
 import io.github.flinkstate.testing.fs.FsOp;
 import io.github.flinkstate.testing.fs.Hang;
 import io.github.flinkstate.testing.fs.InjectingFileSystem;
+import io.github.flinkstate.testing.fs.Listings;
 import io.github.flinkstate.testing.wait.Waits;
 import java.io.File;
 import java.io.IOException;
@@ -29,7 +30,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
 import java.util.regex.Pattern;
-import org.apache.flink.core.fs.FileStatus;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
 import org.junit.jupiter.api.Test;
@@ -664,8 +664,7 @@ class LsmStoreFaultTest {
 
     private boolean isEmpty(Path dir) {
         try {
-            FileStatus[] files = fs.listStatus(dir);
-            return files == null || files.length == 0;
+            return Listings.names(fs, dir).isEmpty();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.testutil.LsmModelRunner;
+import io.github.flinkstate.testing.fs.Listings;
 import io.github.flinkstate.testing.wait.Waits;
 import java.io.File;
 import java.io.IOException;
@@ -14,7 +15,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.flink.core.fs.FSDataOutputStream;
-import org.apache.flink.core.fs.FileStatus;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.core.fs.local.LocalFileSystem;
@@ -124,14 +124,7 @@ class RehomeAbandonedCopyTest {
 
     private static int sstFiles(FileSystem fs, Path dir) {
         try {
-            int n = 0;
-            FileStatus[] files = fs.listStatus(dir);
-            for (FileStatus s : files == null ? new FileStatus[0] : files) {
-                if (s.getPath().getName().endsWith(".sst")) {
-                    n++;
-                }
-            }
-            return n;
+            return Listings.count(fs, dir, ".sst");
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
