@@ -141,7 +141,8 @@ public final class DisaggregatedOptions {
                                     + " bloom filter, up to 8 files at once per backend) and copy them into the local"
                                     + " disk cache in the background, newest level first, while whole"
                                     + " files fit in their share of it (half, or all of it while the"
-                                    + " backend's live files fit) (metrics localCacheWarmUpBytes and"
+                                    + " backend's live files fit), then the other files' blocks into the"
+                                    + " room left, evicting nothing (metrics localCacheWarmUpBytes and"
                                     + " localCacheWarmUpPlannedBytes). The job does not wait for it:"
                                     + " reads go to the primary directory until their file is copied.");
 

@@ -4,8 +4,10 @@ import io.github.flinkstate.disagg.engine.cache.DiskCache;
 import io.github.flinkstate.disagg.engine.cache.InFlight;
 import io.github.flinkstate.disagg.engine.sst.IoRateLimiter;
 import io.github.flinkstate.disagg.engine.sst.ReaderCache;
+import io.github.flinkstate.disagg.engine.sst.SstReader;
 import io.github.flinkstate.disagg.engine.version.FileMeta;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
@@ -38,10 +40,13 @@ import org.slf4j.LoggerFactory;
  * (the newest data, which reads hit most in an LSM tree), files of a level in key order. Each file
  * is copied whole ({@code SstReader#copyToDisk}: chunks of whole blocks, every data block's CRC32C
  * verified) while the disk tier admits whole files ({@code DiskCache#wholeFileLimitBytes}: half its
- * capacity, or nine tenths when every live file fits in that); a file that does not fit is passed
- * over for the next. Files that the store drops meanwhile are skipped, or their readers and copies
- * dropped again after the open or copy that published them; a file that cannot be read is skipped
- * with one log line (reads of it will report the problem themselves).
+ * capacity, or all of it when every live file fits); a file that does not fit is passed over for
+ * the next. Then the files passed over, in the same order, are cached block by block into the room
+ * the tier has left ({@code SstReader#fillDiskWithBlocks}), evicting nothing, until it is full:
+ * below a budget of the whole state the tier starts as full as it will be. Files that the store
+ * drops meanwhile are skipped, or their readers and copies dropped again after the open or copy
+ * that published them; a file that cannot be read is skipped with one log line (reads of it will
+ * report the problem themselves).
  *
  * <p>It does not hold up records: it runs on its own daemon thread (and opens files on {@link
  * #OPENERS}), reads on the file's scan stream (point reads keep theirs) in chunks of at most 512
@@ -108,6 +113,10 @@ public final class WarmUp {
     private final long bytesPlanned;
     private final AtomicLong bytesDone = new AtomicLong();
     private final AtomicLong filesDone = new AtomicLong();
+
+    /** Bytes cached block by block by {@link #fillWithBlocks}; written and read by the thread. */
+    private long blockBytesDone;
+
     private final Thread thread;
     private volatile boolean cancelled;
     private volatile State state = State.RUNNING;
@@ -118,7 +127,7 @@ public final class WarmUp {
      * @param roomForMetadata whether the memory cache has room for more files' metadata
      * @param files the files to copy, in order
      * @param disk the store's disk tier; progress is reported against the smaller of the files'
-     *     total and what it takes as whole files ({@code DiskCache#wholeFileLimitBytes})
+     *     total and its capacity
      * @param live whether a file is still live in the store (in its current version)
      * @param inUse whether any version of the store still lists a file (a reader or checkpoint may
      *     still read one the current version dropped)
@@ -148,7 +157,7 @@ public final class WarmUp {
         for (FileMeta f : files) {
             total += f.fileSize();
         }
-        this.bytesPlanned = Math.min(total, disk.wholeFileLimitBytes());
+        this.bytesPlanned = Math.min(total, disk.capacityBytes());
         this.thread = LsmStore.daemon(this::run, "disagg-warm-up-" + name);
     }
 
@@ -168,6 +177,7 @@ public final class WarmUp {
 
     private void run() {
         long start = System.nanoTime();
+        List<FileMeta> notWhole = new ArrayList<>();
         try {
             openFiles();
             for (FileMeta f : files) {
@@ -177,6 +187,7 @@ public final class WarmUp {
                 if (!live.test(f.path()) || !disk.admitsWholeFile(f.path(), f.fileSize())) {
                     // dropped, or no room for it as a whole: do not open it only to find that out
                     disk.stopExpectingWholeCopy(f.path());
+                    notWhole.add(f);
                     continue;
                 }
                 long copied;
@@ -196,13 +207,15 @@ public final class WarmUp {
                     forgetIfDropped(f.path());
                 }
                 if (copied < 0) {
-                    continue; // not admitted (no room for this file as a whole): try the next
+                    notWhole.add(f); // not admitted (no room for it as a whole): try the next
+                    continue;
                 }
                 if (copied > 0) {
                     bytesDone.addAndGet(copied);
                     filesDone.incrementAndGet();
                 }
             }
+            fillWithBlocks(notWhole);
             state = cancelled ? State.CANCELLED : State.DONE;
         } catch (RuntimeException e) {
             state = State.FAILED;
@@ -213,11 +226,53 @@ public final class WarmUp {
             }
         }
         LOG.info(
-                "Warm-up {}: {} files, {} bytes copied to local disk in {} ms",
+                "Warm-up {}: {} files, {} bytes copied to local disk in {} ms ({} bytes of them as"
+                        + " blocks of files with no room as a whole)",
                 state.name().toLowerCase(java.util.Locale.ROOT),
                 filesDone.get(),
                 bytesDone.get(),
-                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start),
+                blockBytesDone);
+    }
+
+    /**
+     * The second phase: the files passed over as wholes, in the same order, cached block by block
+     * into the disk tier's free room until it is used up. Below a budget of the whole state, whole
+     * files keep to half the tier, and without this the other half filled only as gets missed, one
+     * round trip per block (a ramp of tens of seconds at 2 ms a block). Evicts nothing: the blocks
+     * take free room only, so neither the whole copies nor what the job's reads cached meanwhile
+     * are pushed out.
+     */
+    private void fillWithBlocks(List<FileMeta> notWhole) {
+        for (FileMeta f : notWhole) {
+            if (cancelled || disk.freeRoomBytes() <= 0) {
+                return;
+            }
+            if (!live.test(f.path())) {
+                continue;
+            }
+            SstReader.BlockFill fill;
+            try {
+                fill =
+                        readers.get(f.path(), f.fileSize())
+                                .fillDiskWithBlocks(() -> cancelled, pacing);
+            } catch (IOException e) {
+                if (Thread.currentThread().isInterrupted() || InFlight.causedByInterrupt(e)) {
+                    cancelled = true;
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+                LOG.info("Warm-up skips the blocks of {}: {}", f.path(), e.getMessage());
+                continue;
+            } finally {
+                forgetIfDropped(f.path());
+            }
+            bytesDone.addAndGet(fill.bytes());
+            blockBytesDone += fill.bytes();
+            if (fill.full()) {
+                return;
+            }
+        }
     }
 
     /**

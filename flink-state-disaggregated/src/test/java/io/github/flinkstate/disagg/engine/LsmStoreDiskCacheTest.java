@@ -555,24 +555,34 @@ class LsmStoreDiskCacheTest {
         snap.release();
     }
 
+    /**
+     * Below a budget of the whole state, the warm-up copies whole files up to half the disk tier
+     * and then fills the rest with blocks of the other files, evicting nothing; reads after it find
+     * nearly everything locally. Before, the other half filled only as gets missed, one primary
+     * read per block.
+     */
     @Test
-    void warmUp_stopsWhenWholeFilesWouldExceedHalfTheDiskCache() throws Exception {
+    void warmUp_copiesWholeFilesUpToHalfTheDiskCache_andFillsTheRestWithBlocks() throws Exception {
         LsmSnapshot snap = loadedSnapshot();
-        long largest = 0;
         long total = 0;
         for (String f : snap.files()) {
-            long size = new File(new Path(f).toUri()).length();
-            largest = Math.max(largest, size);
-            total += size;
+            total += new File(new Path(f).toUri()).length();
         }
         // the live files do not fit, so whole files keep to half the capacity, which cannot hold
         // every file
         long capacity = total - 1;
         try (LsmStore restored = restore(snap, diskOnly(capacity))) {
             WarmUp w = warmedUp(restored);
-            assertThat(w.bytesDone()).isLessThanOrEqualTo(capacity / 2);
-            assertThat(w.bytesPlanned()).isEqualTo(Math.min(total, capacity / 2));
-            assertThat(disk.usedBytes()).isLessThanOrEqualTo(capacity);
+            assertThat(disk.wholeFileBytes()).isPositive().isLessThanOrEqualTo(capacity / 2);
+            assertThat(w.bytesPlanned()).isEqualTo(Math.min(total, capacity));
+            assertThat(disk.usedBytes())
+                    .as("the tier is full up to less than one block")
+                    .isGreaterThan(capacity - (8 << 10))
+                    .isLessThanOrEqualTo(capacity);
+            assertThat(disk.evictionCount()).isZero();
+            assertThat(w.bytesDone())
+                    .as("whole files and blocks")
+                    .isGreaterThan(disk.wholeFileBytes());
             readAll(restored);
             disk.checkInvariants();
         }

@@ -35,13 +35,14 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li><b>Blocks</b> read from the primary file system are {@link #offer offered} after their
  *       checksum was verified and appended to the current {@link DiskSlab}. This covers restored
- *       and cold files: only the blocks actually read take space.
+ *       and cold files: only the blocks actually read take space (and those a warm-up puts into the
+ *       room whole files left, {@link #offerIntoFreeRoom}).
  *   <li><b>Whole files</b>: a file the store writes (flush, compaction) is copied locally while it
  *       is written ({@link #writeThrough}), because it is read soon after. Whole files are admitted
- *       only while they fill at most half of the capacity (nine tenths when all of the store's live
- *       files fit in nine tenths, see {@link #liveBytes}) and the disk has at least twice the free
- *       reserve; beyond that the store falls back to caching blocks (file-level caching while disk
- *       is plentiful, block-level when it is not).
+ *       only while they fill at most half of the capacity (all of it when all of the store's live
+ *       files fit, see {@link #liveBytes}) and the disk has at least twice the free reserve; beyond
+ *       that the store falls back to caching blocks (file-level caching while disk is plentiful,
+ *       block-level when it is not).
  * </ul>
  *
  * Slabs and whole files are the units of eviction, kept in one least-recently-used order: every hit
@@ -418,25 +419,57 @@ public final class DiskCache implements Closeable {
      * local disk fails.
      */
     public void offer(String file, long offset, byte[] data) {
+        store(file, offset, data, true);
+    }
+
+    /**
+     * As {@link #offer}, but only into room the cache has free: evicts nothing to make room for the
+     * block (except what the free-space reserve of the disk demands). For a warm-up that fills the
+     * rest of the cache with blocks, which must not push out what is cached already.
+     *
+     * @return false if the block did not fit in the free room, or the cache takes no writes now
+     *     (closed, writes paused after a failure, interrupted): a caller filling the cache stops;
+     *     true if it is cached now or was already
+     */
+    public boolean offerIntoFreeRoom(String file, long offset, byte[] data) {
+        return store(file, offset, data, false);
+    }
+
+    /** Bytes the cache may still fill without evicting anything (0 once closed). */
+    public synchronized long freeRoomBytes() {
+        return closed ? 0 : capacityBytes - usedBytes;
+    }
+
+    /**
+     * Appends {@code data} to the current slab; with {@code evict}, evicts least recently used
+     * units to make room. Returns false only when the block was not cached for lack of room or
+     * because the cache takes no writes now.
+     */
+    private boolean store(String file, long offset, byte[] data, boolean evict) {
         int length = data.length;
         if (length > slabBytes || writesPaused() || Thread.currentThread().isInterrupted()) {
-            return; // (an interrupted thread's write would close the slab's channel for all)
+            return false; // (an interrupted thread's write would close the slab's channel for all)
         }
         BlockKey key = new BlockKey(file, offset);
         List<DiskUnit> victims = new ArrayList<>();
         DiskSlab slab;
         int position;
         synchronized (this) {
-            if (closed
-                    || index.containsKey(key)
+            if (closed) {
+                return false;
+            }
+            if (index.containsKey(key)
                     || wholeFiles.containsKey(file)
                     || wholeCopyExpected.contains(file)) {
-                return;
+                return true;
+            }
+            if (!evict && usedBytes + length > capacityBytes) {
+                return false; // the free room is used up: no refusal of a block the job read
             }
             if (!makeRoom(length, victims)) {
                 refusals.increment();
                 victims.forEach(DiskUnit::drop);
-                return;
+                return false;
             }
             position = active == null ? -1 : active.allocate(length);
             if (position < 0) {
@@ -450,7 +483,7 @@ public final class DiskCache implements Closeable {
                             directory,
                             e.toString());
                     victims.forEach(DiskUnit::drop);
-                    return;
+                    return false;
                 }
                 recency.put(active, Boolean.TRUE);
                 position = active.allocate(length);
@@ -462,7 +495,7 @@ public final class DiskCache implements Closeable {
         try {
             slab.write(position, data);
         } catch (ClosedChannelException e) {
-            return; // dropped meanwhile, or this thread was interrupted: not a disk failure
+            return false; // dropped meanwhile, or this thread was interrupted: not a disk failure
         } catch (IOException e) {
             if (!slab.isDropped()) {
                 recordWriteFailure();
@@ -472,7 +505,7 @@ public final class DiskCache implements Closeable {
                         e.toString());
                 dropUnit(slab);
             }
-            return;
+            return false;
         }
         bytesWritten.add(length);
         synchronized (this) {
@@ -482,6 +515,7 @@ public final class DiskCache implements Closeable {
                 offsetsByFile.computeIfAbsent(file, f -> new HashSet<>()).add(offset);
             }
         }
+        return true;
     }
 
     /**
@@ -921,6 +955,11 @@ public final class DiskCache implements Closeable {
     /** Bytes of local files the cache holds now. */
     public synchronized long usedBytes() {
         return usedBytes;
+    }
+
+    /** Bytes of the whole-file copies held now. */
+    public synchronized long wholeFileBytes() {
+        return wholeFileBytes;
     }
 
     /** Number of whole-file copies held now. */

@@ -44,6 +44,10 @@ final class LocalFileCopy extends DiskUnit {
         ReadOnlyMapping mapped = null;
         IOException failure = null;
         if (map) {
+            // the JDK's map call fails on a thread whose interrupt flag is set (a flush or
+            // compaction thread being stopped), which is no refusal by the system: the flag is
+            // set aside for the call (it does not block) and restored after
+            boolean interrupted = Thread.interrupted();
             // a channel of its own, closed at once: the mapping outlives it
             try (FileChannel ch = FileChannel.open(file.toPath(), StandardOpenOption.READ)) {
                 mapped = ReadOnlyMapping.map(file, ch, length);
@@ -51,6 +55,10 @@ final class LocalFileCopy extends DiskUnit {
                 failure = e;
             } catch (RuntimeException e) {
                 failure = new IOException(e);
+            } finally {
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
             }
         }
         this.mapping = mapped;

@@ -364,6 +364,71 @@ public final class SstReader {
         }
     }
 
+    /**
+     * Caches this file's data blocks in the local disk tier's free room, block by block (slabs, as
+     * a get that misses would), for a warm-up that has no room left for whole files: reads them in
+     * order in chunks of whole blocks (at most {@link #COPY_CHUNK_BYTES}) on the scan stream,
+     * verifies each block's CRC32C, and offers each without evicting anything ({@link
+     * DiskCache#offerIntoFreeRoom}). Reads no chunk the free room cannot take. Puts nothing into
+     * the memory tier.
+     *
+     * @param cancelled checked before each chunk
+     * @param pacing takes each chunk's bytes before the chunk is read, or null (no pacing)
+     * @return what was cached, and whether it stopped because the free room was used up
+     */
+    public BlockFill fillDiskWithBlocks(
+            java.util.function.BooleanSupplier cancelled, @Nullable IoRateLimiter pacing)
+            throws IOException {
+        DiskCache disk = cached.disk();
+        if (disk == null) {
+            return new BlockFill(0, true);
+        }
+        if (disk.holdsWholeFile(name)) {
+            return new BlockFill(0, false);
+        }
+        long offered = 0;
+        int next = 0;
+        while (next < blocks.size()) {
+            if (cancelled.getAsBoolean()) {
+                return new BlockFill(offered, false);
+            }
+            long pos = blocks.offset(next);
+            long room = Math.min(disk.freeRoomBytes(), COPY_CHUNK_BYTES);
+            if (blocks.end(next) - pos > room) {
+                return new BlockFill(offered, true);
+            }
+            int last = next;
+            while (last + 1 < blocks.size() && blocks.end(last + 1) - pos <= room) {
+                last++;
+            }
+            long end = blocks.end(last);
+            if (pacing != null) {
+                pacing.acquire(end - pos);
+                if (cancelled.getAsBoolean()) {
+                    return new BlockFill(offered, false);
+                }
+            }
+            byte[] buf = readAt(scanStream, pos, (int) (end - pos));
+            for (int i = next; i <= last; i++) {
+                int from = (int) (blocks.offset(i) - pos);
+                checkCrc(buf, from, blocks.handle(i));
+                byte[] block = Arrays.copyOfRange(buf, from, (int) (blocks.end(i) - pos));
+                if (!disk.offerIntoFreeRoom(name, blocks.offset(i), block)) {
+                    return new BlockFill(offered, true);
+                }
+                offered += block.length;
+            }
+            next = last + 1;
+        }
+        return new BlockFill(offered, false);
+    }
+
+    /**
+     * What {@link #fillDiskWithBlocks} did: {@code bytes} of blocks offered (cached now, or cached
+     * already), and whether it stopped because the disk tier had no free room left ({@code full}).
+     */
+    public record BlockFill(long bytes, boolean full) {}
+
     /** Point lookup: the entry for exactly {@code key} in this file, or null. */
     public Versioned get(byte[] key) throws IOException {
         return get(key, BloomFilter.hash(key));

@@ -95,6 +95,34 @@ class DiskCacheMappedCopiesTest {
     }
 
     /**
+     * A copy committed by a thread with its interrupt flag set (a flush or compaction thread being
+     * stopped) is mapped as any other, and mapping stays on: the JDK's mapping call fails with
+     * {@code ClosedByInterruptException} on such a thread, which counted as a mapping the system
+     * refused and turned mapping off for the cache. Found in a review.
+     */
+    @Test
+    void aCopyCommittedByAnInterruptedThread_isMapped_andMappingStaysOn() throws Exception {
+        open(true);
+        byte[] first = content(1, 300 * KB);
+        WriteThrough copy = cache.writeThrough("sst-1");
+        copy.write(first, 0, first.length);
+        Thread.currentThread().interrupt();
+        try {
+            assertThat(copy.commit(first.length)).isTrue();
+            assertThat(Thread.currentThread().isInterrupted())
+                    .as("the interrupt is kept for the caller")
+                    .isTrue();
+        } finally {
+            Thread.interrupted();
+        }
+        commit("sst-2", content(2, 300 * KB));
+        assertThat(cache.wholeFileCount()).isEqualTo(2);
+        assertThat(cache.mappedWholeFileCount()).isEqualTo(2);
+        assertThat(cache.read("sst-1", 1_000, 4_096))
+                .isEqualTo(Arrays.copyOfRange(first, 1_000, 1_000 + 4_096));
+    }
+
+    /**
      * Reads {@code length} bytes at {@code offset} of "sst-1" as the store does: bytes that differ
      * from {@code expected} are reported as corrupt (the store verifies checksums), and a fault the
      * JVM reports after the read returned is caught where the store catches it; null for both.

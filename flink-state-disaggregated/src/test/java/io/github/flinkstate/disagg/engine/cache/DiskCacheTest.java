@@ -65,6 +65,37 @@ class DiskCacheTest {
         cache.checkInvariants();
     }
 
+    /**
+     * A warm-up's blocks take the free room only: once it is used up they are turned away, and
+     * nothing cached before them is evicted for them (an offer by a read still evicts as usual).
+     */
+    @Test
+    void offerIntoFreeRoom_fillsTheFreeRoom_andEvictsNothing() throws Exception {
+        open(4 * MB, 0); // 16 slabs of 256 KiB, one block each
+        int size = 256 * KB;
+        cache.offer("read", 0, block(0, size));
+        int taken = 0;
+        for (int i = 1; cache.offerIntoFreeRoom("warm", (long) i * size, block(i, size)); i++) {
+            taken++;
+        }
+        assertThat(taken).isEqualTo(15);
+        assertThat(cache.usedBytes()).isEqualTo(4 * MB);
+        assertThat(cache.freeRoomBytes()).isZero();
+        assertThat(cache.evictionCount()).isZero();
+        assertThat(cache.refusalCount()).as("a full cache is no refusal").isZero();
+        assertThat(cache.read("read", 0, size)).isEqualTo(block(0, size));
+        assertThat(cache.offerIntoFreeRoom("warm", 1L * size, block(1, size)))
+                .as("cached already")
+                .isTrue();
+        assertThat(cache.read("warm", 15L * size, size)).isEqualTo(block(15, size));
+        cache.offer("read", size, block(99, size));
+        assertThat(cache.evictionCount()).as("a read's offer still evicts").isEqualTo(1);
+        cache.checkInvariants();
+        cache.close();
+        assertThat(cache.offerIntoFreeRoom("warm", 99L * size, block(2, size))).isFalse();
+        assertThat(cache.freeRoomBytes()).isZero();
+    }
+
     @Test
     void capacity_isNeverExceeded_andTheLeastRecentlyUsedSlabGoesFirst() throws Exception {
         open(4 * MB, 0); // 16 slabs of 256 KiB, one block each
