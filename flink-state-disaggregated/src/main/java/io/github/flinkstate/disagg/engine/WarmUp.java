@@ -41,9 +41,10 @@ import org.slf4j.LoggerFactory;
  * is copied whole ({@code SstReader#copyToDisk}: chunks of whole blocks, every data block's CRC32C
  * verified) while the disk tier admits whole files ({@code DiskCache#wholeFileLimitBytes}: half its
  * capacity, or all of it when every live file fits); a file that does not fit is passed over for
- * the next. Then the files passed over, in the same order, are cached block by block into the room
- * the tier has left ({@code SstReader#fillDiskWithBlocks}), evicting nothing, until it is full:
- * below a budget of the whole state the tier starts as full as it will be. Files that the store
+ * the next. Then the files passed over that are open, in the same order, are cached block by block
+ * into the room the tier has left ({@code SstReader#fillDiskWithBlocks}), evicting nothing, until
+ * it is full: below a budget of the whole state the tier starts as full as it will be. The whole
+ * copies are then made more recent than those blocks, which are only a guess. Files that the store
  * drops meanwhile are skipped, or their readers and copies dropped again after the open or copy
  * that published them; a file that cannot be read is skipped with one log line (reads of it will
  * report the problem themselves).
@@ -178,6 +179,7 @@ public final class WarmUp {
     private void run() {
         long start = System.nanoTime();
         List<FileMeta> notWhole = new ArrayList<>();
+        List<String> copiedWhole = new ArrayList<>();
         try {
             openFiles();
             for (FileMeta f : files) {
@@ -206,16 +208,21 @@ public final class WarmUp {
                     disk.stopExpectingWholeCopy(f.path());
                     forgetIfDropped(f.path());
                 }
-                if (copied < 0) {
-                    notWhole.add(f); // not admitted (no room for it as a whole): try the next
-                    continue;
-                }
                 if (copied > 0) {
                     bytesDone.addAndGet(copied);
                     filesDone.incrementAndGet();
+                    copiedWhole.add(f.path());
+                } else if (!cancelled && !disk.holdsWholeFile(f.path())) {
+                    // not admitted, or its copy not kept (other copies took the room meanwhile)
+                    notWhole.add(f);
                 }
             }
             fillWithBlocks(notWhole);
+            // the fill's slabs entered the recency order after the whole copies: they are
+            // speculative, so the copies (L0 first, the newest data) are made more recent again
+            for (int i = copiedWhole.size() - 1; i >= 0; i--) {
+                disk.touch(copiedWhole.get(i), 0);
+            }
             state = cancelled ? State.CANCELLED : State.DONE;
         } catch (RuntimeException e) {
             state = State.FAILED;
@@ -241,24 +248,25 @@ public final class WarmUp {
      * files keep to half the tier, and without this the other half filled only as gets missed, one
      * round trip per block (a ramp of tens of seconds at 2 ms a block). Evicts nothing: the blocks
      * take free room only, so neither the whole copies nor what the job's reads cached meanwhile
-     * are pushed out.
+     * are pushed out. Only files the first phase opened (or a read opened since) are filled:
+     * opening one here would cache its metadata tail with an ordinary offer, which may evict, and
+     * would pin metadata beyond the share {@link #openFiles} keeps to.
      */
     private void fillWithBlocks(List<FileMeta> notWhole) {
         for (FileMeta f : notWhole) {
             if (cancelled || disk.freeRoomBytes() <= 0) {
                 return;
             }
-            if (!live.test(f.path())) {
+            SstReader reader = readers.getIfOpen(f.path());
+            if (reader == null || !live.test(f.path())) {
                 continue;
             }
             SstReader.BlockFill fill;
             try {
-                fill =
-                        readers.get(f.path(), f.fileSize())
-                                .fillDiskWithBlocks(() -> cancelled, pacing);
+                fill = reader.fillDiskWithBlocks(() -> cancelled || !live.test(f.path()), pacing);
             } catch (IOException e) {
                 if (Thread.currentThread().isInterrupted() || InFlight.causedByInterrupt(e)) {
-                    cancelled = true;
+                    cancelled = true; // nothing else interrupts this thread: stop, no skip on
                     Thread.currentThread().interrupt();
                     return;
                 }
@@ -269,8 +277,11 @@ public final class WarmUp {
             }
             bytesDone.addAndGet(fill.bytes());
             blockBytesDone += fill.bytes();
-            if (fill.full()) {
-                return;
+            switch (fill.end()) {
+                case DONE, STOPPED -> {} // (stopped: cancelled, seen above, or the file dropped)
+                case FULL, NOT_TAKEN -> {
+                    return;
+                }
             }
         }
     }

@@ -66,6 +66,12 @@ class LsmStoreDiskCacheTest {
         return diskOnly(diskBytes, true);
     }
 
+    /** A memory tier of {@code memoryBytes} over a disk tier of {@code diskBytes}. */
+    private BlockCache withMemory(long memoryBytes, long diskBytes) throws Exception {
+        disk = new DiskCache(new File(tmp, "disk"), diskBytes, 0);
+        return new BlockCache(memoryBytes, disk);
+    }
+
     private BlockCache diskOnly(long diskBytes, boolean mapWholeFiles) throws Exception {
         disk = new DiskCache(new File(tmp, "disk"), diskBytes, 0, mapWholeFiles);
         return new BlockCache(0, disk);
@@ -557,9 +563,9 @@ class LsmStoreDiskCacheTest {
 
     /**
      * Below a budget of the whole state, the warm-up copies whole files up to half the disk tier
-     * and then fills the rest with blocks of the other files, evicting nothing; reads after it find
-     * nearly everything locally. Before, the other half filled only as gets missed, one primary
-     * read per block.
+     * and then fills the rest with blocks of the other (open) files, evicting nothing; reads after
+     * it go to the primary only for the blocks that did not fit. Before, the other half filled only
+     * as gets missed, one primary read per block.
      */
     @Test
     void warmUp_copiesWholeFilesUpToHalfTheDiskCache_andFillsTheRestWithBlocks() throws Exception {
@@ -569,9 +575,15 @@ class LsmStoreDiskCacheTest {
             total += new File(new Path(f).toUri()).length();
         }
         // the live files do not fit, so whole files keep to half the capacity, which cannot hold
-        // every file
+        // every file; a memory tier, so that the warm-up opens the deeper file too
         long capacity = total - 1;
-        try (LsmStore restored = restore(snap, diskOnly(capacity))) {
+        long readsWithoutWarmUp;
+        try (LsmStore restored = restore(snap, withMemory(1 << 20, capacity))) {
+            readAll(restored);
+            readsWithoutWarmUp = restored.primaryReads().reads();
+        }
+        disk.close();
+        try (LsmStore restored = restore(snap, withMemory(1 << 20, capacity))) {
             WarmUp w = warmedUp(restored);
             assertThat(disk.wholeFileBytes()).isPositive().isLessThanOrEqualTo(capacity / 2);
             assertThat(w.bytesPlanned()).isEqualTo(Math.min(total, capacity));
@@ -583,7 +595,51 @@ class LsmStoreDiskCacheTest {
             assertThat(w.bytesDone())
                     .as("whole files and blocks")
                     .isGreaterThan(disk.wholeFileBytes());
+            long afterWarmUp = restored.primaryReads().reads();
             readAll(restored);
+            // the blocks that did not fit, and those evicted for them before a read took them into
+            // memory; whole files alone (the L0 files, a tenth of the state) leave nearly all
+            assertThat(restored.primaryReads().reads() - afterWarmUp)
+                    .as(
+                            "primary reads after the warm-up, against %d without one",
+                            readsWithoutWarmUp)
+                    .isLessThan(readsWithoutWarmUp / 2);
+            disk.checkInvariants();
+        }
+        snap.release();
+    }
+
+    /**
+     * A block larger than the disk tier stores (one big value) is passed over by the warm-up's
+     * fill, which goes on with the blocks after it: it used to end the fill for every file.
+     */
+    @Test
+    void warmUp_fillPassesOverABlockLargerThanTheTierStores() throws Exception {
+        LsmSnapshot snap;
+        try (LsmStore source = LsmStore.open(options("src", new BlockCache(0)))) {
+            write(source);
+            // one block of its own, larger than a slab (256 KiB in a tier under 4 MiB), first in
+            // the deeper file's key order; the small value written again below shadows it
+            source.put(key(0), new byte[300 << 10]);
+            source.compactAll();
+            for (int i = 0; i < KEYS; i += 7) {
+                source.put(key(i), value(i));
+            }
+            source.flush();
+            snap = source.snapshot();
+        }
+        long total = 0;
+        for (String f : snap.files()) {
+            total += new File(new Path(f).toUri()).length();
+        }
+        try (LsmStore restored = restore(snap, withMemory(1 << 20, total - 1))) {
+            warmedUp(restored);
+            assertThat(disk.largestBlockBytes()).isLessThan(300 << 10);
+            long afterWarmUp = restored.primaryReads().reads();
+            readAll(restored); // never reads the big (shadowed) value
+            assertThat(restored.primaryReads().reads() - afterWarmUp)
+                    .as("primary reads after the warm-up: every other block is local")
+                    .isZero();
             disk.checkInvariants();
         }
         snap.release();

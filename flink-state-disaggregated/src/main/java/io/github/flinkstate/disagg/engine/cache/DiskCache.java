@@ -423,16 +423,28 @@ public final class DiskCache implements Closeable {
     }
 
     /**
-     * As {@link #offer}, but only into room the cache has free: evicts nothing to make room for the
-     * block (except what the free-space reserve of the disk demands). For a warm-up that fills the
+     * As {@link #offer}, but only into room the cache has free: evicts nothing for the block, for
+     * neither the capacity nor the free-space reserve of the disk. For a warm-up that fills the
      * rest of the cache with blocks, which must not push out what is cached already.
-     *
-     * @return false if the block did not fit in the free room, or the cache takes no writes now
-     *     (closed, writes paused after a failure, interrupted): a caller filling the cache stops;
-     *     true if it is cached now or was already
      */
-    public boolean offerIntoFreeRoom(String file, long offset, byte[] data) {
+    public FreeRoomOffer offerIntoFreeRoom(String file, long offset, byte[] data) {
         return store(file, offset, data, false);
+    }
+
+    /** What became of a block {@link #offerIntoFreeRoom offered into the free room}. */
+    public enum FreeRoomOffer {
+        /** Cached now. */
+        STORED,
+        /** Cached already, as a block or within a whole-file copy. */
+        HELD,
+        /** Not cached: the free room is used up (capacity or free-space reserve). */
+        NO_ROOM,
+        /**
+         * Not cached for another reason: larger than {@link #largestBlockBytes}, a whole copy of
+         * the file on its way, or the cache takes no writes now (closed, writes paused after a
+         * local failure, the calling thread interrupted, its slab dropped meanwhile).
+         */
+        NOT_TAKEN
     }
 
     /** Bytes the cache may still fill without evicting anything (0 once closed). */
@@ -440,36 +452,38 @@ public final class DiskCache implements Closeable {
         return closed ? 0 : capacityBytes - usedBytes;
     }
 
+    /** The largest block the cache stores (a slab's size); larger ones are never cached. */
+    public int largestBlockBytes() {
+        return slabBytes;
+    }
+
     /**
      * Appends {@code data} to the current slab; with {@code evict}, evicts least recently used
-     * units to make room. Returns false only when the block was not cached for lack of room or
-     * because the cache takes no writes now.
+     * units to make room, else takes free room only.
      */
-    private boolean store(String file, long offset, byte[] data, boolean evict) {
+    private FreeRoomOffer store(String file, long offset, byte[] data, boolean evict) {
         int length = data.length;
         if (length > slabBytes || writesPaused() || Thread.currentThread().isInterrupted()) {
-            return false; // (an interrupted thread's write would close the slab's channel for all)
+            // (an interrupted thread's write would close the slab's channel for all)
+            return FreeRoomOffer.NOT_TAKEN;
         }
         BlockKey key = new BlockKey(file, offset);
         List<DiskUnit> victims = new ArrayList<>();
         DiskSlab slab;
         int position;
         synchronized (this) {
-            if (closed) {
-                return false;
+            if (closed || wholeCopyExpected.contains(file)) {
+                return FreeRoomOffer.NOT_TAKEN;
             }
-            if (index.containsKey(key)
-                    || wholeFiles.containsKey(file)
-                    || wholeCopyExpected.contains(file)) {
-                return true;
+            if (index.containsKey(key) || wholeFiles.containsKey(file)) {
+                return FreeRoomOffer.HELD;
             }
-            if (!evict && usedBytes + length > capacityBytes) {
-                return false; // the free room is used up: no refusal of a block the job read
-            }
-            if (!makeRoom(length, victims)) {
-                refusals.increment();
+            if (!makeRoom(length, victims, evict)) {
                 victims.forEach(DiskUnit::drop);
-                return false;
+                if (evict) {
+                    refusals.increment(); // (a warm-up's block finding no free room is none)
+                }
+                return FreeRoomOffer.NO_ROOM;
             }
             position = active == null ? -1 : active.allocate(length);
             if (position < 0) {
@@ -483,7 +497,7 @@ public final class DiskCache implements Closeable {
                             directory,
                             e.toString());
                     victims.forEach(DiskUnit::drop);
-                    return false;
+                    return FreeRoomOffer.NOT_TAKEN;
                 }
                 recency.put(active, Boolean.TRUE);
                 position = active.allocate(length);
@@ -495,7 +509,8 @@ public final class DiskCache implements Closeable {
         try {
             slab.write(position, data);
         } catch (ClosedChannelException e) {
-            return false; // dropped meanwhile, or this thread was interrupted: not a disk failure
+            // dropped meanwhile, or this thread was interrupted: not a disk failure
+            return FreeRoomOffer.NOT_TAKEN;
         } catch (IOException e) {
             if (!slab.isDropped()) {
                 recordWriteFailure();
@@ -505,17 +520,18 @@ public final class DiskCache implements Closeable {
                         e.toString());
                 dropUnit(slab);
             }
-            return false;
+            return FreeRoomOffer.NOT_TAKEN;
         }
         bytesWritten.add(length);
         synchronized (this) {
-            if (!slab.isDropped() && recency.containsKey(slab)) {
-                index.put(key, new Location(slab, position, length, crc32c(data)));
-                slab.keys.add(key);
-                offsetsByFile.computeIfAbsent(file, f -> new HashSet<>()).add(offset);
+            if (slab.isDropped() || !recency.containsKey(slab)) {
+                return FreeRoomOffer.NOT_TAKEN;
             }
+            index.put(key, new Location(slab, position, length, crc32c(data)));
+            slab.keys.add(key);
+            offsetsByFile.computeIfAbsent(file, f -> new HashSet<>()).add(offset);
         }
-        return true;
+        return FreeRoomOffer.STORED;
     }
 
     /**
@@ -798,11 +814,17 @@ public final class DiskCache implements Closeable {
      */
     @GuardedBy("this")
     private boolean makeRoom(long length, List<DiskUnit> victims) {
+        return makeRoom(length, victims, true);
+    }
+
+    /** As {@link #makeRoom(long, List)}; without {@code evict}, false where it would evict. */
+    @GuardedBy("this")
+    private boolean makeRoom(long length, List<DiskUnit> victims, boolean evict) {
         if (length > capacityBytes) {
             return false;
         }
         while (usedBytes + length > capacityBytes) {
-            if (!evictOne(victims)) {
+            if (!evict || !evictOne(victims)) {
                 return false;
             }
         }
@@ -816,7 +838,7 @@ public final class DiskCache implements Closeable {
             long usable = directory.getUsableSpace();
             while (usable + freed - length < minFreeBytes) {
                 int before = victims.size();
-                if (!evictOne(victims)) {
+                if (!evict || !evictOne(victims)) {
                     appendedSinceSpaceCheck = SPACE_CHECK_BYTES; // check again next time
                     return false;
                 }

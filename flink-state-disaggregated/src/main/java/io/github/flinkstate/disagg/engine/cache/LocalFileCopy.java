@@ -2,6 +2,7 @@ package io.github.flinkstate.disagg.engine.cache;
 
 import java.io.File;
 import java.io.IOException;
+import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.FileChannel;
 import java.nio.file.StandardOpenOption;
 
@@ -51,6 +52,9 @@ final class LocalFileCopy extends DiskUnit {
             // a channel of its own, closed at once: the mapping outlives it
             try (FileChannel ch = FileChannel.open(file.toPath(), StandardOpenOption.READ)) {
                 mapped = ReadOnlyMapping.map(file, ch, length);
+            } catch (ClosedByInterruptException e) {
+                // interrupted during the call: read with system calls, and no refusal either
+                interrupted = true;
             } catch (IOException e) { // e.g. the kernel's limit of mappings reached
                 failure = e;
             } catch (RuntimeException e) {

@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import javax.annotation.Nullable;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.util.ExceptionUtils;
@@ -103,6 +104,16 @@ public final class ReaderCache {
             }
         }
         return getDirect(path, expectedSize);
+    }
+
+    /**
+     * The reader of a file if it is open now (of the copy its reads go to, if any), or null; opens
+     * nothing.
+     */
+    @Nullable
+    public SstReader getIfOpen(String path) {
+        String copy = copies.isEmpty() ? null : copies.get(path);
+        return readers.getIfPresent(copy != null ? copy : path);
     }
 
     /**

@@ -367,45 +367,51 @@ public final class SstReader {
     /**
      * Caches this file's data blocks in the local disk tier's free room, block by block (slabs, as
      * a get that misses would), for a warm-up that has no room left for whole files: reads them in
-     * order in chunks of whole blocks (at most {@link #COPY_CHUNK_BYTES}) on the scan stream,
-     * verifies each block's CRC32C, and offers each without evicting anything ({@link
-     * DiskCache#offerIntoFreeRoom}). Reads no chunk the free room cannot take. Puts nothing into
-     * the memory tier.
+     * order in chunks of whole blocks (at most {@link #COPY_CHUNK_BYTES}, or one block if larger)
+     * on the scan stream, verifies each block's CRC32C, and offers each without evicting anything
+     * ({@link DiskCache#offerIntoFreeRoom}). Reads no chunk the free room cannot take; passes over
+     * blocks larger than the tier stores. Puts nothing into the memory tier.
      *
-     * @param cancelled checked before each chunk
+     * @param stop checked before each chunk (the warm-up was cancelled, or the file was dropped)
      * @param pacing takes each chunk's bytes before the chunk is read, or null (no pacing)
-     * @return what was cached, and whether it stopped because the free room was used up
+     * @return the bytes stored, and why it ended
      */
     public BlockFill fillDiskWithBlocks(
-            java.util.function.BooleanSupplier cancelled, @Nullable IoRateLimiter pacing)
+            java.util.function.BooleanSupplier stop, @Nullable IoRateLimiter pacing)
             throws IOException {
         DiskCache disk = cached.disk();
         if (disk == null) {
-            return new BlockFill(0, true);
+            return new BlockFill(0, BlockFill.End.NOT_TAKEN);
         }
         if (disk.holdsWholeFile(name)) {
-            return new BlockFill(0, false);
+            return new BlockFill(0, BlockFill.End.DONE);
         }
-        long offered = 0;
+        long stored = 0;
         int next = 0;
         while (next < blocks.size()) {
-            if (cancelled.getAsBoolean()) {
-                return new BlockFill(offered, false);
+            if (stop.getAsBoolean()) {
+                return new BlockFill(stored, BlockFill.End.STOPPED);
             }
             long pos = blocks.offset(next);
-            long room = Math.min(disk.freeRoomBytes(), COPY_CHUNK_BYTES);
-            if (blocks.end(next) - pos > room) {
-                return new BlockFill(offered, true);
+            long first = blocks.end(next) - pos;
+            if (first > disk.largestBlockBytes()) {
+                next++; // never cached as a block: a read of it goes to the primary
+                continue;
             }
+            long room = disk.freeRoomBytes();
+            if (first > room) {
+                return new BlockFill(stored, BlockFill.End.FULL);
+            }
+            long limit = Math.max(first, Math.min(room, COPY_CHUNK_BYTES));
             int last = next;
-            while (last + 1 < blocks.size() && blocks.end(last + 1) - pos <= room) {
+            while (last + 1 < blocks.size() && blocks.end(last + 1) - pos <= limit) {
                 last++;
             }
             long end = blocks.end(last);
             if (pacing != null) {
                 pacing.acquire(end - pos);
-                if (cancelled.getAsBoolean()) {
-                    return new BlockFill(offered, false);
+                if (stop.getAsBoolean()) {
+                    return new BlockFill(stored, BlockFill.End.STOPPED);
                 }
             }
             byte[] buf = readAt(scanStream, pos, (int) (end - pos));
@@ -413,21 +419,39 @@ public final class SstReader {
                 int from = (int) (blocks.offset(i) - pos);
                 checkCrc(buf, from, blocks.handle(i));
                 byte[] block = Arrays.copyOfRange(buf, from, (int) (blocks.end(i) - pos));
-                if (!disk.offerIntoFreeRoom(name, blocks.offset(i), block)) {
-                    return new BlockFill(offered, true);
+                switch (disk.offerIntoFreeRoom(name, blocks.offset(i), block)) {
+                    case STORED -> stored += block.length;
+                    case HELD -> {}
+                    case NO_ROOM -> {
+                        return new BlockFill(stored, BlockFill.End.FULL);
+                    }
+                    case NOT_TAKEN -> {
+                        if (block.length <= disk.largestBlockBytes()) {
+                            return new BlockFill(stored, BlockFill.End.NOT_TAKEN);
+                        }
+                    }
                 }
-                offered += block.length;
             }
             next = last + 1;
         }
-        return new BlockFill(offered, false);
+        return new BlockFill(stored, BlockFill.End.DONE);
     }
 
-    /**
-     * What {@link #fillDiskWithBlocks} did: {@code bytes} of blocks offered (cached now, or cached
-     * already), and whether it stopped because the disk tier had no free room left ({@code full}).
-     */
-    public record BlockFill(long bytes, boolean full) {}
+    /** What {@link #fillDiskWithBlocks} did: the bytes it stored, and why it ended. */
+    public record BlockFill(long bytes, End end) {
+
+        /** Why a fill ended. */
+        public enum End {
+            /** Every block was offered. */
+            DONE,
+            /** The disk tier's free room is used up. */
+            FULL,
+            /** The tier took no block (no tier, closed, writes paused, interrupted). */
+            NOT_TAKEN,
+            /** Its stop condition said so. */
+            STOPPED
+        }
+    }
 
     /** Point lookup: the entry for exactly {@code key} in this file, or null. */
     public Versioned get(byte[] key) throws IOException {

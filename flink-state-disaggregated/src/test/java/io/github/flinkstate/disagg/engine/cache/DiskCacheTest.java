@@ -75,7 +75,10 @@ class DiskCacheTest {
         int size = 256 * KB;
         cache.offer("read", 0, block(0, size));
         int taken = 0;
-        for (int i = 1; cache.offerIntoFreeRoom("warm", (long) i * size, block(i, size)); i++) {
+        for (int i = 1;
+                cache.offerIntoFreeRoom("warm", (long) i * size, block(i, size))
+                        == DiskCache.FreeRoomOffer.STORED;
+                i++) {
             taken++;
         }
         assertThat(taken).isEqualTo(15);
@@ -86,13 +89,20 @@ class DiskCacheTest {
         assertThat(cache.read("read", 0, size)).isEqualTo(block(0, size));
         assertThat(cache.offerIntoFreeRoom("warm", 1L * size, block(1, size)))
                 .as("cached already")
-                .isTrue();
+                .isEqualTo(DiskCache.FreeRoomOffer.HELD);
+        assertThat(cache.offerIntoFreeRoom("warm", 99L * size, block(1, size + 1)))
+                .as("larger than a slab")
+                .isEqualTo(DiskCache.FreeRoomOffer.NOT_TAKEN);
+        assertThat(cache.offerIntoFreeRoom("warm", 99L * size, block(1, 1)))
+                .as("no room")
+                .isEqualTo(DiskCache.FreeRoomOffer.NO_ROOM);
         assertThat(cache.read("warm", 15L * size, size)).isEqualTo(block(15, size));
         cache.offer("read", size, block(99, size));
         assertThat(cache.evictionCount()).as("a read's offer still evicts").isEqualTo(1);
         cache.checkInvariants();
         cache.close();
-        assertThat(cache.offerIntoFreeRoom("warm", 99L * size, block(2, size))).isFalse();
+        assertThat(cache.offerIntoFreeRoom("warm", 99L * size, block(2, size)))
+                .isEqualTo(DiskCache.FreeRoomOffer.NOT_TAKEN);
         assertThat(cache.freeRoomBytes()).isZero();
     }
 
