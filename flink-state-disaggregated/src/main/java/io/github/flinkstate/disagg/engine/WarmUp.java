@@ -43,11 +43,11 @@ import org.slf4j.LoggerFactory;
  * capacity, or all of it when every live file fits); a file that does not fit is passed over for
  * the next. Then the files passed over that are open, in the same order, are cached block by block
  * into the room the tier has left ({@code SstReader#fillDiskWithBlocks}), evicting nothing, until
- * it is full: below a budget of the whole state the tier starts as full as it will be. The whole
- * copies are then made more recent than those blocks, which are only a guess. Files that the store
- * drops meanwhile are skipped, or their readers and copies dropped again after the open or copy
- * that published them; a file that cannot be read is skipped with one log line (reads of it will
- * report the problem themselves).
+ * it is full or anything else evicts: below a budget of the whole state the tier starts as full as
+ * it will be. The whole copies are kept more recent than those blocks, which are only a guess.
+ * Files that the store drops meanwhile are skipped, or their readers and copies dropped again after
+ * the open or copy that published them; a file that cannot be read is skipped with one log line
+ * (reads of it will report the problem themselves).
  *
  * <p>It does not hold up records: it runs on its own daemon thread (and opens files on {@link
  * #OPENERS}), reads on the file's scan stream (point reads keep theirs) in chunks of at most 512
@@ -117,6 +117,9 @@ public final class WarmUp {
 
     /** Bytes cached block by block by {@link #fillWithBlocks}; written and read by the thread. */
     private long blockBytesDone;
+
+    /** Why {@link #fillWithBlocks} ended, for the log line; written and read by the thread. */
+    private String fillEnd = "not started";
 
     private final Thread thread;
     private volatile boolean cancelled;
@@ -217,12 +220,7 @@ public final class WarmUp {
                     notWhole.add(f);
                 }
             }
-            fillWithBlocks(notWhole);
-            // the fill's slabs entered the recency order after the whole copies: they are
-            // speculative, so the copies (L0 first, the newest data) are made more recent again
-            for (int i = copiedWhole.size() - 1; i >= 0; i--) {
-                disk.touch(copiedWhole.get(i), 0);
-            }
+            fillWithBlocks(notWhole, copiedWhole);
             state = cancelled ? State.CANCELLED : State.DONE;
         } catch (RuntimeException e) {
             state = State.FAILED;
@@ -234,27 +232,37 @@ public final class WarmUp {
         }
         LOG.info(
                 "Warm-up {}: {} files, {} bytes copied to local disk in {} ms ({} bytes of them as"
-                        + " blocks of files with no room as a whole)",
+                        + " blocks of files with no room as a whole; that fill ended: {})",
                 state.name().toLowerCase(java.util.Locale.ROOT),
                 filesDone.get(),
                 bytesDone.get(),
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start),
-                blockBytesDone);
+                blockBytesDone,
+                fillEnd);
     }
 
     /**
      * The second phase: the files passed over as wholes, in the same order, cached block by block
      * into the disk tier's free room until it is used up. Below a budget of the whole state, whole
      * files keep to half the tier, and without this the other half filled only as gets missed, one
-     * round trip per block (a ramp of tens of seconds at 2 ms a block). Evicts nothing: the blocks
-     * take free room only, so neither the whole copies nor what the job's reads cached meanwhile
-     * are pushed out. Only files the first phase opened (or a read opened since) are filled:
-     * opening one here would cache its metadata tail with an ordinary offer, which may evict, and
-     * would pin metadata beyond the share {@link #openFiles} keeps to.
+     * round trip per block (a ramp of tens of seconds at 2 ms a block). Evicts nothing, and stops
+     * once anything else evicts (the job's reads or writes need room: from then on the fill would
+     * take room that evictions freed). Only files the first phase opened (or a read opened since)
+     * are filled: opening one here would cache its metadata tail with an ordinary offer, which may
+     * evict, and would pin metadata beyond the share {@link #openFiles} keeps to. The fill's blocks
+     * are only a guess, so after each file the whole copies ({@code copiedWhole}, L0 first) are
+     * made more recent than them again: an eviction takes the guessed blocks before the copies.
      */
-    private void fillWithBlocks(List<FileMeta> notWhole) {
+    private void fillWithBlocks(List<FileMeta> notWhole, List<String> copiedWhole) {
+        long evictionsBefore = disk.evictionCount();
+        fillEnd = "nothing to fill";
         for (FileMeta f : notWhole) {
-            if (cancelled || disk.freeRoomBytes() <= 0) {
+            if (cancelled) {
+                fillEnd = "cancelled";
+                return;
+            }
+            if (disk.freeRoomBytes() <= 0) {
+                fillEnd = "full";
                 return;
             }
             SstReader reader = readers.getIfOpen(f.path());
@@ -263,11 +271,18 @@ public final class WarmUp {
             }
             SstReader.BlockFill fill;
             try {
-                fill = reader.fillDiskWithBlocks(() -> cancelled || !live.test(f.path()), pacing);
+                fill =
+                        reader.fillDiskWithBlocks(
+                                () ->
+                                        cancelled
+                                                || disk.evictionCount() != evictionsBefore
+                                                || !live.test(f.path()),
+                                pacing);
             } catch (IOException e) {
                 if (Thread.currentThread().isInterrupted() || InFlight.causedByInterrupt(e)) {
                     cancelled = true; // nothing else interrupts this thread: stop, no skip on
                     Thread.currentThread().interrupt();
+                    fillEnd = "cancelled";
                     return;
                 }
                 LOG.info("Warm-up skips the blocks of {}: {}", f.path(), e.getMessage());
@@ -277,12 +292,26 @@ public final class WarmUp {
             }
             bytesDone.addAndGet(fill.bytes());
             blockBytesDone += fill.bytes();
-            switch (fill.end()) {
-                case DONE, STOPPED -> {} // (stopped: cancelled, seen above, or the file dropped)
-                case FULL, NOT_TAKEN -> {
-                    return;
+            if (fill.bytes() > 0) {
+                for (int i = copiedWhole.size() - 1; i >= 0; i--) {
+                    disk.touchWholeCopy(copiedWhole.get(i));
                 }
             }
+            fillEnd = fill.end().name().toLowerCase(java.util.Locale.ROOT);
+            if (fill.end() == SstReader.BlockFill.End.NOT_TAKEN) {
+                if (Thread.currentThread().isInterrupted()) {
+                    cancelled = true;
+                }
+                return;
+            }
+            if (fill.end() == SstReader.BlockFill.End.FULL) {
+                return;
+            }
+            if (disk.evictionCount() != evictionsBefore) {
+                fillEnd = "room taken by the job";
+                return;
+            }
+            // DONE, or STOPPED because the file was dropped (a cancel is seen above): the next
         }
     }
 

@@ -441,10 +441,36 @@ public final class DiskCache implements Closeable {
         NO_ROOM,
         /**
          * Not cached for another reason: larger than {@link #largestBlockBytes}, a whole copy of
-         * the file on its way, or the cache takes no writes now (closed, writes paused after a
-         * local failure, the calling thread interrupted, its slab dropped meanwhile).
+         * the file on its way, its slab dropped meanwhile, or the cache takes no writes now
+         * (closed, writes paused after a local failure, see {@link #takesWrites}; the calling
+         * thread interrupted).
          */
         NOT_TAKEN
+    }
+
+    /**
+     * Whether blocks may be stored now: not closed, and writes not paused after a local failure (a
+     * block {@link FreeRoomOffer#NOT_TAKEN not taken} while this holds was turned away for a
+     * passing reason: its slab was dropped meanwhile, or it is too large).
+     */
+    public boolean takesWrites() {
+        synchronized (this) {
+            if (closed) {
+                return false;
+            }
+        }
+        return !writesPaused();
+    }
+
+    /**
+     * Makes the whole-file copy of {@code file} the most recently used unit, if one is held (no hit
+     * counted; a block of the file is not touched).
+     */
+    public synchronized void touchWholeCopy(String file) {
+        LocalFileCopy copy = wholeFiles.get(file);
+        if (copy != null) {
+            recency.get(copy);
+        }
     }
 
     /** Bytes the cache may still fill without evicting anything (0 once closed). */

@@ -369,8 +369,10 @@ public final class SstReader {
      * a get that misses would), for a warm-up that has no room left for whole files: reads them in
      * order in chunks of whole blocks (at most {@link #COPY_CHUNK_BYTES}, or one block if larger)
      * on the scan stream, verifies each block's CRC32C, and offers each without evicting anything
-     * ({@link DiskCache#offerIntoFreeRoom}). Reads no chunk the free room cannot take; passes over
-     * blocks larger than the tier stores. Puts nothing into the memory tier.
+     * ({@link DiskCache#offerIntoFreeRoom}). Sizes each chunk to the free room as it is before the
+     * read (reads meanwhile may take some of it: the chunk's last blocks are then read for
+     * nothing); passes over blocks larger than the tier stores, and blocks turned away for a
+     * passing reason (their slab dropped meanwhile). Puts nothing into the memory tier.
      *
      * @param stop checked before each chunk (the warm-up was cancelled, or the file was dropped)
      * @param pacing takes each chunk's bytes before the chunk is read, or null (no pacing)
@@ -421,12 +423,16 @@ public final class SstReader {
                 byte[] block = Arrays.copyOfRange(buf, from, (int) (blocks.end(i) - pos));
                 switch (disk.offerIntoFreeRoom(name, blocks.offset(i), block)) {
                     case STORED -> stored += block.length;
-                    case HELD -> {}
+                    case HELD -> {
+                        if (disk.holdsWholeFile(name)) {
+                            return new BlockFill(stored, BlockFill.End.DONE); // copied meanwhile
+                        }
+                    }
                     case NO_ROOM -> {
                         return new BlockFill(stored, BlockFill.End.FULL);
                     }
                     case NOT_TAKEN -> {
-                        if (block.length <= disk.largestBlockBytes()) {
+                        if (!disk.takesWrites() || Thread.currentThread().isInterrupted()) {
                             return new BlockFill(stored, BlockFill.End.NOT_TAKEN);
                         }
                     }
@@ -446,7 +452,10 @@ public final class SstReader {
             DONE,
             /** The disk tier's free room is used up. */
             FULL,
-            /** The tier took no block (no tier, closed, writes paused, interrupted). */
+            /**
+             * The tier takes no more blocks (none, closed, writes paused after a local failure) or
+             * the thread was interrupted; blocks stored before count in {@code bytes}.
+             */
             NOT_TAKEN,
             /** Its stop condition said so. */
             STOPPED

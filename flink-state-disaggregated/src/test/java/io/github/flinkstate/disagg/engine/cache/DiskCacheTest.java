@@ -106,6 +106,22 @@ class DiskCacheTest {
         assertThat(cache.freeRoomBytes()).isZero();
     }
 
+    /**
+     * Below the free-space reserve of the disk, a warm-up's block is turned away as finding no
+     * room, without a refusal (a read's offer is refused there, and counted).
+     */
+    @Test
+    void offerIntoFreeRoom_belowTheFreeSpaceReserve_findsNoRoom() throws Exception {
+        open(4 * MB, Long.MAX_VALUE / 4); // a reserve no disk has
+        assertThat(cache.offerIntoFreeRoom("warm", 0, block(1, 4 * KB)))
+                .isEqualTo(DiskCache.FreeRoomOffer.NO_ROOM);
+        assertThat(cache.refusalCount()).isZero();
+        assertThat(cache.usedBytes()).isZero();
+        cache.offer("read", 0, block(2, 4 * KB));
+        assertThat(cache.refusalCount()).isEqualTo(1);
+        assertThat(cache.usedBytes()).isZero();
+    }
+
     @Test
     void capacity_isNeverExceeded_andTheLeastRecentlyUsedSlabGoesFirst() throws Exception {
         open(4 * MB, 0); // 16 slabs of 256 KiB, one block each
