@@ -24,6 +24,7 @@ for keys in ('uniform', 'zipf'):
     x = lambda i: L + (W - L - R) * (i + 1) / n
     y = lambda v: H - B - (H - T - B) * v / top
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
+           '<rect width="100%" height="100%" fill="white"/>',
            f'<text x="{W/2}" y="20" text-anchor="middle" font-size="14">Gets/s after a restore, local cache 50% of the state, {keys} keys (median of 3 rounds)</text>',
            f'<line x1="{L}" y1="{H-B}" x2="{W-R}" y2="{H-B}" stroke="black"/><line x1="{L}" y1="{T}" x2="{L}" y2="{H-B}" stroke="black"/>']
     for s in range(0, n * ms // 1000 + 1, 5):

@@ -43,11 +43,12 @@ import org.slf4j.LoggerFactory;
  * capacity, or all of it when every live file fits); a file that does not fit is passed over for
  * the next. Then the files passed over that are open, in the same order, are cached block by block
  * into the room the tier has left ({@code SstReader#fillDiskWithBlocks}), evicting nothing, until
- * it is full or anything else evicts: below a budget of the whole state the tier starts as full as
- * it will be. The whole copies are kept more recent than those blocks, which are only a guess.
- * Files that the store drops meanwhile are skipped, or their readers and copies dropped again after
- * the open or copy that published them; a file that cannot be read is skipped with one log line
- * (reads of it will report the problem themselves).
+ * it is full or anything else evicts: below a budget of the whole state, as long as the open files'
+ * blocks cover the room, the tier starts as full as it will be. After each file the whole copies
+ * are made more recent than its blocks, which are only a guess. Files that the store drops
+ * meanwhile are skipped, or their readers and copies dropped again after the open or copy that
+ * published them; a file that cannot be read is skipped with one log line (reads of it will report
+ * the problem themselves).
  *
  * <p>It does not hold up records: it runs on its own daemon thread (and opens files on {@link
  * #OPENERS}), reads on the file's scan stream (point reads keep theirs) in chunks of at most 512
@@ -251,11 +252,12 @@ public final class WarmUp {
      * are filled: opening one here would cache its metadata tail with an ordinary offer, which may
      * evict, and would pin metadata beyond the share {@link #openFiles} keeps to. The fill's blocks
      * are only a guess, so after each file the whole copies ({@code copiedWhole}, L0 first) are
-     * made more recent than them again: an eviction takes the guessed blocks before the copies.
+     * made more recent than them again, so that later evictions take the guessed blocks before the
+     * copies (one during a file's fill may still take a copy; the fill then stops).
      */
     private void fillWithBlocks(List<FileMeta> notWhole, List<String> copiedWhole) {
         long evictionsBefore = disk.evictionCount();
-        fillEnd = "nothing to fill";
+        fillEnd = "no open file to fill";
         for (FileMeta f : notWhole) {
             if (cancelled) {
                 fillEnd = "cancelled";
@@ -311,7 +313,7 @@ public final class WarmUp {
                 fillEnd = "room taken by the job";
                 return;
             }
-            // DONE, or STOPPED because the file was dropped (a cancel is seen above): the next
+            // DONE, or STOPPED (the file was dropped; a cancel ends the loop at its top): next
         }
     }
 

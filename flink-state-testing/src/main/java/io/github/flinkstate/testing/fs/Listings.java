@@ -2,6 +2,7 @@ package io.github.flinkstate.testing.fs;
 
 import java.io.FileNotFoundException;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.core.fs.FileStatus;
@@ -13,7 +14,8 @@ import org.apache.flink.core.fs.Path;
  * lists the names first and then reads each name's status, so a file deleted in between makes the
  * whole listing fail with {@link FileNotFoundException}; HDFS reports a missing directory the same
  * way, where the local file system returns {@code null}. Here both mean what a test wants: the
- * listing is taken again, and a directory that does not exist lists as empty.
+ * listing is taken again (for at most 10 s, a millisecond apart), and a directory that does not
+ * exist lists as empty.
  *
  * <p>Thread safety: stateless.
  */
@@ -42,7 +44,7 @@ public final class Listings {
                 if (System.nanoTime() - deadline > 0) {
                     throw e;
                 }
-                Thread.yield();
+                sleepBriefly();
                 continue; // an entry was deleted between the listing of names and its status
             }
             List<String> names = new ArrayList<>();
@@ -50,6 +52,15 @@ public final class Listings {
                 names.add(s.getPath().getName());
             }
             return names;
+        }
+    }
+
+    private static void sleepBriefly() throws InterruptedIOException {
+        try {
+            Thread.sleep(1);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while listing again");
         }
     }
 

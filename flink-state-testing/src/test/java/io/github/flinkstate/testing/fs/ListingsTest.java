@@ -6,6 +6,8 @@ import java.io.File;
 import java.nio.file.Files;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
 import org.junit.jupiter.api.Test;
@@ -45,6 +47,8 @@ class ListingsTest {
             Files.createFile(new File(tmp, "stable-" + i).toPath());
         }
         AtomicBoolean stop = new AtomicBoolean();
+        AtomicLong churned = new AtomicLong();
+        AtomicReference<Exception> churnFailure = new AtomicReference<>();
         Thread churn =
                 new Thread(
                         () -> {
@@ -53,9 +57,10 @@ class ListingsTest {
                                 while (!stop.get()) {
                                     Files.deleteIfExists(f.toPath());
                                     Files.createFile(f.toPath());
+                                    churned.incrementAndGet();
                                 }
                             } catch (Exception e) {
-                                throw new RuntimeException(e);
+                                churnFailure.set(e);
                             }
                         });
         churn.start();
@@ -69,5 +74,7 @@ class ListingsTest {
             stop.set(true);
             churn.join();
         }
+        assertThat(churnFailure.get()).isNull();
+        assertThat(churned.get()).as("files deleted and created while listing").isPositive();
     }
 }

@@ -441,17 +441,18 @@ public final class DiskCache implements Closeable {
         NO_ROOM,
         /**
          * Not cached for another reason: larger than {@link #largestBlockBytes}, a whole copy of
-         * the file on its way, its slab dropped meanwhile, or the cache takes no writes now
-         * (closed, writes paused after a local failure, see {@link #takesWrites}; the calling
-         * thread interrupted).
+         * the file on its way, its slab dropped meanwhile, the calling thread interrupted, or the
+         * cache takes no writes now (closed, writes paused after a local failure: {@link
+         * #takesWrites} false).
          */
         NOT_TAKEN
     }
 
     /**
-     * Whether blocks may be stored now: not closed, and writes not paused after a local failure (a
-     * block {@link FreeRoomOffer#NOT_TAKEN not taken} while this holds was turned away for a
-     * passing reason: its slab was dropped meanwhile, or it is too large).
+     * Whether blocks may be stored now: not closed, and writes not paused after a local failure. A
+     * block {@link FreeRoomOffer#NOT_TAKEN not taken} while this holds, by a thread that is not
+     * interrupted, was turned away for a reason of its own: too large, its slab dropped meanwhile,
+     * or a whole copy of its file on its way ({@link #expectsWholeCopy}).
      */
     public boolean takesWrites() {
         synchronized (this) {
@@ -473,7 +474,10 @@ public final class DiskCache implements Closeable {
         }
     }
 
-    /** Bytes the cache may still fill without evicting anything (0 once closed). */
+    /**
+     * Bytes the capacity still leaves free, which may be filled without evicting unless the
+     * free-space reserve of the disk allows less (0 once closed).
+     */
     public synchronized long freeRoomBytes() {
         return closed ? 0 : capacityBytes - usedBytes;
     }
@@ -653,6 +657,11 @@ public final class DiskCache implements Closeable {
      */
     public synchronized void expectWholeCopy(String file) {
         wholeCopyExpected.add(file);
+    }
+
+    /** Whether a whole copy of {@code file} is on its way ({@link #expectWholeCopy}). */
+    public synchronized boolean expectsWholeCopy(String file) {
+        return wholeCopyExpected.contains(file);
     }
 
     /** Ends {@link #expectWholeCopy} for {@code file} (copied, skipped or cancelled). */

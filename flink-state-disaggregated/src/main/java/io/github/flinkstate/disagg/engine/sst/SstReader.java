@@ -329,24 +329,14 @@ public final class SstReader {
                     return 0;
                 }
                 long end = fileSize;
-                int last = next - 1;
+                int last = next - 1; // past the data blocks: the metadata, in one chunk
                 if (next < blocks.size()) {
-                    last = next;
-                    while (last + 1 < blocks.size()
-                            && blocks.end(last + 1) - pos <= COPY_CHUNK_BYTES) {
-                        last++;
-                    }
+                    last = lastBlockOfChunk(next, pos, COPY_CHUNK_BYTES);
                     end = blocks.end(last);
                 }
-                if (pacing != null) {
-                    pacing.acquire(end - pos);
-                    if (cancelled.getAsBoolean()) {
-                        return 0; // cancelled while it waited
-                    }
-                }
-                byte[] buf = readAt(scanStream, pos, (int) (end - pos));
-                for (int i = next; i <= last; i++) {
-                    checkCrc(buf, (int) (blocks.offset(i) - pos), blocks.handle(i));
+                byte[] buf = readChunk(pos, end, next, last, pacing, cancelled);
+                if (buf == null) {
+                    return 0; // cancelled while it waited
                 }
                 next = last + 1;
                 copy.write(buf, 0, buf.length);
@@ -365,6 +355,45 @@ public final class SstReader {
     }
 
     /**
+     * The last data block of a chunk that starts with block {@code first} at {@code pos} and spans
+     * at most {@code limit} bytes; {@code first} itself if that block alone is larger.
+     */
+    private int lastBlockOfChunk(int first, long pos, long limit) {
+        int last = first;
+        while (last + 1 < blocks.size() && blocks.end(last + 1) - pos <= limit) {
+            last++;
+        }
+        return last;
+    }
+
+    /**
+     * Reads {@code [pos, end)} on the scan stream, after taking its bytes from {@code pacing} (if
+     * any), and verifies the CRC32C of data blocks {@code first} to {@code last} in it (none if
+     * {@code last < first}); null if {@code stop} said so after the wait for the pacing.
+     */
+    @Nullable
+    private byte[] readChunk(
+            long pos,
+            long end,
+            int first,
+            int last,
+            @Nullable IoRateLimiter pacing,
+            java.util.function.BooleanSupplier stop)
+            throws IOException {
+        if (pacing != null) {
+            pacing.acquire(end - pos);
+            if (stop.getAsBoolean()) {
+                return null;
+            }
+        }
+        byte[] buf = readAt(scanStream, pos, (int) (end - pos));
+        for (int i = first; i <= last; i++) {
+            checkCrc(buf, (int) (blocks.offset(i) - pos), blocks.handle(i));
+        }
+        return buf;
+    }
+
+    /**
      * Caches this file's data blocks in the local disk tier's free room, block by block (slabs, as
      * a get that misses would), for a warm-up that has no room left for whole files: reads them in
      * order in chunks of whole blocks (at most {@link #COPY_CHUNK_BYTES}, or one block if larger)
@@ -374,7 +403,8 @@ public final class SstReader {
      * nothing); passes over blocks larger than the tier stores, and blocks turned away for a
      * passing reason (their slab dropped meanwhile). Puts nothing into the memory tier.
      *
-     * @param stop checked before each chunk (the warm-up was cancelled, or the file was dropped)
+     * @param stop checked before each chunk (for the warm-up: it was cancelled, the file was
+     *     dropped, or anything else evicted)
      * @param pacing takes each chunk's bytes before the chunk is read, or null (no pacing)
      * @return the bytes stored, and why it ended
      */
@@ -385,7 +415,7 @@ public final class SstReader {
         if (disk == null) {
             return new BlockFill(0, BlockFill.End.NOT_TAKEN);
         }
-        if (disk.holdsWholeFile(name)) {
+        if (disk.holdsWholeFile(name) || disk.expectsWholeCopy(name)) {
             return new BlockFill(0, BlockFill.End.DONE);
         }
         long stored = 0;
@@ -404,22 +434,13 @@ public final class SstReader {
             if (first > room) {
                 return new BlockFill(stored, BlockFill.End.FULL);
             }
-            long limit = Math.max(first, Math.min(room, COPY_CHUNK_BYTES));
-            int last = next;
-            while (last + 1 < blocks.size() && blocks.end(last + 1) - pos <= limit) {
-                last++;
+            int last = lastBlockOfChunk(next, pos, Math.min(room, COPY_CHUNK_BYTES));
+            byte[] buf = readChunk(pos, blocks.end(last), next, last, pacing, stop);
+            if (buf == null) {
+                return new BlockFill(stored, BlockFill.End.STOPPED);
             }
-            long end = blocks.end(last);
-            if (pacing != null) {
-                pacing.acquire(end - pos);
-                if (stop.getAsBoolean()) {
-                    return new BlockFill(stored, BlockFill.End.STOPPED);
-                }
-            }
-            byte[] buf = readAt(scanStream, pos, (int) (end - pos));
             for (int i = next; i <= last; i++) {
                 int from = (int) (blocks.offset(i) - pos);
-                checkCrc(buf, from, blocks.handle(i));
                 byte[] block = Arrays.copyOfRange(buf, from, (int) (blocks.end(i) - pos));
                 switch (disk.offerIntoFreeRoom(name, blocks.offset(i), block)) {
                     case STORED -> stored += block.length;
@@ -448,7 +469,7 @@ public final class SstReader {
 
         /** Why a fill ended. */
         public enum End {
-            /** Every block was offered. */
+            /** Every block was offered, or the tier holds or expects the file whole. */
             DONE,
             /** The disk tier's free room is used up. */
             FULL,
