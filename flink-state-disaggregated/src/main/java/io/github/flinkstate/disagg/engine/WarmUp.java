@@ -116,9 +116,6 @@ public final class WarmUp {
     private final AtomicLong bytesDone = new AtomicLong();
     private final AtomicLong filesDone = new AtomicLong();
 
-    /** Bytes cached block by block by {@link #fillWithBlocks}; written and read by the thread. */
-    private long blockBytesDone;
-
     /** Why {@link #fillWithBlocks} ended, for the log line; written and read by the thread. */
     private String fillEnd = "not started";
 
@@ -184,6 +181,8 @@ public final class WarmUp {
         long start = System.nanoTime();
         List<FileMeta> notWhole = new ArrayList<>();
         List<String> copiedWhole = new ArrayList<>();
+        // bytes of whole copies once the block fill starts (the rest of bytesDone is the fill's)
+        long wholeBytes = -1;
         try {
             openFiles();
             for (FileMeta f : files) {
@@ -201,9 +200,7 @@ public final class WarmUp {
                     copied =
                             readers.get(f.path(), f.fileSize()).copyToDisk(() -> cancelled, pacing);
                 } catch (IOException e) {
-                    if (Thread.currentThread().isInterrupted() || InFlight.causedByInterrupt(e)) {
-                        cancelled = true; // nothing else interrupts this thread: stop, no skip on
-                        Thread.currentThread().interrupt();
+                    if (cancelIfInterrupted(e)) {
                         break;
                     }
                     LOG.info("Warm-up skips {}: {}", f.path(), e.getMessage());
@@ -221,6 +218,7 @@ public final class WarmUp {
                     notWhole.add(f);
                 }
             }
+            wholeBytes = bytesDone.get();
             fillWithBlocks(notWhole, copiedWhole);
             state = cancelled ? State.CANCELLED : State.DONE;
         } catch (RuntimeException e) {
@@ -238,7 +236,7 @@ public final class WarmUp {
                 filesDone.get(),
                 bytesDone.get(),
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start),
-                blockBytesDone,
+                wholeBytes < 0 ? 0 : bytesDone.get() - wholeBytes,
                 fillEnd);
     }
 
@@ -281,9 +279,7 @@ public final class WarmUp {
                                                 || !live.test(f.path()),
                                 pacing);
             } catch (IOException e) {
-                if (Thread.currentThread().isInterrupted() || InFlight.causedByInterrupt(e)) {
-                    cancelled = true; // nothing else interrupts this thread: stop, no skip on
-                    Thread.currentThread().interrupt();
+                if (cancelIfInterrupted(e)) {
                     fillEnd = "cancelled";
                     return;
                 }
@@ -293,11 +289,8 @@ public final class WarmUp {
                 forgetIfDropped(f.path());
             }
             bytesDone.addAndGet(fill.bytes());
-            blockBytesDone += fill.bytes();
             if (fill.bytes() > 0) {
-                for (int i = copiedWhole.size() - 1; i >= 0; i--) {
-                    disk.touchWholeCopy(copiedWhole.get(i));
-                }
+                disk.touchWholeCopies(copiedWhole);
             }
             fillEnd = fill.end().name().toLowerCase(java.util.Locale.ROOT);
             if (fill.end() == SstReader.BlockFill.End.NOT_TAKEN) {
@@ -315,6 +308,19 @@ public final class WarmUp {
             }
             // DONE, or STOPPED (the file was dropped; a cancel ends the loop at its top): next
         }
+    }
+
+    /**
+     * Whether {@code e} (or the thread's state) says this thread was interrupted; if so the warm-up
+     * is cancelled: nothing else interrupts its thread, so it stops rather than skip on.
+     */
+    private boolean cancelIfInterrupted(IOException e) {
+        if (Thread.currentThread().isInterrupted() || InFlight.causedByInterrupt(e)) {
+            cancelled = true;
+            Thread.currentThread().interrupt();
+            return true;
+        }
+        return false;
     }
 
     /**

@@ -452,7 +452,7 @@ public final class DiskCache implements Closeable {
      * Whether blocks may be stored now: not closed, and writes not paused after a local failure. A
      * block {@link FreeRoomOffer#NOT_TAKEN not taken} while this holds, by a thread that is not
      * interrupted, was turned away for a reason of its own: too large, its slab dropped meanwhile,
-     * or a whole copy of its file on its way ({@link #expectsWholeCopy}).
+     * or a whole copy of its file on its way ({@link #holdsOrExpectsWholeCopy}).
      */
     public boolean takesWrites() {
         synchronized (this) {
@@ -464,13 +464,16 @@ public final class DiskCache implements Closeable {
     }
 
     /**
-     * Makes the whole-file copy of {@code file} the most recently used unit, if one is held (no hit
-     * counted; a block of the file is not touched).
+     * Makes the whole-file copies of {@code files} the most recently used units, the first of them
+     * most recent of all (no hit counted; files without a whole copy are passed over, their blocks
+     * not touched).
      */
-    public synchronized void touchWholeCopy(String file) {
-        LocalFileCopy copy = wholeFiles.get(file);
-        if (copy != null) {
-            recency.get(copy);
+    public synchronized void touchWholeCopies(List<String> files) {
+        for (int i = files.size() - 1; i >= 0; i--) {
+            LocalFileCopy copy = wholeFiles.get(files.get(i));
+            if (copy != null) {
+                recency.get(copy);
+            }
         }
     }
 
@@ -659,9 +662,9 @@ public final class DiskCache implements Closeable {
         wholeCopyExpected.add(file);
     }
 
-    /** Whether a whole copy of {@code file} is on its way ({@link #expectWholeCopy}). */
-    public synchronized boolean expectsWholeCopy(String file) {
-        return wholeCopyExpected.contains(file);
+    /** Whether a whole copy of {@code file} is held, or on its way ({@link #expectWholeCopy}). */
+    public synchronized boolean holdsOrExpectsWholeCopy(String file) {
+        return wholeFiles.containsKey(file) || wholeCopyExpected.contains(file);
     }
 
     /** Ends {@link #expectWholeCopy} for {@code file} (copied, skipped or cancelled). */

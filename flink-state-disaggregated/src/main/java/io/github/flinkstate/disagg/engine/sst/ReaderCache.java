@@ -91,8 +91,7 @@ public final class ReaderCache {
      * opens the file itself, joining no other open.
      */
     public SstReader get(String path, long expectedSize) throws IOException {
-        // on every read of a file: no hash lookup while the store replaced no file
-        String copy = copies.isEmpty() ? null : copies.get(path);
+        String copy = copyOf(path);
         if (copy != null) {
             try {
                 return getDirect(copy, expectedSize);
@@ -112,8 +111,15 @@ public final class ReaderCache {
      */
     @Nullable
     public SstReader getIfOpen(String path) {
-        String copy = copies.isEmpty() ? null : copies.get(path);
+        String copy = copyOf(path);
         return readers.getIfPresent(copy != null ? copy : path);
+    }
+
+    /** The copy reads of {@code path} go to ({@link #readThroughCopy}), or null. */
+    @Nullable
+    private String copyOf(String path) {
+        // on every read of a file: no hash lookup while the store replaced no file
+        return copies.isEmpty() ? null : copies.get(path);
     }
 
     /**

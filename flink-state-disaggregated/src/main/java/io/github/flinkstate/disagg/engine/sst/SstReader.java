@@ -415,7 +415,7 @@ public final class SstReader {
         if (disk == null) {
             return new BlockFill(0, BlockFill.End.NOT_TAKEN);
         }
-        if (disk.holdsWholeFile(name) || disk.expectsWholeCopy(name)) {
+        if (disk.holdsOrExpectsWholeCopy(name)) {
             return new BlockFill(0, BlockFill.End.DONE);
         }
         long stored = 0;

@@ -10,10 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Random;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Whole-file copies read through memory mappings ({@code local-cache.mmap}): the same bytes as with
@@ -21,31 +18,11 @@ import org.junit.jupiter.api.io.TempDir;
  * copy is unmapped, so that its disk space is freed when the cache evicts it rather than at some
  * later garbage collection.
  */
-class DiskCacheMappedCopiesTest {
-
-    private static final int KB = 1024;
-    private static final long MB = 1 << 20;
-
-    @TempDir File tmp;
-
-    private DiskCache cache;
-
-    @AfterEach
-    void closeCache() {
-        if (cache != null) {
-            cache.close();
-        }
-    }
+class DiskCacheMappedCopiesTest extends DiskCacheFixture {
 
     private DiskCache open(boolean map) throws Exception {
         cache = new DiskCache(new File(tmp, "cache"), 4 * MB, 0, map);
         return cache;
-    }
-
-    private static byte[] content(int seed, int length) {
-        byte[] b = new byte[length];
-        new Random(seed).nextBytes(b);
-        return b;
     }
 
     private void commit(String name, byte[] file) throws Exception {
@@ -78,7 +55,7 @@ class DiskCacheMappedCopiesTest {
 
     @Test
     void copies_areReadThroughAMapping_unlessMappingIsOff_withTheSameBytes() throws Exception {
-        byte[] file = content(1, 300 * KB);
+        byte[] file = randomBytes(1, 300 * KB);
         for (boolean map : new boolean[] {true, false}) {
             open(map);
             commit("sst-1", file);
@@ -103,7 +80,7 @@ class DiskCacheMappedCopiesTest {
     @Test
     void aCopyCommittedByAnInterruptedThread_isMapped_andMappingStaysOn() throws Exception {
         open(true);
-        byte[] first = content(1, 300 * KB);
+        byte[] first = randomBytes(1, 300 * KB);
         WriteThrough copy = cache.writeThrough("sst-1");
         copy.write(first, 0, first.length);
         Thread.currentThread().interrupt();
@@ -115,7 +92,7 @@ class DiskCacheMappedCopiesTest {
         } finally {
             Thread.interrupted();
         }
-        commit("sst-2", content(2, 300 * KB));
+        commit("sst-2", randomBytes(2, 300 * KB));
         assertThat(cache.wholeFileCount()).isEqualTo(2);
         assertThat(cache.mappedWholeFileCount()).isEqualTo(2);
         assertThat(cache.read("sst-1", 1_000, 4_096))
@@ -147,7 +124,7 @@ class DiskCacheMappedCopiesTest {
             throws Exception {
         assumeTrue(new File("/proc/self/maps").canRead(), "needs Linux's /proc/self/maps");
         open(true);
-        byte[] file = content(2, 300 * KB);
+        byte[] file = randomBytes(2, 300 * KB);
         commit("sst-1", file);
         try (RandomAccessFile raf = new RandomAccessFile(onlyCopyFile(), "rw")) {
             raf.setLength(100 * KB);
@@ -164,7 +141,7 @@ class DiskCacheMappedCopiesTest {
         assertThat(cache.usedBytes()).isZero();
         assertThat(mappingsUnder(new File(tmp, "cache"))).isEmpty();
 
-        commit("sst-2", content(3, 300 * KB));
+        commit("sst-2", randomBytes(3, 300 * KB));
         assertThat(cache.wholeFileCount()).isEqualTo(1);
         assertThat(cache.mappedWholeFileCount()).as("no new mapping after a fault").isZero();
         cache.checkInvariants();
@@ -175,21 +152,21 @@ class DiskCacheMappedCopiesTest {
         assumeTrue(new File("/proc/self/maps").canRead(), "needs Linux's /proc/self/maps");
         open(true);
         File dir = new File(tmp, "cache");
-        commit("sst-1", content(3, 300 * KB));
+        commit("sst-1", randomBytes(3, 300 * KB));
         assertThat(mappingsUnder(dir)).hasSize(1);
         cache.forget("sst-1");
         assertThat(mappingsUnder(dir)).as("forgotten: deleted and unmapped").isEmpty();
 
         // eviction: blocks offered later need the room of the least recently used unit
-        commit("sst-2", content(4, 1536 * KB));
+        commit("sst-2", randomBytes(4, 1536 * KB));
         assertThat(mappingsUnder(dir)).hasSize(1);
         for (int i = 0; i < 48; i++) {
-            cache.offer("other", i * 64L * KB, content(10 + i, 64 * KB));
+            cache.offer("other", i * 64L * KB, randomBytes(10 + i, 64 * KB));
         }
         assertThat(cache.wholeFileCount()).as("the copy was evicted").isZero();
         assertThat(mappingsUnder(dir)).as("evicted: unmapped (slabs are never mapped)").isEmpty();
 
-        commit("sst-3", content(5, 300 * KB));
+        commit("sst-3", randomBytes(5, 300 * KB));
         assertThat(mappingsUnder(dir)).hasSize(1);
         cache.close();
         assertThat(mappingsUnder(dir)).as("closed").isEmpty();

@@ -12,35 +12,13 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The local disk tier on its own: what it returns, how it bounds and orders its space, and what it
  * does when its local files are truncated, deleted or cannot be written.
  */
-class DiskCacheTest {
-
-    private static final int KB = 1024;
-    private static final long MB = 1 << 20;
-
-    @TempDir File tmp;
-
-    private DiskCache cache;
-
-    @AfterEach
-    void closeCache() {
-        if (cache != null) {
-            cache.close();
-        }
-    }
-
-    private static byte[] block(int seed, int length) {
-        byte[] b = new byte[length];
-        new Random(seed).nextBytes(b);
-        return b;
-    }
+class DiskCacheTest extends DiskCacheFixture {
 
     private DiskCache open(long capacity, long reserve) throws Exception {
         cache = new DiskCache(new File(tmp, "cache"), capacity, reserve);
@@ -50,7 +28,7 @@ class DiskCacheTest {
     @Test
     void offeredBlock_isReadBack_andOtherRangesMiss() throws Exception {
         open(4 * MB, 0);
-        byte[] b = block(1, 4 * KB);
+        byte[] b = randomBytes(1, 4 * KB);
         cache.offer("f1", 100, b);
         assertThat(cache.read("f1", 100, b.length)).isEqualTo(b);
         assertThat(cache.read("f1", 200, b.length)).isNull();
@@ -73,10 +51,10 @@ class DiskCacheTest {
     void offerIntoFreeRoom_fillsTheFreeRoom_andEvictsNothing() throws Exception {
         open(4 * MB, 0); // 16 slabs of 256 KiB, one block each
         int size = 256 * KB;
-        cache.offer("read", 0, block(0, size));
+        cache.offer("read", 0, randomBytes(0, size));
         int taken = 0;
         for (int i = 1;
-                cache.offerIntoFreeRoom("warm", (long) i * size, block(i, size))
+                cache.offerIntoFreeRoom("warm", (long) i * size, randomBytes(i, size))
                         == DiskCache.FreeRoomOffer.STORED;
                 i++) {
             taken++;
@@ -86,22 +64,22 @@ class DiskCacheTest {
         assertThat(cache.freeRoomBytes()).isZero();
         assertThat(cache.evictionCount()).isZero();
         assertThat(cache.refusalCount()).as("a full cache is no refusal").isZero();
-        assertThat(cache.read("read", 0, size)).isEqualTo(block(0, size));
-        assertThat(cache.offerIntoFreeRoom("warm", 1L * size, block(1, size)))
+        assertThat(cache.read("read", 0, size)).isEqualTo(randomBytes(0, size));
+        assertThat(cache.offerIntoFreeRoom("warm", 1L * size, randomBytes(1, size)))
                 .as("cached already")
                 .isEqualTo(DiskCache.FreeRoomOffer.HELD);
-        assertThat(cache.offerIntoFreeRoom("warm", 99L * size, block(1, size + 1)))
+        assertThat(cache.offerIntoFreeRoom("warm", 99L * size, randomBytes(1, size + 1)))
                 .as("larger than a slab")
                 .isEqualTo(DiskCache.FreeRoomOffer.NOT_TAKEN);
-        assertThat(cache.offerIntoFreeRoom("warm", 99L * size, block(1, 1)))
+        assertThat(cache.offerIntoFreeRoom("warm", 99L * size, randomBytes(1, 1)))
                 .as("no room")
                 .isEqualTo(DiskCache.FreeRoomOffer.NO_ROOM);
-        assertThat(cache.read("warm", 15L * size, size)).isEqualTo(block(15, size));
-        cache.offer("read", size, block(99, size));
+        assertThat(cache.read("warm", 15L * size, size)).isEqualTo(randomBytes(15, size));
+        cache.offer("read", size, randomBytes(99, size));
         assertThat(cache.evictionCount()).as("a read's offer still evicts").isEqualTo(1);
         cache.checkInvariants();
         cache.close();
-        assertThat(cache.offerIntoFreeRoom("warm", 99L * size, block(2, size)))
+        assertThat(cache.offerIntoFreeRoom("warm", 99L * size, randomBytes(2, size)))
                 .isEqualTo(DiskCache.FreeRoomOffer.NOT_TAKEN);
         assertThat(cache.freeRoomBytes()).isZero();
     }
@@ -113,11 +91,11 @@ class DiskCacheTest {
     @Test
     void offerIntoFreeRoom_belowTheFreeSpaceReserve_findsNoRoom() throws Exception {
         open(4 * MB, Long.MAX_VALUE / 4); // a reserve no disk has
-        assertThat(cache.offerIntoFreeRoom("warm", 0, block(1, 4 * KB)))
+        assertThat(cache.offerIntoFreeRoom("warm", 0, randomBytes(1, 4 * KB)))
                 .isEqualTo(DiskCache.FreeRoomOffer.NO_ROOM);
         assertThat(cache.refusalCount()).isZero();
         assertThat(cache.usedBytes()).isZero();
-        cache.offer("read", 0, block(2, 4 * KB));
+        cache.offer("read", 0, randomBytes(2, 4 * KB));
         assertThat(cache.refusalCount()).isEqualTo(1);
         assertThat(cache.usedBytes()).isZero();
     }
@@ -127,22 +105,24 @@ class DiskCacheTest {
         open(4 * MB, 0); // 16 slabs of 256 KiB, one block each
         int size = 256 * KB;
         for (int i = 0; i < 16; i++) {
-            cache.offer("f", (long) i * size, block(i, size));
+            cache.offer("f", (long) i * size, randomBytes(i, size));
         }
         assertThat(cache.usedBytes()).isEqualTo(4 * MB);
         // touch the oldest slab (block 0), then write four more blocks
-        assertThat(cache.read("f", 0, size)).isEqualTo(block(0, size));
+        assertThat(cache.read("f", 0, size)).isEqualTo(randomBytes(0, size));
         for (int i = 16; i < 20; i++) {
-            cache.offer("f", (long) i * size, block(i, size));
+            cache.offer("f", (long) i * size, randomBytes(i, size));
         }
         cache.checkInvariants();
         assertThat(cache.usedBytes()).isLessThanOrEqualTo(4 * MB);
-        assertThat(cache.read("f", 0, size)).as("recently read: kept").isEqualTo(block(0, size));
+        assertThat(cache.read("f", 0, size))
+                .as("recently read: kept")
+                .isEqualTo(randomBytes(0, size));
         assertThat(cache.read("f", 4L * size, size)).as("least recently used: evicted").isNull();
-        assertThat(cache.read("f", 19L * size, size)).isEqualTo(block(19, size));
+        assertThat(cache.read("f", 19L * size, size)).isEqualTo(randomBytes(19, size));
         assertThat(cache.evictionCount()).as("slabs of blocks 1-4").isEqualTo(4);
         assertThat(cache.read("f", (long) size, size)).isNull();
-        assertThat(cache.read("f", 5L * size, size)).isEqualTo(block(5, size));
+        assertThat(cache.read("f", 5L * size, size)).isEqualTo(randomBytes(5, size));
     }
 
     @Test
@@ -156,14 +136,14 @@ class DiskCacheTest {
         BlockCache memory = new BlockCache(size + 1024, cache); // room for one block
         CachedFile f = memory.open("f", offsets.length, offsets);
         for (int i = 0; i < 16; i++) {
-            cache.offer("f", offsets[i], block(i, size));
+            cache.offer("f", offsets[i], randomBytes(i, size));
         }
         // block 0 (oldest slab) is used from memory only, then pushed out of memory by block 5;
         // four more blocks then evict the four least recent slabs: blocks 1-4, not block 0
-        f.insert(0, block(0, size));
-        f.insert(5, block(5, size));
+        f.insert(0, randomBytes(0, size));
+        f.insert(5, randomBytes(5, size));
         for (int i = 16; i < 20; i++) {
-            cache.offer("f", offsets[i], block(i, size));
+            cache.offer("f", offsets[i], randomBytes(i, size));
         }
         assertThat(cache.read("f", 0, size)).as("refreshed when it left memory").isNotNull();
         assertThat(cache.read("f", offsets[4], size)).as("now the least recent: gone").isNull();
@@ -175,8 +155,8 @@ class DiskCacheTest {
     @Test
     void truncatedSlab_isDroppedAndMissed_neverServedShort() throws Exception {
         open(4 * MB, 0);
-        cache.offer("f", 0, block(1, 64 * KB));
-        cache.offer("f", 64 * KB, block(2, 64 * KB));
+        cache.offer("f", 0, randomBytes(1, 64 * KB));
+        cache.offer("f", 64 * KB, randomBytes(2, 64 * KB));
         for (File slab : slabs()) {
             try (RandomAccessFile raf = new RandomAccessFile(slab, "rw")) {
                 raf.setLength(70 * KB);
@@ -186,15 +166,15 @@ class DiskCacheTest {
         assertThat(cache.invalidationCount()).isEqualTo(1);
         assertThat(cache.read("f", 0, 64 * KB)).as("the whole slab went").isNull();
         assertThat(cache.usedBytes()).isZero();
-        cache.offer("f", 0, block(1, 64 * KB));
-        assertThat(cache.read("f", 0, 64 * KB)).isEqualTo(block(1, 64 * KB));
+        cache.offer("f", 0, randomBytes(1, 64 * KB));
+        assertThat(cache.read("f", 0, 64 * KB)).isEqualTo(randomBytes(1, 64 * KB));
         cache.checkInvariants();
     }
 
     @Test
     void invalidate_dropsTheUnitHoldingTheCorruptCopy() throws Exception {
         open(4 * MB, 0);
-        cache.offer("f", 0, block(1, 4 * KB));
+        cache.offer("f", 0, randomBytes(1, 4 * KB));
         cache.invalidate("f", 0, "CRC32C mismatch");
         assertThat(cache.read("f", 0, 4 * KB)).isNull();
         assertThat(cache.invalidationCount()).isEqualTo(1);
@@ -205,14 +185,14 @@ class DiskCacheTest {
     @Test
     void deletedLocalFiles_neverServeWrongBytes() throws Exception {
         open(4 * MB, 0);
-        cache.offer("f", 0, block(1, 4 * KB));
+        cache.offer("f", 0, randomBytes(1, 4 * KB));
         for (File f : slabs()) {
             assertThat(f.delete()).isTrue();
         }
         byte[] read = cache.read("f", 0, 4 * KB);
         if (read != null) {
             // POSIX keeps an unlinked file readable through an open channel
-            assertThat(read).isEqualTo(block(1, 4 * KB));
+            assertThat(read).isEqualTo(randomBytes(1, 4 * KB));
         }
         cache.checkInvariants();
     }
@@ -221,7 +201,7 @@ class DiskCacheTest {
     void freeSpaceReserve_refusesToCache_insteadOfFillingTheDisk() throws Exception {
         long free = tmp.getUsableSpace();
         open(4 * MB, free + 100 * MB);
-        cache.offer("f", 0, block(1, 4 * KB));
+        cache.offer("f", 0, randomBytes(1, 4 * KB));
         assertThat(cache.read("f", 0, 4 * KB)).isNull();
         assertThat(cache.refusalCount()).isEqualTo(1);
         assertThat(cache.writeThrough("g")).as("no whole-file copies either").isNull();
@@ -235,7 +215,7 @@ class DiskCacheTest {
         org.apache.flink.util.FileUtils.deleteDirectory(dir);
         assertThat(dir.createNewFile()).as("a file where the directory was").isTrue();
         for (int i = 0; i < 100; i++) {
-            cache.offer("f", (long) i * 4 * KB, block(i, 4 * KB));
+            cache.offer("f", (long) i * 4 * KB, randomBytes(i, 4 * KB));
         }
         assertThat(cache.writeThrough("g")).isNull();
         assertThat(cache.writeFailureCount()).as("one failure, then a pause").isEqualTo(1);
@@ -246,7 +226,7 @@ class DiskCacheTest {
     @Test
     void writeThrough_keepsAWholeFileCopy_readableAtAnyOffset() throws Exception {
         open(4 * MB, 0);
-        byte[] file = block(7, 300 * KB);
+        byte[] file = randomBytes(7, 300 * KB);
         WriteThrough copy = cache.writeThrough("sst-1");
         assertThat(copy).isNotNull();
         copy.write(file, 0, 1000);
@@ -287,14 +267,14 @@ class DiskCacheTest {
         for (int i = 0; i < 4; i++) {
             WriteThrough copy = cache.writeThrough("sst-" + i);
             if (copy != null) {
-                byte[] file = block(i, (int) MB);
+                byte[] file = randomBytes(i, (int) MB);
                 copy.write(file, 0, file.length);
                 copy.commit(file.length);
             }
         }
         assertThat(cache.wholeFileCount()).isEqualTo(2);
-        cache.offer("sst-3", 0, block(3, 4 * KB));
-        assertThat(cache.read("sst-3", 0, 4 * KB)).isEqualTo(block(3, 4 * KB));
+        cache.offer("sst-3", 0, randomBytes(3, 4 * KB));
+        assertThat(cache.read("sst-3", 0, 4 * KB)).isEqualTo(randomBytes(3, 4 * KB));
         cache.checkInvariants();
     }
 
@@ -307,7 +287,7 @@ class DiskCacheTest {
         for (int i = 0; i < 10; i++) {
             WriteThrough copy = cache.writeThrough("sst-" + i, MB);
             assertThat(copy).as("file %d of a state that fits", i).isNotNull();
-            byte[] file = block(i, (int) MB);
+            byte[] file = randomBytes(i, (int) MB);
             copy.write(file, 0, file.length);
             assertThat(copy.commit(file.length)).isTrue();
         }
@@ -327,7 +307,7 @@ class DiskCacheTest {
         cache.liveBytes(4 * MB);
         for (int i = 0; i < 4; i++) {
             WriteThrough copy = cache.writeThrough("sst-" + i, MB);
-            byte[] file = block(i, (int) MB);
+            byte[] file = randomBytes(i, (int) MB);
             copy.write(file, 0, file.length);
             assertThat(copy.commit(file.length)).isTrue();
         }
@@ -337,7 +317,7 @@ class DiskCacheTest {
         cache.evictFirst(java.util.List.of("sst-3"));
 
         WriteThrough output = cache.writeThrough("sst-4", MB);
-        byte[] file = block(4, (int) MB);
+        byte[] file = randomBytes(4, (int) MB);
         output.write(file, 0, file.length);
         assertThat(output.commit(file.length)).isTrue();
         assertThat(cache.holdsWholeFile("sst-3")).as("the input being rewritten").isFalse();
@@ -354,26 +334,26 @@ class DiskCacheTest {
     void blocksOfAFileAboutToBeCopiedWhole_areNotCachedMeanwhile() throws Exception {
         open(4 * MB, 0);
         cache.expectWholeCopy("sst-1");
-        cache.offer("sst-1", 0, block(1, 4 * KB));
-        cache.offer("sst-2", 0, block(2, 4 * KB));
+        cache.offer("sst-1", 0, randomBytes(1, 4 * KB));
+        cache.offer("sst-2", 0, randomBytes(2, 4 * KB));
         assertThat(cache.read("sst-1", 0, 4 * KB)).as("room kept for the whole copy").isNull();
-        assertThat(cache.read("sst-2", 0, 4 * KB)).isEqualTo(block(2, 4 * KB));
+        assertThat(cache.read("sst-2", 0, 4 * KB)).isEqualTo(randomBytes(2, 4 * KB));
 
         cache.stopExpectingWholeCopy("sst-1"); // e.g. the copy was skipped
-        cache.offer("sst-1", 0, block(1, 4 * KB));
-        assertThat(cache.read("sst-1", 0, 4 * KB)).isEqualTo(block(1, 4 * KB));
+        cache.offer("sst-1", 0, randomBytes(1, 4 * KB));
+        assertThat(cache.read("sst-1", 0, 4 * KB)).isEqualTo(randomBytes(1, 4 * KB));
         cache.checkInvariants();
     }
 
     @Test
     void forget_dropsTheBlocksOfAFile() throws Exception {
         open(4 * MB, 0);
-        cache.offer("f", 0, block(1, 4 * KB));
-        cache.offer("f", 4 * KB, block(2, 4 * KB));
-        cache.offer("g", 0, block(3, 4 * KB));
+        cache.offer("f", 0, randomBytes(1, 4 * KB));
+        cache.offer("f", 4 * KB, randomBytes(2, 4 * KB));
+        cache.offer("g", 0, randomBytes(3, 4 * KB));
         cache.forget("f");
         assertThat(cache.read("f", 0, 4 * KB)).isNull();
-        assertThat(cache.read("g", 0, 4 * KB)).isEqualTo(block(3, 4 * KB));
+        assertThat(cache.read("g", 0, 4 * KB)).isEqualTo(randomBytes(3, 4 * KB));
         assertThat(cache.blockCount()).isEqualTo(1);
         cache.checkInvariants();
     }
@@ -381,11 +361,11 @@ class DiskCacheTest {
     @Test
     void close_deletesEverything_andLaterCallsAreHarmless() throws Exception {
         open(4 * MB, 0);
-        cache.offer("f", 0, block(1, 4 * KB));
+        cache.offer("f", 0, randomBytes(1, 4 * KB));
         cache.close();
         assertThat(new File(tmp, "cache")).doesNotExist();
         assertThat(cache.read("f", 0, 4 * KB)).isNull();
-        cache.offer("f", 0, block(1, 4 * KB));
+        cache.offer("f", 0, randomBytes(1, 4 * KB));
         assertThat(cache.writeThrough("g")).isNull();
     }
 
@@ -416,9 +396,9 @@ class DiskCacheTest {
                                         int b = r.nextInt(blocks);
                                         byte[] got = cache.read("f", (long) b * size, size);
                                         if (got == null) {
-                                            cache.offer("f", (long) b * size, block(b, size));
+                                            cache.offer("f", (long) b * size, randomBytes(b, size));
                                         } else {
-                                            assertThat(got).isEqualTo(block(b, size));
+                                            assertThat(got).isEqualTo(randomBytes(b, size));
                                         }
                                     }
                                     return null;
@@ -448,7 +428,7 @@ class DiskCacheTest {
         File root = new File(tmp, "root");
         DiskCache live = new DiskCache(new File(root, "live"), 4 * MB, 0);
         try {
-            live.offer("f", 0, block(1, 4 * KB));
+            live.offer("f", 0, randomBytes(1, 4 * KB));
             File dead = new File(root, "dead");
             assertThat(dead.mkdirs()).isTrue();
             assertThat(new File(dead, CacheDirectoryLock.LOCK_FILE).createNewFile()).isTrue();
@@ -459,7 +439,7 @@ class DiskCacheTest {
             assertThat(DiskCache.deleteAbandonedDirectories(root)).isEqualTo(1);
             assertThat(dead).doesNotExist();
             assertThat(fresh).as("no lock file yet, but young").exists();
-            assertThat(live.read("f", 0, 4 * KB)).isEqualTo(block(1, 4 * KB));
+            assertThat(live.read("f", 0, 4 * KB)).isEqualTo(randomBytes(1, 4 * KB));
         } finally {
             live.close();
         }

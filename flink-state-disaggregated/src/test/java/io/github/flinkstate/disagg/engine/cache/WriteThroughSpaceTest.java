@@ -3,10 +3,7 @@ package io.github.flinkstate.disagg.engine.cache;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.File;
-import java.util.Random;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A write-through copy takes disk space while it grows, before it is committed: that space counts
@@ -15,21 +12,7 @@ import org.junit.jupiter.api.io.TempDir;
  * commit, so a full cache plus the copies being written could exceed the configured size by a file
  * per writer (up to the target file size each).
  */
-class WriteThroughSpaceTest {
-
-    private static final int KB = 1024;
-    private static final long MB = 1 << 20;
-
-    @TempDir File tmp;
-
-    private DiskCache cache;
-
-    @AfterEach
-    void closeCache() {
-        if (cache != null) {
-            cache.close();
-        }
-    }
+class WriteThroughSpaceTest extends DiskCacheFixture {
 
     @Test
     void aGrowingCopy_evictsAsItGrows_andTheDirectoryStaysWithinTheCapacity() throws Exception {
@@ -37,13 +20,13 @@ class WriteThroughSpaceTest {
         cache = new DiskCache(dir, 4 * MB, 0);
         cache.liveBytes(4 * MB); // whole files may fill the capacity
         for (int i = 0; i < 16; i++) { // a full cache of blocks
-            cache.offer("old", (long) i * 256 * KB, bytes(i, 256 * KB));
+            cache.offer("old", (long) i * 256 * KB, randomBytes(i, 256 * KB));
         }
         assertThat(directoryBytes(dir)).isEqualTo(4 * MB);
 
         WriteThrough copy = cache.writeThrough("new", 3 * MB);
         assertThat(copy).isNotNull();
-        byte[] file = bytes(99, (int) (3 * MB));
+        byte[] file = randomBytes(99, (int) (3 * MB));
         for (int off = 0; off < file.length; off += 64 * KB) {
             copy.write(file, off, 64 * KB);
             assertThat(directoryBytes(dir))
@@ -63,15 +46,15 @@ class WriteThroughSpaceTest {
         cache = new DiskCache(dir, 2 * MB, 0);
         cache.liveBytes(2 * MB);
         WriteThrough copy = cache.writeThrough("huge");
-        byte[] chunk = bytes(1, 64 * KB);
+        byte[] chunk = randomBytes(1, 64 * KB);
         for (int i = 0; i < 64; i++) { // 4 MiB
             copy.write(chunk, 0, chunk.length);
             assertThat(directoryBytes(dir)).isLessThanOrEqualTo(2 * MB);
         }
         assertThat(copy.commit(4 * MB)).isFalse();
         assertThat(cache.usedBytes()).as("its reservation was given back").isZero();
-        cache.offer("f", 0, bytes(2, 256 * KB));
-        assertThat(cache.read("f", 0, 256 * KB)).isEqualTo(bytes(2, 256 * KB));
+        cache.offer("f", 0, randomBytes(2, 256 * KB));
+        assertThat(cache.read("f", 0, 256 * KB)).isEqualTo(randomBytes(2, 256 * KB));
         cache.checkInvariants();
     }
 
@@ -86,17 +69,17 @@ class WriteThroughSpaceTest {
         cache = new DiskCache(dir, 4 * MB, 0);
         cache.liveBytes(100 * MB); // the state outgrew the cache: whole files get half of it
         WriteThrough first = cache.writeThrough("first");
-        byte[] firstFile = bytes(5, (int) (1536 * KB));
+        byte[] firstFile = randomBytes(5, (int) (1536 * KB));
         first.write(firstFile, 0, firstFile.length);
         assertThat(first.commit(firstFile.length)).isTrue();
         for (int i = 0; i < 10; i++) { // blocks fill the rest: 1.5 + 2.5 MiB
-            cache.offer("blocks", (long) i * 256 * KB, bytes(i, 256 * KB));
+            cache.offer("blocks", (long) i * 256 * KB, randomBytes(i, 256 * KB));
         }
         assertThat(cache.read("first", 0, 100)).isNotNull(); // the most recent unit now
         long evictions = cache.evictionCount();
 
         WriteThrough second = cache.writeThrough("second"); // admitted: its length is unknown
-        byte[] chunk = bytes(6, 64 * KB);
+        byte[] chunk = randomBytes(6, 64 * KB);
         for (int i = 0; i < 24; i++) { // 1.5 MiB: past the whole-file limit of 2 MiB
             second.write(chunk, 0, chunk.length);
         }
@@ -116,7 +99,7 @@ class WriteThroughSpaceTest {
         cache = new DiskCache(dir, 4 * MB + 512 * KB, 0);
         cache.liveBytes(4 * MB + 512 * KB);
         WriteThrough copy = cache.writeThrough("f");
-        byte[] file = bytes(8, (int) (4 * MB + 256 * KB));
+        byte[] file = randomBytes(8, (int) (4 * MB + 256 * KB));
         for (int off = 0; off < file.length; off += 64 * KB) {
             copy.write(file, off, 64 * KB);
         }
@@ -144,7 +127,7 @@ class WriteThroughSpaceTest {
         cache = new DiskCache(new File(tmp, "cache"), total, 0);
         cache.liveBytes(total);
         for (int i = 0; i < sizes.length; i++) {
-            byte[] file = bytes(20 + i, sizes[i]);
+            byte[] file = randomBytes(20 + i, sizes[i]);
             WriteThrough copy = cache.writeThrough("f" + i, file.length);
             assertThat(copy).as("copy %d", i).isNotNull();
             for (int off = 0; off < file.length; off += 64 * KB) {
@@ -163,18 +146,12 @@ class WriteThroughSpaceTest {
         File dir = new File(tmp, "cache");
         cache = new DiskCache(dir, 4 * MB, 0);
         WriteThrough copy = cache.writeThrough("a");
-        copy.write(bytes(3, 64 * KB), 0, 64 * KB);
+        copy.write(randomBytes(3, 64 * KB), 0, 64 * KB);
         assertThat(cache.usedBytes()).as("the copy's reservation").isPositive();
         copy.abort();
         copy.abort(); // idempotent
         assertThat(cache.usedBytes()).isZero();
         cache.checkInvariants();
-    }
-
-    private static byte[] bytes(int seed, int length) {
-        byte[] b = new byte[length];
-        new Random(seed).nextBytes(b);
-        return b;
     }
 
     private static byte[] slice(byte[] b, int from, int length) {
