@@ -147,6 +147,21 @@ public final class DisaggregatedOptions {
                                     + " localCacheWarmUpPlannedBytes). The job does not wait for it:"
                                     + " reads go to the primary directory until their file is copied.");
 
+    public static final ConfigOption<Boolean> LOCAL_CACHE_WARM_UP_HINT =
+            ConfigOptions.key("state.backend.disaggregated.local-cache.warm-up.hint")
+                    .booleanType()
+                    .defaultValue(true)
+                    .withDescription(
+                            "Record in each checkpoint and savepoint what the block cache and the"
+                                    + " local disk cache hold (per file the offsets of its cached"
+                                    + " blocks, or that it is cached whole; hottest first, up to the"
+                                    + " local cache size; about 2 bytes per cached block, in the"
+                                    + " backend's metadata file), so that the warm-up after a"
+                                    + " restore fetches those blocks first instead of going by"
+                                    + " level. With skewed keys the hot blocks are spread over"
+                                    + " every file. Restores of checkpoints without it, and of"
+                                    + " files a rescale clips, warm up by level.");
+
     public static final ConfigOption<Boolean> LOCAL_CACHE_MMAP =
             ConfigOptions.key("state.backend.disaggregated.local-cache.mmap")
                     .booleanType()

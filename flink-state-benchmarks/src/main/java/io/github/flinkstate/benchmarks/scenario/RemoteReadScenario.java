@@ -57,6 +57,17 @@ public final class RemoteReadScenario {
                                 "true",
                                 "our backend reads its whole-file local copies through memory"
                                         + " mappings (false: with system calls)")
+                        .flag(
+                                "gets-before-checkpoint",
+                                "0",
+                                "gets on the loaded backend (no latency) before its checkpoint, as"
+                                        + " a job runs between checkpoints (0: checkpoint right"
+                                        + " after the load)")
+                        .flag(
+                                "local-cache-hint",
+                                "true",
+                                "our backend's checkpoints record the cache hint for the warm-up;"
+                                        + " true,false runs ours both ways")
                         .flag("seed", "42", "seed of keys and values")
                         .flag("out", "", "Markdown file for the table (empty: stdout only)")
                         .flag("json", "", "JSON file for every run's results (empty: none)")
@@ -72,11 +83,17 @@ public final class RemoteReadScenario {
                 continue;
             }
             for (String budget : args.get("budgets").split(",")) {
-                targets.add(
-                        new RemoteReadTarget(
-                                backend.trim(),
-                                Integer.parseInt(budget.trim()),
-                                Boolean.parseBoolean(args.get("local-cache-mmap"))));
+                for (String hint : args.get("local-cache-hint").split(",")) {
+                    if (!backend.trim().equals("disaggregated") && !hint.trim().equals("true")) {
+                        continue; // the hint is our backend's
+                    }
+                    targets.add(
+                            new RemoteReadTarget(
+                                    backend.trim(),
+                                    Integer.parseInt(budget.trim()),
+                                    Boolean.parseBoolean(args.get("local-cache-mmap")),
+                                    Boolean.parseBoolean(hint.trim())));
+                }
             }
         }
         if (Boolean.parseBoolean(args.get("jit-warmup"))) {
@@ -91,7 +108,8 @@ public final class RemoteReadScenario {
                                     5,
                                     args.getInt("bucket-ms"),
                                     "uniform",
-                                    args.getLong("seed")));
+                                    args.getLong("seed"),
+                                    Math.min(100_000, args.getInt("gets-before-checkpoint"))));
             for (RemoteReadTarget target : targets) {
                 File dir = Files.createTempDirectory("flinkstate-remote-read").toFile();
                 try {
@@ -116,7 +134,8 @@ public final class RemoteReadScenario {
                                         args.getInt("seconds"),
                                         args.getInt("bucket-ms"),
                                         keys.trim(),
-                                        args.getLong("seed")));
+                                        args.getLong("seed"),
+                                        args.getInt("gets-before-checkpoint")));
                 for (RemoteReadTarget target : targets) {
                     File dir = Files.createTempDirectory("flinkstate-remote-read").toFile();
                     try {
@@ -151,14 +170,15 @@ public final class RemoteReadScenario {
                                 Locale.ROOT,
                                 "Remote reads after a restore: %s keys x %s bytes, %s ms per remote"
                                         + " read, %s MB/s, %s MiB managed memory, %s s per run,"
-                                        + " %s round(s)",
+                                        + " %s round(s), %s gets before the checkpoint",
                                 args.get("key-count"),
                                 args.get("value-bytes"),
                                 args.get("latency-ms"),
                                 args.get("bandwidth-mbps"),
                                 args.get("managed-mb"),
                                 args.get("seconds"),
-                                args.get("rounds")));
+                                args.get("rounds"),
+                                args.get("gets-before-checkpoint")));
         System.out.println(table);
         if (!args.get("out").isEmpty()) {
             Files.writeString(Path.of(args.get("out")), table);

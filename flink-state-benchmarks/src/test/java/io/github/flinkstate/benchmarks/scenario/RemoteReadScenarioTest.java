@@ -30,8 +30,9 @@ class RemoteReadScenarioTest {
             throws Exception {
         RemoteReadSettings settings =
                 new RemoteReadSettings(
-                        5_000, 64, 1, 100, 8L << 20, 8, 1000, "zipf",
-                        7); // 8 s: the restore, counted in the first buckets, may take seconds on a
+                        5_000, 64, 1, 100, 8L << 20, 8, 1000, "zipf", 7,
+                        2_000); // 8 s: the restore, counted in the first buckets, may take seconds
+        // on a
         // loaded machine
         RemoteReadResult r =
                 new RemoteReadRun(settings).run(new RemoteReadTarget(backend, percent), 1, tmp);
@@ -77,7 +78,7 @@ class RemoteReadScenarioTest {
     void badSettingsAreRefused() {
         assertThatThrownBy(() -> new RemoteReadTarget("hashmap", 10))
                 .hasMessageContaining("disaggregated, forst or rocksdb");
-        assertThatThrownBy(() -> new RemoteReadSettings(10, 4, 1, 1, 1, 1, 250, "uniform", 1))
+        assertThatThrownBy(() -> new RemoteReadSettings(10, 4, 1, 1, 1, 1, 250, "uniform", 1, 0))
                 .hasMessageContaining("value bytes");
     }
 

@@ -39,6 +39,7 @@ import org.slf4j.LoggerFactory;
  *     option is not set and the primary directory is not on a distributed file system)
  * @param localCacheReserveBytes free space the local disk cache leaves on its file system
  * @param localCacheWarmUp whether a restore starts copying its files into the local disk cache
+ * @param localCacheWarmUpHint whether snapshots record what the caches hold, for the warm-up
  * @param localCacheMmap whether the local disk cache reads its whole-file copies through memory
  *     mappings
  * @param warmUpBytesPerSecond the warm-up's read rate limit, 0 for none
@@ -65,6 +66,7 @@ public record BackendSettings(
         long localCacheBytes,
         long localCacheReserveBytes,
         boolean localCacheWarmUp,
+        boolean localCacheWarmUpHint,
         boolean localCacheMmap,
         long warmUpBytesPerSecond,
         int readaheadBytes,
@@ -124,6 +126,7 @@ public record BackendSettings(
                         : 0,
                 options.get(DisaggregatedOptions.LOCAL_CACHE_RESERVE).getBytes(),
                 options.get(DisaggregatedOptions.LOCAL_CACHE_WARM_UP),
+                options.get(DisaggregatedOptions.LOCAL_CACHE_WARM_UP_HINT),
                 options.get(DisaggregatedOptions.LOCAL_CACHE_MMAP),
                 options.get(DisaggregatedOptions.LOCAL_CACHE_WARM_UP_RATE_LIMIT).getBytes(),
                 (int) options.get(DisaggregatedOptions.READAHEAD_SIZE).getBytes(),

@@ -120,6 +120,7 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                             .readaheadBytes(settings.readaheadBytes())
                             .compactionBytesPerSecond(settings.compactionBytesPerSecond())
                             .warmUpBytesPerSecond(settings.warmUpBytesPerSecond())
+                            .cacheHintInSnapshots(settings.localCacheWarmUpHint())
                             .deletionPolicy(
                                     f -> {
                                         // no snapshot can name it any more

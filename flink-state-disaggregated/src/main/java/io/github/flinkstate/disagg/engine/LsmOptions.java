@@ -52,6 +52,7 @@ public final class LsmOptions {
     private IoRateLimiter compactionRateLimiter;
     private long warmUpBytesPerSecond;
     private IoRateLimiter warmUpRateLimiter;
+    private boolean cacheHintInSnapshots = true;
     private BlockCache blockCache;
     private WriteBufferBudget writeBufferBudget;
     private FileDeletionPolicy deletionPolicy = FileDeletionPolicy.ownedFilesOnly();
@@ -96,6 +97,7 @@ public final class LsmOptions {
         o.compactionBytesPerSecond = compactionBytesPerSecond;
         o.compactionRateLimiter = compactionRateLimiter;
         o.warmUpBytesPerSecond = warmUpBytesPerSecond;
+        o.cacheHintInSnapshots = cacheHintInSnapshots;
         o.blockCache = blockCache;
         o.writeBufferBudget = writeBufferBudget;
         o.deletionPolicy = deletionPolicy;
@@ -354,6 +356,21 @@ public final class LsmOptions {
 
     public LsmOptions warmUpRateLimiter(IoRateLimiter v) {
         warmUpRateLimiter = v;
+        return this;
+    }
+
+    /**
+     * Whether a snapshot's manifest records what the caches hold ({@code CacheHint}: per file the
+     * offsets of its cached blocks, or that it is cached whole, hottest first, up to the disk
+     * tier's capacity), so that the warm-up after a restore fetches those first. Only with a disk
+     * tier. Default true.
+     */
+    public boolean cacheHintInSnapshots() {
+        return cacheHintInSnapshots;
+    }
+
+    public LsmOptions cacheHintInSnapshots(boolean v) {
+        cacheHintInSnapshots = v;
         return this;
     }
 

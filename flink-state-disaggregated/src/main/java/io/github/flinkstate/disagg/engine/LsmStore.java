@@ -1,6 +1,7 @@
 package io.github.flinkstate.disagg.engine;
 
 import io.github.flinkstate.disagg.engine.cache.BlockCache;
+import io.github.flinkstate.disagg.engine.cache.CacheHint;
 import io.github.flinkstate.disagg.engine.cache.DiskCache;
 import io.github.flinkstate.disagg.engine.cache.RowCache;
 import io.github.flinkstate.disagg.engine.compaction.BelowOutputLevel;
@@ -35,6 +36,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -204,7 +206,11 @@ public final class LsmStore implements AutoCloseable {
     private volatile boolean closed;
     private volatile WarmUp warmUp;
 
-    private LsmStore(LsmOptions options, List<List<FileMeta>> levels, long lastSeq)
+    /** What the caches of the snapshots this store was opened from held, for {@link WarmUp}. */
+    private final CacheHint restoredHint;
+
+    private LsmStore(
+            LsmOptions options, List<List<FileMeta>> levels, long lastSeq, CacheHint restoredHint)
             throws IOException {
         if (options.backgroundCompaction()
                 && options.l0StopWritesTrigger() < options.l0CompactionTrigger()) {
@@ -217,6 +223,7 @@ public final class LsmStore implements AutoCloseable {
                             + "): writes would stop before a compaction starts");
         }
         this.options = options;
+        this.restoredHint = restoredHint;
         this.span = options.keyGroups();
         this.fs = options.fileSystem();
         this.blockCache =
@@ -276,7 +283,7 @@ public final class LsmStore implements AutoCloseable {
         for (int i = 0; i < options.numLevels(); i++) {
             levels.add(new ArrayList<>());
         }
-        return new LsmStore(options, levels, 0);
+        return new LsmStore(options, levels, 0, CacheHint.EMPTY);
     }
 
     /** As {@link #open(LsmOptions, List, UnaryOperator)} with file paths used as recorded. */
@@ -297,7 +304,7 @@ public final class LsmStore implements AutoCloseable {
         RestorePlan plan =
                 RestorePlan.of(manifests, options.keyGroups(), options.numLevels(), pathResolver);
         LOG.info("Opening store {} from {} manifest(s)", options.keyGroups(), manifests.size());
-        return new LsmStore(options, plan.levels(), plan.lastSeq());
+        return new LsmStore(options, plan.levels(), plan.lastSeq(), plan.hint());
     }
 
     // ------------------------------------------------------------------ writes
@@ -1355,7 +1362,12 @@ public final class LsmStore implements AutoCloseable {
     private LsmSnapshot imageOf(Version v, long seq, Runnable release) {
         Map<String, Long> files = new HashMap<>();
         v.allFiles().forEach(f -> files.put(f.path(), f.fileSize()));
-        return new LsmSnapshot(ManifestCodec.encode(span, seq, v), files, seq, release);
+        DiskCache disk = blockCache.disk();
+        CacheHint hint =
+                options.cacheHintInSnapshots() && disk != null
+                        ? CacheHint.capture(blockCache, files.keySet(), disk.capacityBytes())
+                        : CacheHint.EMPTY;
+        return new LsmSnapshot(ManifestCodec.encode(span, seq, v, hint), files, seq, release);
     }
 
     /**
@@ -1691,21 +1703,40 @@ public final class LsmStore implements AutoCloseable {
         noteLiveBytes();
         List<FileMeta> toOpen = new ArrayList<>();
         List<FileMeta> files = new ArrayList<>();
-        int l0Files;
+        int alwaysOpen;
         Version v = versions.acquire();
         try {
-            l0Files = Math.min(v.level(0).size(), options.maxOpenFiles() / 2);
+            // reads need every file's metadata; half the reader cache leaves room for the files
+            // they open meanwhile. L0 first and the files the hint names, whatever the metadata
+            // costs (reads open them first; the fill reads only open files, and left to the
+            // job's reads a hinted file's blocks would all come from the primary), then the rest
+            // in level order while their metadata fits
+            int openLimit = options.maxOpenFiles() / 2;
+            Map<String, FileMeta> byPath = new LinkedHashMap<>();
             for (List<FileMeta> level : v.levels()) {
                 for (FileMeta f : level) {
-                    // reads need every file's metadata; half the reader cache leaves room for
-                    // the files they open meanwhile
-                    if (toOpen.size() < options.maxOpenFiles() / 2) {
-                        toOpen.add(f);
-                    }
+                    byPath.put(f.path(), f);
                     if (!f.isClipped()) { // a clipped file is partly other subtasks' data
                         files.add(f);
                     }
                 }
+            }
+            Set<String> ordered = new LinkedHashSet<>();
+            v.level(0).forEach(f -> ordered.add(f.path()));
+            restoredHint.entries().forEach(e -> ordered.add(e.file()));
+            int firstGroup = ordered.size();
+            ordered.addAll(byPath.keySet());
+            alwaysOpen = 0;
+            int i = 0;
+            for (String path : ordered) {
+                FileMeta f = byPath.get(path);
+                if (f != null && toOpen.size() < openLimit) {
+                    toOpen.add(f);
+                    if (i < firstGroup) {
+                        alwaysOpen++;
+                    }
+                }
+                i++;
             }
         } finally {
             versions.release(v);
@@ -1718,9 +1749,10 @@ public final class LsmStore implements AutoCloseable {
         WarmUp w =
                 new WarmUp(
                         toOpen,
-                        l0Files,
+                        alwaysOpen,
                         () -> blockCache.pinnedMetadataBytes() < blockCache.capacityBytes() / 2,
                         files,
+                        restoredHint,
                         readers,
                         disk,
                         path -> !closed && liveFiles().contains(path),

@@ -1,5 +1,6 @@
 package io.github.flinkstate.disagg.engine;
 
+import io.github.flinkstate.disagg.engine.cache.CacheHint;
 import io.github.flinkstate.disagg.engine.cache.DiskCache;
 import io.github.flinkstate.disagg.engine.cache.InFlight;
 import io.github.flinkstate.disagg.engine.sst.IoRateLimiter;
@@ -45,10 +46,18 @@ import org.slf4j.LoggerFactory;
  * into the room the tier has left ({@code SstReader#fillDiskWithBlocks}), evicting nothing, until
  * it is full or anything else evicts: below a budget of the whole state, as long as the open files'
  * blocks cover the room, the tier starts as full as it will be. After each file the whole copies
- * are made more recent than its blocks, which are only a guess. Files that the store drops
- * meanwhile are skipped, or their readers and copies dropped again after the open or copy that
- * published them; a file that cannot be read is skipped with one log line (reads of it will report
- * the problem themselves).
+ * are made more recent than its blocks, which are only a guess.
+ *
+ * <p>With a {@link CacheHint} from the snapshot (what the caches held when it was taken, hottest
+ * first), the guess is replaced by what the job was reading: the files the hint names whole are
+ * copied whole (in its order, while the tier admits whole files), then the blocks it names are
+ * cached into the free room, file by file in its order, and only then are the other blocks filled
+ * in level order as above. With skewed keys the hot blocks are spread over every file; by level,
+ * the tier held the right ones only after the job's misses had brought them in, one round trip
+ * each. Opens follow the hint too: L0 and the files it names are opened whatever their metadata
+ * costs, as reads would open them first. Files that the store drops meanwhile are skipped, or their
+ * readers and copies dropped again after the open or copy that published them; a file that cannot
+ * be read is skipped with one log line (reads of it will report the problem themselves).
  *
  * <p>It does not hold up records: it runs on its own daemon thread (and opens files on {@link
  * #OPENERS}), reads on the file's scan stream (point reads keep theirs) in chunks of at most 512
@@ -107,6 +116,7 @@ public final class WarmUp {
     private final int alwaysOpen;
     private final BooleanSupplier roomForMetadata;
     private final List<FileMeta> files;
+    private final CacheHint hint;
     private final ReaderCache readers;
     private final DiskCache disk;
     private final Predicate<String> live;
@@ -125,9 +135,12 @@ public final class WarmUp {
 
     /**
      * @param toOpen the files to open first, in order (open files are passed over)
-     * @param alwaysOpen how many of the first of {@code toOpen} to open in any case (the L0 files)
+     * @param alwaysOpen how many of the first of {@code toOpen} to open in any case (the L0 files,
+     *     and the files the cache hint names)
      * @param roomForMetadata whether the memory cache has room for more files' metadata
      * @param files the files to copy, in order
+     * @param hint what the snapshot's caches held (entries for files not in {@code files} are
+     *     passed over), or empty
      * @param disk the store's disk tier; progress is reported against the smaller of the files'
      *     total and its capacity
      * @param live whether a file is still live in the store (in its current version)
@@ -140,6 +153,7 @@ public final class WarmUp {
             int alwaysOpen,
             BooleanSupplier roomForMetadata,
             List<FileMeta> files,
+            CacheHint hint,
             ReaderCache readers,
             DiskCache disk,
             Predicate<String> live,
@@ -150,6 +164,7 @@ public final class WarmUp {
         this.alwaysOpen = alwaysOpen;
         this.roomForMetadata = roomForMetadata;
         this.files = files;
+        this.hint = hint;
         this.readers = readers;
         this.disk = disk;
         this.live = live;
@@ -168,7 +183,7 @@ public final class WarmUp {
         // would take room the copies need and, in a cache just big enough for the state, push
         // whole copies out (each then re-read block by block: a cache that never settles)
         long planned = 0;
-        for (FileMeta f : files) {
+        for (FileMeta f : wholeCandidates()) {
             if (planned + f.fileSize() <= disk.wholeFileLimitBytes()) {
                 planned += f.fileSize();
                 disk.expectWholeCopy(f.path());
@@ -177,49 +192,60 @@ public final class WarmUp {
         thread.start();
     }
 
+    /**
+     * The files to copy whole, in order: those the hint names whole, or, without a hint, all of
+     * {@link #files}.
+     */
+    private List<FileMeta> wholeCandidates() {
+        if (hint.isEmpty()) {
+            return files;
+        }
+        List<FileMeta> whole = new ArrayList<>();
+        for (CacheHint.Entry e : hint.entries()) {
+            FileMeta f = e.whole() ? fileOf(e.file()) : null;
+            if (f != null) {
+                whole.add(f);
+            }
+        }
+        return whole;
+    }
+
+    /** The files whose blocks the hint names, in its order. */
+    private List<FileMeta> hintedBlockFiles() {
+        List<FileMeta> hinted = new ArrayList<>();
+        for (CacheHint.Entry e : hint.entries()) {
+            FileMeta f = e.whole() ? null : fileOf(e.file());
+            if (f != null) {
+                hinted.add(f);
+            }
+        }
+        return hinted;
+    }
+
+    @Nullable
+    private FileMeta fileOf(String path) {
+        for (FileMeta f : files) {
+            if (f.path().equals(path)) {
+                return f;
+            }
+        }
+        return null;
+    }
+
     private void run() {
         long start = System.nanoTime();
-        List<FileMeta> notWhole = new ArrayList<>();
         List<String> copiedWhole = new ArrayList<>();
         // bytes of whole copies once the block fill starts (the rest of bytesDone is the fill's)
         long wholeBytes = -1;
         try {
             openFiles();
-            for (FileMeta f : files) {
-                if (cancelled) {
-                    break;
-                }
-                if (!live.test(f.path()) || !disk.admitsWholeFile(f.path(), f.fileSize())) {
-                    // dropped, or no room for it as a whole: do not open it only to find that out
-                    disk.stopExpectingWholeCopy(f.path());
-                    notWhole.add(f);
-                    continue;
-                }
-                long copied;
-                try {
-                    copied =
-                            readers.get(f.path(), f.fileSize()).copyToDisk(() -> cancelled, pacing);
-                } catch (IOException e) {
-                    if (cancelIfInterrupted(e)) {
-                        break;
-                    }
-                    LOG.info("Warm-up skips {}: {}", f.path(), e.getMessage());
-                    continue;
-                } finally {
-                    disk.stopExpectingWholeCopy(f.path());
-                    forgetIfDropped(f.path());
-                }
-                if (copied > 0) {
-                    bytesDone.addAndGet(copied);
-                    filesDone.incrementAndGet();
-                    copiedWhole.add(f.path());
-                } else if (!cancelled && !disk.holdsWholeFile(f.path())) {
-                    // not admitted, or its copy not kept (other copies took the room meanwhile)
-                    notWhole.add(f);
-                }
-            }
+            List<FileMeta> notWhole = copyWhole(wholeCandidates(), copiedWhole);
             wholeBytes = bytesDone.get();
-            fillWithBlocks(notWhole, copiedWhole);
+            if (hint.isEmpty()) {
+                fillWithBlocks(notWhole, copiedWhole, false);
+            } else if (fillWithBlocks(hintedBlockFiles(), copiedWhole, true)) {
+                fillWithBlocks(files, copiedWhole, false); // the rest, by level
+            }
             state = cancelled ? State.CANCELLED : State.DONE;
         } catch (RuntimeException e) {
             state = State.FAILED;
@@ -231,13 +257,57 @@ public final class WarmUp {
         }
         LOG.info(
                 "Warm-up {}: {} files, {} bytes copied to local disk in {} ms ({} bytes of them as"
-                        + " blocks of files with no room as a whole; that fill ended: {})",
+                        + " blocks{}; that fill ended: {})",
                 state.name().toLowerCase(java.util.Locale.ROOT),
                 filesDone.get(),
                 bytesDone.get(),
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start),
                 wholeBytes < 0 ? 0 : bytesDone.get() - wholeBytes,
+                hint.isEmpty()
+                        ? " of files with no room as a whole"
+                        : ", the " + hint.blockCount() + " the snapshot's cache hint names first",
                 fillEnd);
+    }
+
+    /**
+     * Copies {@code candidates} whole, in order, while the tier admits them; returns those it did
+     * not copy (in the same order) and adds the paths of those it did to {@code copiedWhole}.
+     */
+    private List<FileMeta> copyWhole(List<FileMeta> candidates, List<String> copiedWhole) {
+        List<FileMeta> notWhole = new ArrayList<>();
+        for (FileMeta f : candidates) {
+            if (cancelled) {
+                break;
+            }
+            if (!live.test(f.path()) || !disk.admitsWholeFile(f.path(), f.fileSize())) {
+                // dropped, or no room for it as a whole: do not open it only to find that out
+                disk.stopExpectingWholeCopy(f.path());
+                notWhole.add(f);
+                continue;
+            }
+            long copied;
+            try {
+                copied = readers.get(f.path(), f.fileSize()).copyToDisk(() -> cancelled, pacing);
+            } catch (IOException e) {
+                if (cancelIfInterrupted(e)) {
+                    break;
+                }
+                LOG.info("Warm-up skips {}: {}", f.path(), e.getMessage());
+                continue;
+            } finally {
+                disk.stopExpectingWholeCopy(f.path());
+                forgetIfDropped(f.path());
+            }
+            if (copied > 0) {
+                bytesDone.addAndGet(copied);
+                filesDone.incrementAndGet();
+                copiedWhole.add(f.path());
+            } else if (!cancelled && !disk.holdsWholeFile(f.path())) {
+                // not admitted, or its copy not kept (other copies took the room meanwhile)
+                notWhole.add(f);
+            }
+        }
+        return notWhole;
     }
 
     /**
@@ -252,21 +322,33 @@ public final class WarmUp {
      * are only a guess, so after each file the whole copies ({@code copiedWhole}, L0 first) are
      * made more recent than them again, so that later evictions take the guessed blocks before the
      * copies (one during a file's fill may still take a copy; the fill then stops).
+     *
+     * @param fillFiles the files to fill, in order
+     * @param hinted whether to fill only the blocks the hint names of each file (else all)
+     * @return whether it went through all files (false: the tier is full, anything else evicted, or
+     *     the warm-up was cancelled)
      */
-    private void fillWithBlocks(List<FileMeta> notWhole, List<String> copiedWhole) {
+    private boolean fillWithBlocks(
+            List<FileMeta> fillFiles, List<String> copiedWhole, boolean hinted) {
         long evictionsBefore = disk.evictionCount();
-        fillEnd = "no open file to fill";
-        for (FileMeta f : notWhole) {
+        if (fillEnd.equals("not started")) {
+            fillEnd = "no open file to fill";
+        }
+        for (FileMeta f : fillFiles) {
             if (cancelled) {
                 fillEnd = "cancelled";
-                return;
+                return false;
             }
             if (disk.freeRoomBytes() <= 0) {
                 fillEnd = "full";
-                return;
+                return false;
             }
             SstReader reader = readers.getIfOpen(f.path());
             if (reader == null || !live.test(f.path())) {
+                continue;
+            }
+            CacheHint.Entry entry = hinted ? hint.entryOf(f.path()) : null;
+            if (hinted && entry == null) {
                 continue;
             }
             SstReader.BlockFill fill;
@@ -277,11 +359,12 @@ public final class WarmUp {
                                         cancelled
                                                 || disk.evictionCount() != evictionsBefore
                                                 || !live.test(f.path()),
-                                pacing);
+                                pacing,
+                                entry == null ? null : entry.offsets());
             } catch (IOException e) {
                 if (cancelIfInterrupted(e)) {
                     fillEnd = "cancelled";
-                    return;
+                    return false;
                 }
                 LOG.info("Warm-up skips the blocks of {}: {}", f.path(), e.getMessage());
                 continue;
@@ -297,17 +380,18 @@ public final class WarmUp {
                 if (Thread.currentThread().isInterrupted()) {
                     cancelled = true;
                 }
-                return;
+                return false;
             }
             if (fill.end() == SstReader.BlockFill.End.FULL) {
-                return;
+                return false;
             }
             if (disk.evictionCount() != evictionsBefore) {
                 fillEnd = "room taken by the job";
-                return;
+                return false;
             }
             // DONE, or STOPPED (the file was dropped; a cancel ends the loop at its top): next
         }
+        return !cancelled;
     }
 
     /**

@@ -78,11 +78,11 @@ class LsmStoreDiskCacheTest {
         return new BlockCache(0, disk);
     }
 
-    private static byte[] key(int i) {
+    static byte[] key(int i) {
         return LsmModelRunner.key(i % 8, 0, i);
     }
 
-    private static byte[] value(int i) {
+    static byte[] value(int i) {
         byte[] v = new byte[100];
         java.util.Arrays.fill(v, (byte) i);
         v[0] = (byte) (i >>> 8);
@@ -379,6 +379,7 @@ class LsmStoreDiskCacheTest {
                                 1,
                                 () -> true,
                                 copy ? List.of(file) : List.of(),
+                                io.github.flinkstate.disagg.engine.cache.CacheHint.EMPTY,
                                 readers,
                                 disk,
                                 p -> live.get(),

@@ -126,12 +126,12 @@ public final class RemoteReadChart {
             String label = e.getKey();
             String color =
                     label.startsWith("disaggregated")
-                            ? "#4e79a7"
+                            ? label.contains("(no hint)") ? "#a0cbe8" : "#4e79a7"
                             : label.startsWith("forst") ? "#e15759" : "#59a14f";
             String dash =
-                    label.endsWith(" 10%")
+                    label.contains(" 10%")
                             ? "2,3"
-                            : label.endsWith(" 50%") ? "7,4" : label.endsWith(" 0%") ? "1,6" : "";
+                            : label.contains(" 50%") ? "7,4" : label.contains(" 0%") ? "1,6" : "";
             StringBuilder points = new StringBuilder();
             double[] v = e.getValue();
             for (int i = 0; i < v.length; i++) {

@@ -15,7 +15,8 @@ import org.apache.flink.runtime.state.KeyedStateHandle;
 /**
  * One run of the remote read scenario for one backend configuration: load a value state into a
  * fresh backend whose checkpoint directory (and, for the disaggregated backends, primary directory)
- * is on the test kit's {@code inject://} file system with no latency, take an incremental
+ * is on the test kit's {@code inject://} file system with no latency, optionally run gets on it
+ * (the settings' {@code getsBeforeCheckpoint}: a job that ran a while), take an incremental
  * checkpoint, dispose the backend, then switch the remote latency and bandwidth on and restore a
  * new backend from the checkpoint (CLAIM mode, cold local directories) and run gets on random keys
  * on one thread (a task's thread) for the settings' duration, counting completed gets per bucket
@@ -57,6 +58,21 @@ public final class RemoteReadRun {
                 }
                 writeKey(value, k);
                 loader.put(k, value);
+            }
+            KeyDraws before = KeyDraws.of(settings.keys(), settings.keyCount());
+            SplittableRandom beforeRandom = new SplittableRandom(~settings.seed());
+            for (int i = 0; i < settings.getsBeforeCheckpoint(); i++) {
+                int k = before.next(beforeRandom);
+                byte[] v = loader.get(k);
+                if (v == null || readKey(v) != k) {
+                    throw new IllegalStateException(
+                            target.label()
+                                    + ": key "
+                                    + k
+                                    + " read a wrong value before the"
+                                    + " checkpoint: "
+                                    + describe(v));
+                }
             }
             handle = loader.checkpoint(1);
         }

@@ -16,6 +16,10 @@ package io.github.flinkstate.benchmarks.scenario.remote;
  * @param bucketMillis width of one throughput bucket
  * @param keys {@code uniform} or {@code zipf} (see {@code KeyDraws})
  * @param seed seed of the key draws and values
+ * @param getsBeforeCheckpoint gets the loaded backend runs (same key distribution, another seed, no
+ *     latency) before its checkpoint, as a running job does between checkpoints: what its caches
+ *     hold then is what a checkpoint may record for the warm-up after the restore (0: checkpoint
+ *     right after the load)
  */
 public record RemoteReadSettings(
         int keyCount,
@@ -26,9 +30,14 @@ public record RemoteReadSettings(
         int durationSeconds,
         int bucketMillis,
         String keys,
-        long seed) {
+        long seed,
+        int getsBeforeCheckpoint) {
 
     public RemoteReadSettings {
+        if (getsBeforeCheckpoint < 0) {
+            throw new IllegalArgumentException(
+                    "gets before the checkpoint must be >= 0: " + getsBeforeCheckpoint);
+        }
         if (valueBytes < 8) {
             throw new IllegalArgumentException("value bytes must be >= 8: " + valueBytes);
         }

@@ -16,14 +16,16 @@ import org.apache.flink.configuration.MemorySize;
  * place only then; in NO_CLAIM mode it copies them all first). ForSt uses its file cache ({@code
  * state.backend.forst.cache.size-based-limit}); ours its disk tier ({@code
  * state.backend.disaggregated.local-cache.size}) with the warm-up after a restore, its whole-file
- * copies memory-mapped unless {@code localCacheMmap} is false; both keep their default free-space
+ * copies memory-mapped unless {@code localCacheMmap} is false, its checkpoints recording the cache
+ * hint for the warm-up unless {@code warmUpHint} is false; both keep their default free-space
  * reserve (256 MiB).
  */
-public record RemoteReadTarget(String backend, int cachePercent, boolean localCacheMmap) {
+public record RemoteReadTarget(
+        String backend, int cachePercent, boolean localCacheMmap, boolean warmUpHint) {
 
-    /** A target with our backend's default of mapped whole-file copies. */
+    /** A target with our backend's defaults: mapped whole-file copies, the cache hint on. */
     public RemoteReadTarget(String backend, int cachePercent) {
-        this(backend, cachePercent, true);
+        this(backend, cachePercent, true, true);
     }
 
     public RemoteReadTarget {
@@ -39,8 +41,8 @@ public record RemoteReadTarget(String backend, int cachePercent, boolean localCa
     }
 
     /**
-     * The row label, e.g. {@code forst 10%}, {@code disaggregated 100% (no mmap)} or {@code rocksdb
-     * (all local)}.
+     * The row label, e.g. {@code forst 10%}, {@code disaggregated 100% (no mmap)}, {@code
+     * disaggregated 50% (no hint)} or {@code rocksdb (all local)}.
      */
     public String label() {
         return backend.equals("rocksdb")
@@ -49,7 +51,8 @@ public record RemoteReadTarget(String backend, int cachePercent, boolean localCa
                         + " "
                         + cachePercent
                         + "%"
-                        + (backend.equals("disaggregated") && !localCacheMmap ? " (no mmap)" : "");
+                        + (backend.equals("disaggregated") && !localCacheMmap ? " (no mmap)" : "")
+                        + (backend.equals("disaggregated") && !warmUpHint ? " (no hint)" : "");
     }
 
     /**
@@ -68,6 +71,7 @@ public record RemoteReadTarget(String backend, int cachePercent, boolean localCa
                 BackendSpec.disaggregated().applyTo(c);
                 c.set(DisaggregatedOptions.LOCAL_DIRECTORY, localDir.getAbsolutePath());
                 c.set(DisaggregatedOptions.LOCAL_CACHE_MMAP, localCacheMmap);
+                c.set(DisaggregatedOptions.LOCAL_CACHE_WARM_UP_HINT, warmUpHint);
                 c.set(
                         DisaggregatedOptions.BLOCK_CACHE_SIZE,
                         new MemorySize(managedMemoryBytes * 3 / 4));

@@ -179,6 +179,21 @@ public final class BlockCache {
         }
     }
 
+    /**
+     * Visits this cache's resident data blocks whose file offsets are known (files opened with
+     * them: those with a disk tier), file by file; stops when the visitor returns false. Runs under
+     * the memory's lock: the visitor must be quick and must not call back into the cache.
+     */
+    public void visitResidentBlocks(CacheHint.Visitor visitor) {
+        synchronized (memory) {
+            for (CachedFile f : files.values()) {
+                if (f.offsets != null && !f.visitResident(visitor)) {
+                    return;
+                }
+            }
+        }
+    }
+
     /** The capacity of the memory this cache draws on (shared with other caches, if any). */
     public long capacityBytes() {
         return memory.capacityBytes();

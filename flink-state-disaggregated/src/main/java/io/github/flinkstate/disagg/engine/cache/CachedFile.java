@@ -187,6 +187,20 @@ public final class CachedFile {
         return sum;
     }
 
+    /**
+     * Visits the resident blocks with their file offsets (REQUIRES: {@link #offsets} known); false
+     * if the visitor stopped.
+     */
+    boolean visitResident(CacheHint.Visitor visitor) {
+        for (int i = 0; i < slots.length(); i++) {
+            byte[] payload = slots.get(i);
+            if (payload != null && !visitor.block(file, offsets[i], payload.length)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     int residentBlocks() {
         int n = 0;
         for (int i = 0; i < slots.length(); i++) {

@@ -708,6 +708,11 @@ public final class DiskCache implements Closeable {
         return wholeBytesStaying() + Math.max(1, length) <= wholeFileLimitBytes();
     }
 
+    /** Whether {@code file}'s block at {@code offset} is cached, as a block or in a whole copy. */
+    public synchronized boolean holdsBlock(String file, long offset) {
+        return wholeFiles.containsKey(file) || index.containsKey(new BlockKey(file, offset));
+    }
+
     /** Whether a whole-file copy of {@code file} is held (no recency change, no hit counted). */
     public synchronized boolean holdsWholeFile(String file) {
         return wholeFiles.containsKey(file);
@@ -1030,6 +1035,30 @@ public final class DiskCache implements Closeable {
     /** Number of whole-file copies held now that are read through a memory mapping. */
     public synchronized int mappedWholeFileCount() {
         return (int) wholeFiles.values().stream().filter(LocalFileCopy::isMapped).count();
+    }
+
+    /**
+     * Visits what the cache holds, the most recently used unit first: a whole-file copy as one
+     * visit, a slab as one visit per block in it (in the order they were appended). Stops when the
+     * visitor returns false. Runs under the cache's lock: the visitor must be quick and must not
+     * call back into the cache.
+     */
+    public synchronized void visitRecentFirst(CacheHint.Visitor visitor) {
+        DiskUnit[] units = recency.keySet().toArray(new DiskUnit[0]);
+        for (int u = units.length - 1; u >= 0; u--) {
+            if (units[u] instanceof LocalFileCopy copy) {
+                if (!visitor.wholeFile(copy.sourceFile, copy.bytes)) {
+                    return;
+                }
+            } else if (units[u] instanceof DiskSlab slab) {
+                for (BlockKey key : slab.keys) {
+                    Location at = index.get(key);
+                    if (at != null && !visitor.block(key.file(), key.offset(), at.length())) {
+                        return;
+                    }
+                }
+            }
+        }
     }
 
     /** Number of cached blocks (outside whole-file copies) held now. */

@@ -394,22 +394,39 @@ public final class SstReader {
     }
 
     /**
+     * As {@link #fillDiskWithBlocks(java.util.function.BooleanSupplier, IoRateLimiter, long[])} for
+     * every block.
+     */
+    public BlockFill fillDiskWithBlocks(
+            java.util.function.BooleanSupplier stop, @Nullable IoRateLimiter pacing)
+            throws IOException {
+        return fillDiskWithBlocks(stop, pacing, null);
+    }
+
+    /**
      * Caches this file's data blocks in the local disk tier's free room, block by block (slabs, as
-     * a get that misses would), for a warm-up that has no room left for whole files: reads them in
-     * order in chunks of whole blocks (at most {@link #COPY_CHUNK_BYTES}, or one block if larger)
-     * on the scan stream, verifies each block's CRC32C, and offers each without evicting anything
-     * ({@link DiskCache#offerIntoFreeRoom}). Sizes each chunk to the free room as it is before the
-     * read (reads meanwhile may take some of it: the chunk's last blocks are then read for
-     * nothing); passes over blocks larger than the tier stores, and blocks turned away for a
-     * passing reason (their slab dropped meanwhile). Puts nothing into the memory tier.
+     * a get that misses would), for a warm-up that has no room left for whole files: those at
+     * {@code offsets} (offsets that start no block are passed over), or all of them, less those the
+     * tier holds already. Reads them in order in chunks of whole blocks (at most {@link
+     * #COPY_CHUNK_BYTES}, or one block if larger) on the scan stream: a chunk starts at a wanted
+     * block and ends at one, and the blocks between two wanted ones in it are read and left out (a
+     * gap costs less than another round trip). Verifies each block's CRC32C, and offers each wanted
+     * block without evicting anything ({@link DiskCache#offerIntoFreeRoom}). Sizes each chunk to
+     * the free room as it is before the read (reads meanwhile may take some of it: the chunk's last
+     * blocks are then read for nothing); passes over blocks larger than the tier stores, and blocks
+     * turned away for a passing reason (their slab dropped meanwhile). Puts nothing into the memory
+     * tier.
      *
      * @param stop checked before each chunk (for the warm-up: it was cancelled, the file was
      *     dropped, or anything else evicted)
      * @param pacing takes each chunk's bytes before the chunk is read, or null (no pacing)
+     * @param offsets the offsets of the blocks to cache, ascending; null for all
      * @return the bytes stored, and why it ended
      */
     public BlockFill fillDiskWithBlocks(
-            java.util.function.BooleanSupplier stop, @Nullable IoRateLimiter pacing)
+            java.util.function.BooleanSupplier stop,
+            @Nullable IoRateLimiter pacing,
+            @Nullable long[] offsets)
             throws IOException {
         DiskCache disk = cached.disk();
         if (disk == null) {
@@ -418,8 +435,9 @@ public final class SstReader {
         if (disk.holdsOrExpectsWholeCopy(name)) {
             return new BlockFill(0, BlockFill.End.DONE);
         }
+        boolean[] wanted = wantedBlocks(disk, offsets);
         long stored = 0;
-        int next = 0;
+        int next = nextWanted(wanted, 0);
         while (next < blocks.size()) {
             if (stop.getAsBoolean()) {
                 return new BlockFill(stored, BlockFill.End.STOPPED);
@@ -427,7 +445,8 @@ public final class SstReader {
             long pos = blocks.offset(next);
             long first = blocks.end(next) - pos;
             if (first > disk.largestBlockBytes()) {
-                next++; // never cached as a block: a read of it goes to the primary
+                // never cached as a block: a read of it goes to the primary
+                next = nextWanted(wanted, next + 1);
                 continue;
             }
             long room = disk.freeRoomBytes();
@@ -435,11 +454,17 @@ public final class SstReader {
                 return new BlockFill(stored, BlockFill.End.FULL);
             }
             int last = lastBlockOfChunk(next, pos, Math.min(room, COPY_CHUNK_BYTES));
+            while (!wanted[last]) {
+                last--; // the chunk ends with a wanted block (next is one)
+            }
             byte[] buf = readChunk(pos, blocks.end(last), next, last, pacing, stop);
             if (buf == null) {
                 return new BlockFill(stored, BlockFill.End.STOPPED);
             }
             for (int i = next; i <= last; i++) {
+                if (!wanted[i]) {
+                    continue;
+                }
                 int from = (int) (blocks.offset(i) - pos);
                 byte[] block = Arrays.copyOfRange(buf, from, (int) (blocks.end(i) - pos));
                 switch (disk.offerIntoFreeRoom(name, blocks.offset(i), block)) {
@@ -459,9 +484,33 @@ public final class SstReader {
                     }
                 }
             }
-            next = last + 1;
+            next = nextWanted(wanted, last + 1);
         }
         return new BlockFill(stored, BlockFill.End.DONE);
+    }
+
+    /**
+     * Per data block, whether a fill caches it: it is at one of {@code offsets} (all blocks if
+     * null) and {@code disk} does not hold it yet.
+     */
+    private boolean[] wantedBlocks(DiskCache disk, @Nullable long[] offsets) {
+        boolean[] wanted = new boolean[blocks.size()];
+        for (int i = 0; i < wanted.length; i++) {
+            long at = blocks.offset(i);
+            wanted[i] =
+                    (offsets == null || Arrays.binarySearch(offsets, at) >= 0)
+                            && !disk.holdsBlock(name, at);
+        }
+        return wanted;
+    }
+
+    /** The first wanted block from {@code from} on; the block count if none. */
+    private static int nextWanted(boolean[] wanted, int from) {
+        int i = from;
+        while (i < wanted.length && !wanted[i]) {
+            i++;
+        }
+        return i;
     }
 
     /** What {@link #fillDiskWithBlocks} did: the bytes it stored, and why it ended. */

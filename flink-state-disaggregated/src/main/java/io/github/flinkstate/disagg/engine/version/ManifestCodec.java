@@ -1,5 +1,6 @@
 package io.github.flinkstate.disagg.engine.version;
 
+import io.github.flinkstate.disagg.engine.cache.CacheHint;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import io.github.flinkstate.disagg.engine.key.KeyRange;
 import io.github.flinkstate.disagg.engine.sst.ByteReader;
@@ -10,12 +11,21 @@ import io.github.flinkstate.disagg.engine.sst.SstFormat;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * Encodes and decodes a manifest: the store's key-group span, its last sequence number and the
- * files of each level with their clips. Spec: docs/format/disagg-manifest.md, version {@link
- * #VERSION}; the payload is covered by a CRC32C.
+ * Encodes and decodes a manifest: the store's key-group span, its last sequence number, the files
+ * of each level with their clips and, in an optional section, the {@link CacheHint} of what the
+ * caches held. Spec: docs/format/disagg-manifest.md, version {@link #VERSION} (version 1, without
+ * sections, is still read); the payload is covered by a CRC32C. A section that does not decode
+ * (written by a faulty writer: its bytes passed the CRC) is left out with one log line, as is a
+ * section of a type this code does not know; the files are what a restore needs.
  *
  * <p>Thread safety: stateless.
  */
@@ -25,14 +35,36 @@ public final class ManifestCodec {
     public static final long MAGIC = 0x44495341474D414EL;
 
     /** Manifest format version written by this code. */
-    public static final byte VERSION = 1;
+    public static final byte VERSION = 2;
 
-    /** A decoded manifest. */
-    public record Manifest(KeyGroupSpan span, long lastSeq, List<List<FileMeta>> levels) {}
+    /** The version before sections, still read. */
+    static final byte VERSION_1 = 1;
+
+    /** Section type of the cache hint. */
+    static final int SECTION_CACHE_HINT = 1;
+
+    private static final Logger LOG = LoggerFactory.getLogger(ManifestCodec.class);
+
+    /**
+     * A decoded manifest.
+     *
+     * @param hint what the caches held, with the files' paths as recorded; empty if none
+     */
+    public record Manifest(
+            KeyGroupSpan span, long lastSeq, List<List<FileMeta>> levels, CacheHint hint) {}
 
     private ManifestCodec() {}
 
+    /** A manifest without a cache hint. */
     public static byte[] encode(KeyGroupSpan span, long lastSeq, Version v) {
+        return encode(span, lastSeq, v, CacheHint.EMPTY);
+    }
+
+    /**
+     * A manifest of {@code v}; {@code hint}'s entries for files that {@code v} does not list are
+     * left out.
+     */
+    public static byte[] encode(KeyGroupSpan span, long lastSeq, Version v, CacheHint hint) {
         ByteWriter p = new ByteWriter(256);
         p.u32(span.start()).u32(span.end()).u64(lastSeq);
         p.varint(v.numLevels());
@@ -56,6 +88,12 @@ public final class ManifestCodec {
                 }
             }
         }
+        byte[] hintSection = encodeHint(v, hint);
+        p.varint(hintSection == null ? 0 : 1);
+        if (hintSection != null) {
+            p.u8(SECTION_CACHE_HINT);
+            p.bytes(hintSection);
+        }
         ByteWriter out = new ByteWriter(p.length() + 17);
         out.u64(MAGIC).u8(VERSION).u32(p.length());
         out.raw(p.array(), 0, p.length());
@@ -72,7 +110,7 @@ public final class ManifestCodec {
                 throw new IOException("bad magic " + Long.toHexString(magic) + " at offset 0");
             }
             int version = h.u8();
-            if (version != VERSION) {
+            if (version != VERSION && version != VERSION_1) {
                 throw new IOException("unsupported version " + version + " at offset 8");
             }
             int len = h.u32();
@@ -124,10 +162,119 @@ public final class ManifestCodec {
                 }
                 levels.add(files);
             }
-            return new Manifest(span, lastSeq, levels);
+            CacheHint hint = CacheHint.EMPTY;
+            if (version >= 2) {
+                int sections = p.varint32();
+                for (int s = 0; s < sections; s++) {
+                    int type = p.u8();
+                    byte[] section = p.bytes();
+                    if (type == SECTION_CACHE_HINT) {
+                        hint = decodeHint(section, levels);
+                    } else {
+                        LOG.info("Manifest section of unknown type {} left out", type);
+                    }
+                }
+            }
+            return new Manifest(span, lastSeq, levels, hint);
         } catch (IOException e) {
             throw new IOException(
                     "Corrupted manifest (" + b.length + " bytes): " + e.getMessage(), e);
+        }
+    }
+
+    /** The cache-hint section of {@code hint} for the files of {@code v}; null if it names none. */
+    private static byte[] encodeHint(Version v, CacheHint hint) {
+        if (hint.isEmpty()) {
+            return null;
+        }
+        Map<String, Integer> index = new HashMap<>();
+        for (List<FileMeta> level : v.levels()) {
+            for (FileMeta f : level) {
+                index.putIfAbsent(f.path(), index.size());
+            }
+        }
+        ByteWriter entries = new ByteWriter(64 + (int) Math.min(1 << 20, 2 * hint.blockCount()));
+        int count = 0;
+        for (CacheHint.Entry e : hint.entries()) {
+            Integer i = index.get(e.file());
+            if (i == null) {
+                continue;
+            }
+            count++;
+            entries.varint(i).u8(e.whole() ? 1 : 0);
+            if (!e.whole()) {
+                entries.varint(e.offsets().length);
+                long previous = 0;
+                for (long offset : e.offsets()) {
+                    entries.varint(offset - previous);
+                    previous = offset;
+                }
+            }
+        }
+        if (count == 0) {
+            return null;
+        }
+        ByteWriter out = new ByteWriter(entries.length() + 5);
+        out.varint(count);
+        out.raw(entries.array(), 0, entries.length());
+        return out.toByteArray();
+    }
+
+    /**
+     * The cache hint in {@code section}, its file indexes resolved against {@code levels}; empty
+     * (with one log line) if the section does not decode.
+     */
+    private static CacheHint decodeHint(byte[] section, List<List<FileMeta>> levels) {
+        List<String> paths = new ArrayList<>();
+        for (List<FileMeta> level : levels) {
+            for (FileMeta f : level) {
+                paths.add(f.path());
+            }
+        }
+        try {
+            ByteReader r = new ByteReader(section, 0, section.length);
+            int count = r.varint32();
+            List<CacheHint.Entry> entries = new ArrayList<>();
+            Set<Integer> seen = new HashSet<>();
+            for (int e = 0; e < count; e++) {
+                int file = r.varint32();
+                if (file < 0 || file >= paths.size() || !seen.add(file)) {
+                    throw new IOException("file index " + file + " of " + paths.size());
+                }
+                int kind = r.u8();
+                if (kind == 1) {
+                    entries.add(new CacheHint.Entry(paths.get(file), true, new long[0]));
+                    continue;
+                }
+                if (kind != 0) {
+                    throw new IOException("entry kind " + kind);
+                }
+                int n = r.varint32();
+                if (n < 0 || n > section.length) {
+                    throw new IOException("block count " + n + " in " + section.length + " bytes");
+                }
+                long[] offsets = new long[n];
+                long previous = 0;
+                for (int b = 0; b < n; b++) {
+                    long delta = r.varint();
+                    if (delta < 0 || (b > 0 && delta == 0)) {
+                        throw new IOException("offsets not ascending in entry " + e);
+                    }
+                    previous += delta;
+                    offsets[b] = previous;
+                }
+                entries.add(new CacheHint.Entry(paths.get(file), false, offsets));
+            }
+            if (r.hasRemaining()) {
+                throw new IOException("bytes after the last entry");
+            }
+            return new CacheHint(entries);
+        } catch (IOException | RuntimeException e) {
+            LOG.warn(
+                    "Manifest's cache hint ({} bytes) left out, the warm-up goes by level: {}",
+                    section.length,
+                    e.getMessage());
+            return CacheHint.EMPTY;
         }
     }
 

@@ -1,9 +1,12 @@
 package io.github.flinkstate.disagg.engine.version;
 
+import io.github.flinkstate.disagg.engine.cache.CacheHint;
 import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.UnaryOperator;
 
 /**
@@ -19,14 +22,18 @@ import java.util.function.UnaryOperator;
  *       whose clip or effective range is empty are left out.
  *   <li>The last sequence number is the maximum over the manifests, so new writes are newer than
  *       everything restored.
+ *   <li>The cache hint keeps each manifest's entries for the files kept unclipped (a clipped file
+ *       also holds other stores' key groups; the warm-up leaves it to the reads), under their
+ *       resolved paths, the manifests' hints {@link CacheHint#interleave interleaved}.
  * </ol>
  *
  * <p>Thread safety: immutable.
  *
  * @param levels files per level (level count = max of the requested and the manifests' counts)
  * @param lastSeq the sequence number to continue from
+ * @param hint what the snapshots' caches held of the files kept unclipped; empty if none
  */
-public record RestorePlan(List<List<FileMeta>> levels, long lastSeq) {
+public record RestorePlan(List<List<FileMeta>> levels, long lastSeq, CacheHint hint) {
 
     public static RestorePlan of(List<byte[]> manifests, KeyGroupSpan span, int numLevels)
             throws IOException {
@@ -66,19 +73,26 @@ public record RestorePlan(List<List<FileMeta>> levels, long lastSeq) {
             levels.add(new ArrayList<>());
         }
         long seq = 0;
+        List<CacheHint> hints = new ArrayList<>();
         for (ManifestCodec.Manifest d : decoded) {
             seq = Math.max(seq, d.lastSeq());
+            Map<String, String> unclipped = new HashMap<>(); // recorded path -> resolved path
             KeyGroupSpan clipTo = d.span().intersect(span);
             for (int l = 0; l < d.levels().size(); l++) {
                 for (FileMeta f : d.levels().get(l)) {
                     FileMeta r = f.restoredWithClip(clipTo);
                     // resolved only when kept: resolving may write the file back (inlined bytes)
                     if (!r.clip().isEmpty() && !r.effectiveRange().isEmpty()) {
-                        levels.get(l).add(r.withPath(pathResolver.apply(f.path())));
+                        FileMeta resolved = r.withPath(pathResolver.apply(f.path()));
+                        levels.get(l).add(resolved);
+                        if (!r.isClipped()) {
+                            unclipped.put(f.path(), resolved.path());
+                        }
                     }
                 }
             }
+            hints.add(d.hint().map(unclipped::get));
         }
-        return new RestorePlan(levels, seq);
+        return new RestorePlan(levels, seq, CacheHint.interleave(hints));
     }
 }

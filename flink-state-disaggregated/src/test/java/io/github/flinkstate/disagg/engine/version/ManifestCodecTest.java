@@ -15,7 +15,8 @@ import org.junit.jupiter.api.Test;
 /** Manifest encoding, decoding and corruption detection; version-set reference counting. */
 class ManifestCodecTest {
 
-    private static FileMeta file(String name, int kgLo, int kgHi) {
+    /** A level-1 style file over key groups {@code kgLo..kgHi}, with one prefix tombstone. */
+    static FileMeta file(String name, int kgLo, int kgHi) {
         KeyGroupSpan s = KeyGroupSpan.of(kgLo, kgHi);
         return new FileMeta(
                 "file:/tmp/" + name,

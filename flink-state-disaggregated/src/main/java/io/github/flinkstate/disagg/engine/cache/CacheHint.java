@@ -1,0 +1,209 @@
+package io.github.flinkstate.disagg.engine.cache;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.UnaryOperator;
+import javax.annotation.Nullable;
+
+/**
+ * What a store's caches held when a snapshot was taken, hottest first: per file, either the whole
+ * file (a whole-file copy in the disk tier) or the offsets of its cached data blocks. A snapshot
+ * carries it in its manifest (docs/format/disagg-manifest.md, "Cache hint"), so that the warm-up
+ * after a restore fetches what the job was reading before the failure instead of guessing by level:
+ * with skewed keys the hot blocks are spread over every file, and a warm-up in level order leaves
+ * them to arrive one miss, one round trip, at a time.
+ *
+ * <p>Order: the memory tier's blocks first (the hottest: a hit there does not touch the disk tier's
+ * order), then the disk tier's units from the most recently used. A file's entry stands where the
+ * first of its blocks did, and holds all of its blocks, so a file is fetched in one pass.
+ *
+ * <p>It is only a hint: the blocks it names are verified like any other when fetched, offsets that
+ * no longer start a block are passed over, and a restore with another cache size fills what fits.
+ *
+ * <p>Thread safety: immutable (the offset arrays are never modified after construction).
+ *
+ * @param entries one per file, hottest first
+ */
+public record CacheHint(List<Entry> entries) {
+
+    /** No hint: the warm-up goes by level. */
+    public static final CacheHint EMPTY = new CacheHint(List.of());
+
+    /**
+     * The cached part of one file.
+     *
+     * @param file the file's path
+     * @param whole whether the file was cached whole (then {@code offsets} is empty)
+     * @param offsets the offsets of its cached data blocks, strictly ascending
+     */
+    public record Entry(String file, boolean whole, long[] offsets) {}
+
+    public CacheHint {
+        entries = List.copyOf(entries);
+    }
+
+    public boolean isEmpty() {
+        return entries.isEmpty();
+    }
+
+    /** Number of blocks named, whole files not counted. */
+    public long blockCount() {
+        long n = 0;
+        for (Entry e : entries) {
+            n += e.offsets().length;
+        }
+        return n;
+    }
+
+    /** The entry of {@code file}, or null. */
+    @Nullable
+    public Entry entryOf(String file) {
+        for (Entry e : entries) {
+            if (e.file().equals(file)) {
+                return e;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The entries whose file {@code rename} maps to a path (null: left out), under that path; for a
+     * restore, which keeps the entries of files it reads in place and unclipped.
+     */
+    public CacheHint map(UnaryOperator<String> rename) {
+        List<Entry> kept = new ArrayList<>();
+        for (Entry e : entries) {
+            String to = rename.apply(e.file());
+            if (to != null) {
+                kept.add(new Entry(to, e.whole(), e.offsets()));
+            }
+        }
+        return new CacheHint(kept);
+    }
+
+    /**
+     * The hints of several snapshots merged for a store restored from all of them (a rescale): each
+     * hint's first entry, then each one's second, and so on, so that no snapshot's hottest files
+     * wait for all of another's. A file named twice keeps its first place.
+     */
+    public static CacheHint interleave(List<CacheHint> hints) {
+        Map<String, Entry> merged = new LinkedHashMap<>();
+        for (int i = 0; ; i++) {
+            boolean any = false;
+            for (CacheHint h : hints) {
+                if (i < h.entries().size()) {
+                    any = true;
+                    Entry e = h.entries().get(i);
+                    merged.putIfAbsent(e.file(), e);
+                }
+            }
+            if (!any) {
+                return new CacheHint(new ArrayList<>(merged.values()));
+            }
+        }
+    }
+
+    /**
+     * What {@code cache} (memory tier, then disk tier) holds of {@code files}, hottest first, up to
+     * about {@code limitBytes} of cached bytes; empty without a disk tier. Takes the memory's lock
+     * and then the disk tier's, one after the other, each for one pass over what it holds.
+     */
+    public static CacheHint capture(BlockCache cache, Set<String> files, long limitBytes) {
+        DiskCache disk = cache.disk();
+        if (disk == null || limitBytes <= 0) {
+            return EMPTY;
+        }
+        Builder b = new Builder(files, limitBytes);
+        cache.visitResidentBlocks(b);
+        disk.visitRecentFirst(b);
+        return b.build();
+    }
+
+    /** Receives cached units, hottest first; returns false to stop. */
+    public interface Visitor {
+        boolean wholeFile(String file, long bytes);
+
+        boolean block(String file, long offset, int length);
+    }
+
+    /** Collects a hint from the visits of the memory tier and then the disk tier. */
+    private static final class Builder implements Visitor {
+        private final Set<String> files;
+        private final long limitBytes;
+        private final Map<String, long[]> blocks = new LinkedHashMap<>();
+        private final Map<String, Integer> counts = new HashMap<>();
+        private final Map<String, Boolean> whole = new HashMap<>();
+        private final List<String> order = new ArrayList<>();
+        private long bytes;
+
+        Builder(Set<String> files, long limitBytes) {
+            this.files = files;
+            this.limitBytes = limitBytes;
+        }
+
+        @Override
+        public boolean wholeFile(String file, long length) {
+            if (bytes >= limitBytes) {
+                return false;
+            }
+            if (files.contains(file) && !whole.containsKey(file)) {
+                if (!counts.containsKey(file)) {
+                    order.add(file);
+                }
+                whole.put(file, true);
+                bytes += length;
+            }
+            return true;
+        }
+
+        @Override
+        public boolean block(String file, long offset, int length) {
+            if (bytes >= limitBytes) {
+                return false;
+            }
+            if (!files.contains(file) || whole.containsKey(file)) {
+                return true;
+            }
+            Integer n = counts.get(file);
+            long[] a = blocks.get(file);
+            if (n == null) {
+                order.add(file);
+                n = 0;
+                a = new long[16];
+            } else if (n == a.length) {
+                a = Arrays.copyOf(a, n * 2);
+            }
+            a[n] = offset;
+            blocks.put(file, a);
+            counts.put(file, n + 1);
+            bytes += length;
+            return true;
+        }
+
+        CacheHint build() {
+            List<Entry> entries = new ArrayList<>(order.size());
+            for (String file : order) {
+                if (whole.containsKey(file)) {
+                    entries.add(new Entry(file, true, new long[0]));
+                    continue;
+                }
+                long[] a = Arrays.copyOf(blocks.get(file), counts.get(file));
+                Arrays.sort(a);
+                int distinct = 0;
+                for (int i = 0; i < a.length; i++) {
+                    if (i == 0 || a[i] != a[i - 1]) {
+                        a[distinct++] = a[i];
+                    }
+                }
+                entries.add(new Entry(file, false, Arrays.copyOf(a, distinct)));
+            }
+            return entries.isEmpty() ? EMPTY : new CacheHint(Collections.unmodifiableList(entries));
+        }
+    }
+}

@@ -1,0 +1,113 @@
+package io.github.flinkstate.disagg.engine.cache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.File;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Capturing a {@link CacheHint}: the memory tier's blocks first, then the disk tier's units from
+ * the most recently used, a file's blocks in one entry at the place of its first, whole copies as
+ * whole, only the files asked for, and no more than the byte limit.
+ */
+class CacheHintTest extends DiskCacheFixture {
+
+    private static final int BLOCK = 4 * KB;
+
+    /** Offers 64 blocks of {@code file} (one 256 KiB slab of a 4 MiB cache). */
+    private void offerSlabOf(String file) {
+        for (int b = 0; b < 64; b++) {
+            cache.offer(file, (long) b * BLOCK, randomBytes(b, BLOCK));
+        }
+    }
+
+    private BlockCache cachesWithHistory() throws Exception {
+        cache = new DiskCache(new File(tmp, "c"), 4 * MB, 0);
+        offerSlabOf("x");
+        offerSlabOf("y");
+        WriteThrough copy = cache.writeThrough("w");
+        byte[] w = randomBytes(9, 100 * KB);
+        copy.write(w, 0, w.length);
+        assertThat(copy.commit(w.length)).isTrue();
+        assertThat(cache.read("x", 5 * BLOCK, BLOCK)).as("x's slab the most recent").isNotNull();
+        BlockCache memory = new BlockCache(1 << 20, cache);
+        CachedFile m = memory.open("m", 3, new long[] {0, 700, 9000});
+        m.insert(2, new byte[100]);
+        m.insert(0, new byte[100]);
+        return memory;
+    }
+
+    private static List<String> describe(CacheHint hint) {
+        List<String> out = new ArrayList<>();
+        for (CacheHint.Entry e : hint.entries()) {
+            out.add(
+                    e.file()
+                            + (e.whole()
+                                    ? " whole"
+                                    : " " + e.offsets().length + " from " + e.offsets()[0]));
+        }
+        return out;
+    }
+
+    @Test
+    void capture_listsMemoryThenDiskUnits_mostRecentFirst() throws Exception {
+        BlockCache memory = cachesWithHistory();
+        CacheHint hint = CacheHint.capture(memory, Set.of("m", "x", "y", "w"), Long.MAX_VALUE);
+        assertThat(describe(hint))
+                .containsExactly("m 2 from 0", "x 64 from 0", "w whole", "y 64 from 0");
+        assertThat(hint.entryOf("m").offsets()).containsExactly(0, 9000);
+        long[] x = hint.entryOf("x").offsets();
+        assertThat(x).hasSize(64);
+        for (int i = 1; i < x.length; i++) {
+            assertThat(x[i]).isGreaterThan(x[i - 1]);
+        }
+        assertThat(hint.blockCount()).isEqualTo(2 + 64 + 64);
+    }
+
+    @Test
+    void capture_leavesOutFilesNotAsked_andStopsAtTheLimit() throws Exception {
+        BlockCache memory = cachesWithHistory();
+        assertThat(describe(CacheHint.capture(memory, Set.of("y", "w"), Long.MAX_VALUE)))
+                .containsExactly("w whole", "y 64 from 0");
+        // the memory's 200 bytes and x's 64 blocks reach the limit: nothing after them
+        assertThat(
+                        describe(
+                                CacheHint.capture(
+                                        memory, Set.of("m", "x", "y", "w"), 200 + 64 * BLOCK)))
+                .containsExactly("m 2 from 0", "x 64 from 0");
+    }
+
+    @Test
+    void capture_withoutADiskTier_isEmpty() {
+        assertThat(CacheHint.capture(new BlockCache(1 << 20), Set.of("m"), 1 << 20).isEmpty())
+                .isTrue();
+    }
+
+    @Test
+    void interleave_takesEachHintsFirstEntryFirst_andAFileOnce() {
+        CacheHint a = hintOf("a1", "a2", "shared");
+        CacheHint b = hintOf("shared", "b2");
+        assertThat(CacheHint.interleave(List.of(a, b)).entries())
+                .extracting(CacheHint.Entry::file)
+                .containsExactly("a1", "shared", "a2", "b2");
+        assertThat(
+                        Arrays.asList(
+                                CacheHint.interleave(List.of()).isEmpty(),
+                                a.map(f -> f.startsWith("a") ? "/moved/" + f : null)
+                                        .entries()
+                                        .size()))
+                .containsExactly(true, 2);
+    }
+
+    private static CacheHint hintOf(String... files) {
+        List<CacheHint.Entry> entries = new ArrayList<>();
+        for (String f : files) {
+            entries.add(new CacheHint.Entry(f, false, new long[] {1}));
+        }
+        return new CacheHint(entries);
+    }
+}

@@ -1,0 +1,185 @@
+package io.github.flinkstate.disagg.engine.version;
+
+import static io.github.flinkstate.disagg.engine.version.ManifestCodecTest.file;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.flinkstate.disagg.engine.cache.CacheHint;
+import io.github.flinkstate.disagg.engine.key.KeyGroupSpan;
+import io.github.flinkstate.disagg.engine.sst.ByteWriter;
+import io.github.flinkstate.disagg.engine.sst.SstFormat;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The manifest's cache-hint section (format version 2): it round-trips, names files of the manifest
+ * only, a version-1 manifest still decodes, a section that does not decode or is of an unknown type
+ * is left out without failing the manifest, and a restore keeps the hint's entries of the files it
+ * reads unclipped.
+ */
+class ManifestCacheHintTest {
+
+    private static Version version(FileMeta... l1) {
+        List<List<FileMeta>> levels = new ArrayList<>();
+        levels.add(new ArrayList<>(List.of(file("l0", 0, 7))));
+        levels.add(new ArrayList<>(List.of(l1)));
+        return new VersionSet(KeyGroupSpan.of(0, 7), levels, f -> {}).current();
+    }
+
+    private static CacheHint.Entry blocks(String name, long... offsets) {
+        return new CacheHint.Entry("file:/tmp/" + name, false, offsets);
+    }
+
+    private static CacheHint.Entry whole(String name) {
+        return new CacheHint.Entry("file:/tmp/" + name, true, new long[0]);
+    }
+
+    /** Entries as comparable strings: path, then "whole" or the offsets. */
+    private static List<String> describe(CacheHint hint) {
+        List<String> out = new ArrayList<>();
+        for (CacheHint.Entry e : hint.entries()) {
+            out.add(e.file() + " " + (e.whole() ? "whole" : Arrays.toString(e.offsets())));
+        }
+        return out;
+    }
+
+    @Test
+    void hint_roundTrips_inItsOrder_andNamesOnlyTheManifestsFiles() throws Exception {
+        Version v = version(file("a", 0, 3), file("b", 4, 7));
+        CacheHint hint =
+                new CacheHint(
+                        List.of(
+                                blocks("b", 0, 4096, 9000, 1_000_000_000_000L),
+                                whole("l0"),
+                                blocks("gone", 7),
+                                blocks("a", 12)));
+        ManifestCodec.Manifest m = ManifestCodec.decode(ManifestCodec.encode(span(), 3, v, hint));
+        assertThat(describe(m.hint()))
+                .containsExactly(
+                        "file:/tmp/b [0, 4096, 9000, 1000000000000]",
+                        "file:/tmp/l0 whole",
+                        "file:/tmp/a [12]");
+        assertThat(m.levels().get(1)).extracting(FileMeta::path).contains("file:/tmp/a");
+    }
+
+    @Test
+    void aManifestWithoutAHint_hasAnEmptyOne() throws Exception {
+        ManifestCodec.Manifest m =
+                ManifestCodec.decode(ManifestCodec.encode(span(), 3, version(file("a", 0, 7))));
+        assertThat(m.hint().isEmpty()).isTrue();
+    }
+
+    @Test
+    void aVersion1Manifest_stillDecodes() throws Exception {
+        byte[] v2 = ManifestCodec.encode(span(), 42, version(file("a", 0, 7)));
+        byte[] payload = payloadOf(v2);
+        assertThat(payload[payload.length - 1]).as("no sections").isZero();
+        byte[] v1 = frame(Arrays.copyOf(payload, payload.length - 1), ManifestCodec.VERSION_1);
+        ManifestCodec.Manifest m = ManifestCodec.decode(v1);
+        assertThat(m.lastSeq()).isEqualTo(42);
+        assertThat(m.levels().get(1)).extracting(FileMeta::path).containsExactly("file:/tmp/a");
+        assertThat(m.hint().isEmpty()).isTrue();
+    }
+
+    @Test
+    void aHintSectionThatDoesNotDecode_isLeftOut_andTheFilesStillRestore() throws Exception {
+        byte[] base = payloadOf(ManifestCodec.encode(span(), 7, version(file("a", 0, 7))));
+        // a file index past the manifest's two files, descending offsets, a cut entry
+        byte[][] bad = {
+            new ByteWriter(8).varint(1).varint(5).u8(1).toByteArray(),
+            new ByteWriter(8).varint(1).varint(1).u8(0).varint(2).varint(9).varint(0).toByteArray(),
+            new ByteWriter(8).varint(1).varint(1).u8(0).varint(3).varint(9).toByteArray(),
+            new ByteWriter(8).varint(1).varint(1).u8(7).toByteArray()
+        };
+        for (byte[] section : bad) {
+            ManifestCodec.Manifest m =
+                    ManifestCodec.decode(
+                            frame(
+                                    withSection(base, ManifestCodec.SECTION_CACHE_HINT, section),
+                                    ManifestCodec.VERSION));
+            assertThat(m.hint().isEmpty()).isTrue();
+            assertThat(m.levels().get(1)).extracting(FileMeta::path).containsExactly("file:/tmp/a");
+        }
+    }
+
+    @Test
+    void aSectionOfAnUnknownType_isSkipped() throws Exception {
+        Version v = version(file("a", 0, 7));
+        byte[] withHint =
+                payloadOf(
+                        ManifestCodec.encode(
+                                span(), 7, v, new CacheHint(List.of(blocks("a", 100)))));
+        // the hint section, preceded by one of a type this code does not know
+        byte[] base = payloadOf(ManifestCodec.encode(span(), 7, v));
+        byte[] hintSection = Arrays.copyOfRange(withHint, base.length, withHint.length);
+        ByteWriter p = new ByteWriter(base.length + 64);
+        p.raw(base, 0, base.length - 1);
+        p.varint(2).u8(99).bytes(new byte[] {1, 2, 3});
+        p.raw(hintSection, 0, hintSection.length);
+        ManifestCodec.Manifest m = ManifestCodec.decode(frame(p.toByteArray(), (byte) 2));
+        assertThat(describe(m.hint())).containsExactly("file:/tmp/a [100]");
+    }
+
+    @Test
+    void aRestore_keepsTheEntriesOfFilesItReadsUnclipped_interleavingTheManifests()
+            throws Exception {
+        // two stores' manifests; the new store takes key groups 0-5: store 1's file "c" (4-7)
+        // is clipped, its "d" (4-5) and store 0's files are read whole
+        byte[] m0 =
+                ManifestCodec.encode(
+                        KeyGroupSpan.of(0, 3),
+                        5,
+                        version(file("a", 0, 1), file("b", 2, 3)),
+                        new CacheHint(List.of(blocks("b", 1, 2), blocks("a", 3), whole("l0"))));
+        byte[] m1 =
+                ManifestCodec.encode(
+                        KeyGroupSpan.of(4, 7),
+                        6,
+                        versionOf(file("d", 4, 5), file("c", 6, 7)),
+                        new CacheHint(List.of(blocks("c", 8), blocks("d", 9))));
+        RestorePlan plan =
+                RestorePlan.of(
+                        List.of(m0, m1),
+                        KeyGroupSpan.of(0, 5),
+                        3,
+                        (UnaryOperator<String>) p -> p.replace("/tmp/", "/moved/"));
+        assertThat(describe(plan.hint()))
+                .as("l0 of store 0 is clipped (0-7 to 0-3): left out")
+                .containsExactly("file:/moved/b [1, 2]", "file:/moved/d [9]", "file:/moved/a [3]");
+    }
+
+    private static Version versionOf(FileMeta... l1) {
+        List<List<FileMeta>> levels = new ArrayList<>();
+        levels.add(new ArrayList<>());
+        levels.add(new ArrayList<>(List.of(l1)));
+        return new VersionSet(KeyGroupSpan.of(4, 7), levels, f -> {}).current();
+    }
+
+    private static KeyGroupSpan span() {
+        return KeyGroupSpan.of(0, 7);
+    }
+
+    /** The payload of an encoded manifest (after magic, version and length; before the CRC). */
+    private static byte[] payloadOf(byte[] manifest) {
+        return Arrays.copyOfRange(manifest, 13, manifest.length - 4);
+    }
+
+    /** {@code payload} (which ends with a section count of 0) with one section instead. */
+    private static byte[] withSection(byte[] payload, int type, byte[] section) {
+        ByteWriter p = new ByteWriter(payload.length + section.length + 8);
+        p.raw(payload, 0, payload.length - 1);
+        p.varint(1).u8(type).bytes(section);
+        return p.toByteArray();
+    }
+
+    /** A manifest of {@code payload} in format {@code version}, with a valid length and CRC. */
+    private static byte[] frame(byte[] payload, byte version) {
+        ByteWriter out = new ByteWriter(payload.length + 17);
+        out.u64(ManifestCodec.MAGIC).u8(version).u32(payload.length);
+        out.raw(payload, 0, payload.length);
+        out.u32(SstFormat.crc32c(payload, 0, payload.length));
+        return out.toByteArray();
+    }
+}
