@@ -303,6 +303,7 @@ public final class DisaggregatedOptions {
                 LOCAL_CACHE_SIZE,
                 LOCAL_CACHE_RESERVE,
                 LOCAL_CACHE_WARM_UP,
+                LOCAL_CACHE_WARM_UP_HINT,
                 LOCAL_CACHE_MMAP,
                 LOCAL_CACHE_WARM_UP_RATE_LIMIT,
                 BACKGROUND_THREADS,

@@ -20,6 +20,27 @@ class DisaggregatedOptionsTest {
         return c;
     }
 
+    /**
+     * Every option the class declares is in {@code all()}, which the backend copies from the job's
+     * configuration and the reference lists: the warm-up hint option was declared without it, and
+     * setting it changed nothing.
+     */
+    @Test
+    void everyDeclaredOption_isInAll() throws Exception {
+        java.util.List<Object> declared = new java.util.ArrayList<>();
+        for (java.lang.reflect.Field f : DisaggregatedOptions.class.getFields()) {
+            if (f.getType() == org.apache.flink.configuration.ConfigOption.class) {
+                declared.add(f.get(null));
+            }
+        }
+        assertThat(declared).isNotEmpty();
+        assertThat(DisaggregatedOptions.all())
+                .containsExactlyInAnyOrderElementsOf(
+                        declared.stream()
+                                .map(o -> (org.apache.flink.configuration.ConfigOption<?>) o)
+                                .toList());
+    }
+
     @Test
     void periodicCompactionTime_isOffOrAtLeastOneMinute() {
         assertThatCode(() -> DisaggregatedOptions.validate(periodic(Duration.ZERO)))
