@@ -1,24 +1,9 @@
 # Per run: steady gets/s (median of the last 30% of buckets), ms to the first one-second window at
 # 90% of steady, mean gets/s over the first 5 s, MB read remotely; then per-round ratios. Run from
 # the repository root: python3 docs/results/remote-read-fill/analyze.py
-import json, glob, re, statistics as st
-
-def steady(r):
-    b = r['bucketGets']; n = len(b)
-    tail = b[n - max(1, round(n * 0.3)):]
-    return st.median(tail) * 1000.0 / r['bucketMillis']
-
-def to90(r):
-    b = r['bucketGets']; ms = r['bucketMillis']; w = max(1, 1000 // ms); target = 0.9 * steady(r); s = 0
-    for i, g in enumerate(b):
-        s += g
-        if i >= w: s -= b[i - w]
-        if i + 1 >= w and s * 1000.0 / (w * ms) >= target: return (i + 1) * ms
-    return -1
-
-def first(r, seconds=5):
-    k = seconds * 1000 // r['bucketMillis']
-    return sum(r['bucketGets'][:k]) / seconds
+import json, glob, re, os, sys, statistics as st
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
+from remote_read_metrics import steady, to90, first, rng
 
 runs = {}
 for f in sorted(glob.glob('docs/results/remote-read-fill/*-r*.json')):
@@ -26,9 +11,6 @@ for f in sorted(glob.glob('docs/results/remote-read-fill/*-r*.json')):
     for r in json.load(open(f)):
         name = 'forst' if r['backend'] == 'forst' else 'ours-' + jar
         runs[(r['keys'], r['cachePercent'], name, int(rnd))] = r
-
-def rng(v, fmt='{:,.0f}'):
-    return (fmt + ' (' + fmt + '-' + fmt + ')').format(st.median(v), min(v), max(v))
 
 print('| keys | budget | backend | runs | steady gets/s | to 90% (ms) | gets/s, first 5 s | MB read remotely |')
 print('|---|---:|---|---:|---:|---:|---:|---:|')

@@ -159,8 +159,12 @@ public final class DisaggregatedOptions {
                                     + " backend's metadata file), so that the warm-up after a"
                                     + " restore fetches those blocks first instead of going by"
                                     + " level. With skewed keys the hot blocks are spread over"
-                                    + " every file. Restores of checkpoints without it, and of"
-                                    + " files a rescale clips, warm up by level.");
+                                    + " every file. This option decides what checkpoints record"
+                                    + " (also while the warm-up is off); a restore uses the hint of"
+                                    + " the checkpoint it restores whenever its warm-up is on."
+                                    + " Checkpoints without it, and files a rescale clips, warm up"
+                                    + " by level. Off, the backend writes its metadata in the"
+                                    + " format of releases before the hint.");
 
     public static final ConfigOption<Boolean> LOCAL_CACHE_MMAP =
             ConfigOptions.key("state.backend.disaggregated.local-cache.mmap")

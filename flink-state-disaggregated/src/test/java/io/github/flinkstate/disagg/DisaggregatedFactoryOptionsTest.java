@@ -28,6 +28,7 @@ class DisaggregatedFactoryOptionsTest {
         c.set(DisaggregatedOptions.LOCAL_CACHE_SIZE, MemorySize.parse("3gb"));
         c.set(DisaggregatedOptions.LOCAL_CACHE_RESERVE, MemorySize.parse("5gb"));
         c.set(DisaggregatedOptions.LOCAL_CACHE_WARM_UP, false);
+        c.set(DisaggregatedOptions.LOCAL_CACHE_WARM_UP_HINT, false);
         c.set(DisaggregatedOptions.LOCAL_CACHE_MMAP, false);
         c.set(DisaggregatedOptions.LOCAL_CACHE_WARM_UP_RATE_LIMIT, MemorySize.parse("20mb"));
         c.set(DisaggregatedOptions.BACKGROUND_THREADS, 1);
@@ -43,6 +44,6 @@ class DisaggregatedFactoryOptionsTest {
         for (var option : DisaggregatedOptions.all()) {
             assertThat(b.option(option)).as(option.key()).isEqualTo(c.get(option));
         }
-        assertThat(DisaggregatedOptions.all()).hasSize(19);
+        assertThat(DisaggregatedOptions.all()).hasSize(20);
     }
 }

@@ -1324,7 +1324,7 @@ public final class LsmStore implements AutoCloseable {
             if (closed.get()) {
                 throw new IOException("snapshot of sequence " + seq + " was closed");
             }
-            return imageOf(v, seq, this::close);
+            return imageOf(v, seq, this::close, true);
         }
 
         /** The last sequence number the snapshot holds. */
@@ -1355,16 +1355,19 @@ public final class LsmStore implements AutoCloseable {
             v = versions.acquire();
             seq = lastSeq.get();
         }
-        return imageOf(v, seq, () -> versions.release(v, afterRead));
+        return imageOf(v, seq, () -> versions.release(v, afterRead), false);
     }
 
-    /** The manifest and file sizes of an acquired version, released by {@code release}. */
-    private LsmSnapshot imageOf(Version v, long seq, Runnable release) {
+    /**
+     * The manifest and file sizes of an acquired version, released by {@code release}; with the
+     * cache hint if {@code withHint} and the options ask for it.
+     */
+    private LsmSnapshot imageOf(Version v, long seq, Runnable release, boolean withHint) {
         Map<String, Long> files = new HashMap<>();
         v.allFiles().forEach(f -> files.put(f.path(), f.fileSize()));
         DiskCache disk = blockCache.disk();
         CacheHint hint =
-                options.cacheHintInSnapshots() && disk != null
+                withHint && options.cacheHintInSnapshots() && disk != null
                         ? CacheHint.capture(blockCache, files.keySet(), disk.capacityBytes())
                         : CacheHint.EMPTY;
         return new LsmSnapshot(ManifestCodec.encode(span, seq, v, hint), files, seq, release);
@@ -1703,14 +1706,14 @@ public final class LsmStore implements AutoCloseable {
         noteLiveBytes();
         List<FileMeta> toOpen = new ArrayList<>();
         List<FileMeta> files = new ArrayList<>();
-        int alwaysOpen;
+        int l0Files;
+        int hintedFiles;
         Version v = versions.acquire();
         try {
             // reads need every file's metadata; half the reader cache leaves room for the files
-            // they open meanwhile. L0 first and the files the hint names, whatever the metadata
-            // costs (reads open them first; the fill reads only open files, and left to the
-            // job's reads a hinted file's blocks would all come from the primary), then the rest
-            // in level order while their metadata fits
+            // they open meanwhile. L0 first, then the files the hint names (the fill reads only
+            // open files, and left to the job's reads a hinted file's blocks would all come from
+            // the primary), then the rest in level order (see WarmUpOpens)
             int openLimit = options.maxOpenFiles() / 2;
             Map<String, FileMeta> byPath = new LinkedHashMap<>();
             for (List<FileMeta> level : v.levels()) {
@@ -1723,20 +1726,17 @@ public final class LsmStore implements AutoCloseable {
             }
             Set<String> ordered = new LinkedHashSet<>();
             v.level(0).forEach(f -> ordered.add(f.path()));
-            restoredHint.entries().forEach(e -> ordered.add(e.file()));
-            int firstGroup = ordered.size();
+            l0Files = Math.min(ordered.size(), openLimit);
+            restoredHint.entries().stream()
+                    .map(CacheHint.Entry::file)
+                    .filter(byPath::containsKey)
+                    .forEach(ordered::add);
+            hintedFiles = Math.min(ordered.size(), openLimit) - l0Files;
             ordered.addAll(byPath.keySet());
-            alwaysOpen = 0;
-            int i = 0;
             for (String path : ordered) {
-                FileMeta f = byPath.get(path);
-                if (f != null && toOpen.size() < openLimit) {
-                    toOpen.add(f);
-                    if (i < firstGroup) {
-                        alwaysOpen++;
-                    }
+                if (toOpen.size() < openLimit) {
+                    toOpen.add(byPath.get(path));
                 }
-                i++;
             }
         } finally {
             versions.release(v);
@@ -1748,9 +1748,16 @@ public final class LsmStore implements AutoCloseable {
         }
         WarmUp w =
                 new WarmUp(
-                        toOpen,
-                        alwaysOpen,
-                        () -> blockCache.pinnedMetadataBytes() < blockCache.capacityBytes() / 2,
+                        new WarmUpOpens(
+                                toOpen,
+                                l0Files,
+                                hintedFiles,
+                                () ->
+                                        blockCache.pinnedMetadataBytes()
+                                                < blockCache.capacityBytes() / 2,
+                                () ->
+                                        blockCache.pinnedMetadataBytes()
+                                                < blockCache.capacityBytes() * 3 / 4),
                         files,
                         restoredHint,
                         readers,

@@ -9,14 +9,15 @@ import io.github.flinkstate.disagg.engine.sst.SstReader;
 import io.github.flinkstate.disagg.engine.version.FileMeta;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
@@ -54,10 +55,11 @@ import org.slf4j.LoggerFactory;
  * cached into the free room, file by file in its order, and only then are the other blocks filled
  * in level order as above. With skewed keys the hot blocks are spread over every file; by level,
  * the tier held the right ones only after the job's misses had brought them in, one round trip
- * each. Opens follow the hint too: L0 and the files it names are opened whatever their metadata
- * costs, as reads would open them first. Files that the store drops meanwhile are skipped, or their
- * readers and copies dropped again after the open or copy that published them; a file that cannot
- * be read is skipped with one log line (reads of it will report the problem themselves).
+ * each. Opens follow the hint too: after L0, the files it names, while their metadata takes less
+ * than three quarters of the memory cache rather than half ({@link WarmUpOpens}). Files that the
+ * store drops meanwhile are skipped, or their readers and copies dropped again after the open or
+ * copy that published them; a file that cannot be read is skipped with one log line (reads of it
+ * will report the problem themselves).
  *
  * <p>It does not hold up records: it runs on its own daemon thread (and opens files on {@link
  * #OPENERS}), reads on the file's scan stream (point reads keep theirs) in chunks of at most 512
@@ -112,11 +114,11 @@ public final class WarmUp {
         return pool;
     }
 
-    private final List<FileMeta> toOpen;
-    private final int alwaysOpen;
-    private final BooleanSupplier roomForMetadata;
+    private final WarmUpOpens opens;
     private final List<FileMeta> files;
     private final CacheHint hint;
+    private final Map<String, FileMeta> byPath = new HashMap<>();
+    private final Map<String, CacheHint.Entry> hintByPath = new HashMap<>();
     private final ReaderCache readers;
     private final DiskCache disk;
     private final Predicate<String> live;
@@ -134,10 +136,7 @@ public final class WarmUp {
     private volatile State state = State.RUNNING;
 
     /**
-     * @param toOpen the files to open first, in order (open files are passed over)
-     * @param alwaysOpen how many of the first of {@code toOpen} to open in any case (the L0 files,
-     *     and the files the cache hint names)
-     * @param roomForMetadata whether the memory cache has room for more files' metadata
+     * @param opens the files to open first, in order (open files are passed over)
      * @param files the files to copy, in order
      * @param hint what the snapshot's caches held (entries for files not in {@code files} are
      *     passed over), or empty
@@ -149,9 +148,7 @@ public final class WarmUp {
      * @param pacing paces the copies' reads of the primary storage, or null; shut down on cancel
      */
     WarmUp(
-            List<FileMeta> toOpen,
-            int alwaysOpen,
-            BooleanSupplier roomForMetadata,
+            WarmUpOpens opens,
             List<FileMeta> files,
             CacheHint hint,
             ReaderCache readers,
@@ -160,11 +157,11 @@ public final class WarmUp {
             Predicate<String> inUse,
             @Nullable IoRateLimiter pacing,
             String name) {
-        this.toOpen = toOpen;
-        this.alwaysOpen = alwaysOpen;
-        this.roomForMetadata = roomForMetadata;
+        this.opens = opens;
         this.files = files;
         this.hint = hint;
+        files.forEach(f -> byPath.put(f.path(), f));
+        hint.entries().forEach(e -> hintByPath.put(e.file(), e));
         this.readers = readers;
         this.disk = disk;
         this.live = live;
@@ -202,7 +199,7 @@ public final class WarmUp {
         }
         List<FileMeta> whole = new ArrayList<>();
         for (CacheHint.Entry e : hint.entries()) {
-            FileMeta f = e.whole() ? fileOf(e.file()) : null;
+            FileMeta f = e.whole() ? byPath.get(e.file()) : null;
             if (f != null) {
                 whole.add(f);
             }
@@ -210,11 +207,14 @@ public final class WarmUp {
         return whole;
     }
 
-    /** The files whose blocks the hint names, in its order. */
-    private List<FileMeta> hintedBlockFiles() {
+    /**
+     * The files the hint names, in its order: a file it names whole that was not copied whole (the
+     * tier admits fewer whole files than the snapshot's did) is filled with all its blocks there.
+     */
+    private List<FileMeta> hintedFiles() {
         List<FileMeta> hinted = new ArrayList<>();
         for (CacheHint.Entry e : hint.entries()) {
-            FileMeta f = e.whole() ? null : fileOf(e.file());
+            FileMeta f = byPath.get(e.file());
             if (f != null) {
                 hinted.add(f);
             }
@@ -222,29 +222,26 @@ public final class WarmUp {
         return hinted;
     }
 
-    @Nullable
-    private FileMeta fileOf(String path) {
-        for (FileMeta f : files) {
-            if (f.path().equals(path)) {
-                return f;
-            }
-        }
-        return null;
-    }
-
     private void run() {
         long start = System.nanoTime();
         List<String> copiedWhole = new ArrayList<>();
         // bytes of whole copies once the block fill starts (the rest of bytesDone is the fill's)
         long wholeBytes = -1;
+        long hintedBytes = 0;
         try {
             openFiles();
             List<FileMeta> notWhole = copyWhole(wholeCandidates(), copiedWhole);
             wholeBytes = bytesDone.get();
+            // the fills stop once anything else evicts: the whole copies above may have evicted
+            long evictions = disk.evictionCount();
             if (hint.isEmpty()) {
-                fillWithBlocks(notWhole, copiedWhole, false);
-            } else if (fillWithBlocks(hintedBlockFiles(), copiedWhole, true)) {
-                fillWithBlocks(files, copiedWhole, false); // the rest, by level
+                fillWithBlocks(notWhole, copiedWhole, false, evictions);
+            } else {
+                boolean on = fillWithBlocks(hintedFiles(), copiedWhole, true, evictions);
+                hintedBytes = bytesDone.get() - wholeBytes;
+                if (on) {
+                    fillWithBlocks(files, copiedWhole, false, evictions); // the rest, by level
+                }
             }
             state = cancelled ? State.CANCELLED : State.DONE;
         } catch (RuntimeException e) {
@@ -257,15 +254,15 @@ public final class WarmUp {
         }
         LOG.info(
                 "Warm-up {}: {} files, {} bytes copied to local disk in {} ms ({} bytes of them as"
-                        + " blocks{}; that fill ended: {})",
+                        + " blocks, {}; that fill ended: {})",
                 state.name().toLowerCase(java.util.Locale.ROOT),
                 filesDone.get(),
                 bytesDone.get(),
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start),
                 wholeBytes < 0 ? 0 : bytesDone.get() - wholeBytes,
                 hint.isEmpty()
-                        ? " of files with no room as a whole"
-                        : ", the " + hint.blockCount() + " the snapshot's cache hint names first",
+                        ? "of files with no room as a whole"
+                        : hintedBytes + " of those first as the snapshot's cache hint named them",
                 fillEnd);
     }
 
@@ -324,13 +321,17 @@ public final class WarmUp {
      * copies (one during a file's fill may still take a copy; the fill then stops).
      *
      * @param fillFiles the files to fill, in order
-     * @param hinted whether to fill only the blocks the hint names of each file (else all)
+     * @param hinted whether to fill only the blocks the hint names of each file (all of them for
+     *     one it names whole), else all blocks
+     * @param evictionsBefore the tier's eviction count when the fills began
      * @return whether it went through all files (false: the tier is full, anything else evicted, or
      *     the warm-up was cancelled)
      */
     private boolean fillWithBlocks(
-            List<FileMeta> fillFiles, List<String> copiedWhole, boolean hinted) {
-        long evictionsBefore = disk.evictionCount();
+            List<FileMeta> fillFiles,
+            List<String> copiedWhole,
+            boolean hinted,
+            long evictionsBefore) {
         if (fillEnd.equals("not started")) {
             fillEnd = "no open file to fill";
         }
@@ -347,10 +348,11 @@ public final class WarmUp {
             if (reader == null || !live.test(f.path())) {
                 continue;
             }
-            CacheHint.Entry entry = hinted ? hint.entryOf(f.path()) : null;
+            CacheHint.Entry entry = hinted ? hintByPath.get(f.path()) : null;
             if (hinted && entry == null) {
                 continue;
             }
+            long[] offsets = entry == null || entry.whole() ? null : entry.offsets();
             SstReader.BlockFill fill;
             try {
                 fill =
@@ -360,7 +362,7 @@ public final class WarmUp {
                                                 || disk.evictionCount() != evictionsBefore
                                                 || !live.test(f.path()),
                                 pacing,
-                                entry == null ? null : entry.offsets());
+                                offsets);
             } catch (IOException e) {
                 if (cancelIfInterrupted(e)) {
                     fillEnd = "cancelled";
@@ -408,13 +410,15 @@ public final class WarmUp {
     }
 
     /**
-     * Opens {@link #toOpen} on {@link #OPENERS}, at most {@value #OPENS_AT_ONCE} at a time, and
-     * waits for the opens. A file that cannot be opened is left to the reads that need it, which
-     * report the problem; a cancelled warm-up starts no further open and stops waiting for those
-     * under way (an open stuck on the file system keeps its thread, not this one). Never interrupts
-     * an open: a get waiting for the same file would receive the interruption as its own failure.
+     * Opens the files of {@link #opens} on {@link #OPENERS}, at most {@value #OPENS_AT_ONCE} at a
+     * time, and waits for the opens. A file that cannot be opened is left to the reads that need
+     * it, which report the problem; a cancelled warm-up starts no further open and stops waiting
+     * for those under way (an open stuck on the file system keeps its thread, not this one). Never
+     * interrupts an open: a get waiting for the same file would receive the interruption as its own
+     * failure.
      */
     private void openFiles() {
+        List<FileMeta> toOpen = opens.files();
         if (toOpen.isEmpty()) {
             return;
         }
@@ -423,14 +427,14 @@ public final class WarmUp {
         Semaphore slots = new Semaphore(OPENS_AT_ONCE);
         for (int i = 0; i < toOpen.size(); i++) {
             FileMeta f = toOpen.get(i);
-            boolean always = i < alwaysOpen;
+            int index = i;
             if (!acquireUnlessCancelled(slots, 1)) {
                 return;
             }
             OPENERS.execute(
                     () -> {
                         try {
-                            openOne(f, always, opened);
+                            openOne(f, index, opened);
                         } finally {
                             slots.release();
                         }
@@ -463,8 +467,8 @@ public final class WarmUp {
         return false;
     }
 
-    private void openOne(FileMeta f, boolean always, AtomicInteger opened) {
-        if (cancelled || !live.test(f.path()) || (!always && !roomForMetadata.getAsBoolean())) {
+    private void openOne(FileMeta f, int index, AtomicInteger opened) {
+        if (cancelled || !live.test(f.path()) || !opens.mayOpen(index)) {
             return;
         }
         try {

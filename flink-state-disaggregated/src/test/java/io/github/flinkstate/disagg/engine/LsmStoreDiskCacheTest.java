@@ -375,9 +375,12 @@ class LsmStoreDiskCacheTest {
             try (Hang open = fs.hang(FsOp.OPEN, pattern)) {
                 WarmUp w =
                         new WarmUp(
-                                copy ? List.of() : List.of(file),
-                                1,
-                                () -> true,
+                                new WarmUpOpens(
+                                        copy ? List.of() : List.of(file),
+                                        1,
+                                        0,
+                                        () -> true,
+                                        () -> true),
                                 copy ? List.of(file) : List.of(),
                                 io.github.flinkstate.disagg.engine.cache.CacheHint.EMPTY,
                                 readers,

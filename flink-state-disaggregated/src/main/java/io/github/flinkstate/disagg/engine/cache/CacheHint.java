@@ -2,8 +2,8 @@ package io.github.flinkstate.disagg.engine.cache;
 
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -20,8 +20,10 @@ import javax.annotation.Nullable;
  * them to arrive one miss, one round trip, at a time.
  *
  * <p>Order: the memory tier's blocks first (the hottest: a hit there does not touch the disk tier's
- * order), then the disk tier's units from the most recently used. A file's entry stands where the
- * first of its blocks did, and holds all of its blocks, so a file is fetched in one pass.
+ * order; among themselves in no particular order, the memory tier being far smaller than the disk
+ * tier's capacity, which bounds a hint), then the disk tier's units from the most recently used. A
+ * file's entry stands where the first of its blocks did, and holds all of its blocks, so a file is
+ * fetched in one pass.
  *
  * <p>It is only a hint: the blocks it names are verified like any other when fetched, offsets that
  * no longer start a block are passed over, and a restore with another cache size fills what fits.
@@ -112,7 +114,8 @@ public record CacheHint(List<Entry> entries) {
     /**
      * What {@code cache} (memory tier, then disk tier) holds of {@code files}, hottest first, up to
      * about {@code limitBytes} of cached bytes; empty without a disk tier. Takes the memory's lock
-     * and then the disk tier's, one after the other, each for one pass over what it holds.
+     * for one pass over its blocks, then the disk tier's briefly per slab ({@link
+     * DiskCache#visitRecentFirst}), never both at once.
      */
     public static CacheHint capture(BlockCache cache, Set<String> files, long limitBytes) {
         DiskCache disk = cache.disk();
@@ -121,6 +124,7 @@ public record CacheHint(List<Entry> entries) {
         }
         Builder b = new Builder(files, limitBytes);
         cache.visitResidentBlocks(b);
+        b.diskPhase();
         disk.visitRecentFirst(b);
         return b.build();
     }
@@ -132,14 +136,23 @@ public record CacheHint(List<Entry> entries) {
         boolean block(String file, long offset, int length);
     }
 
-    /** Collects a hint from the visits of the memory tier and then the disk tier. */
+    /**
+     * Collects a hint from the visits of the memory tier and then ({@link #diskPhase}) the disk
+     * tier. Counts each block's bytes once (the disk tier usually holds the memory tier's blocks
+     * too), and a file's whole copy instead of its blocks counted before.
+     */
     private static final class Builder implements Visitor {
         private final Set<String> files;
         private final long limitBytes;
-        private final Map<String, long[]> blocks = new LinkedHashMap<>();
+        private final Map<String, long[]> blocks = new HashMap<>();
         private final Map<String, Integer> counts = new HashMap<>();
-        private final Map<String, Boolean> whole = new HashMap<>();
+        private final Map<String, Long> blockBytes = new HashMap<>();
+        private final Set<String> whole = new HashSet<>();
         private final List<String> order = new ArrayList<>();
+
+        /** The memory tier's blocks, per file, once the disk tier is visited; null before. */
+        @Nullable private Map<String, Set<Long>> inMemory;
+
         private long bytes;
 
         Builder(Set<String> files, long limitBytes) {
@@ -147,17 +160,29 @@ public record CacheHint(List<Entry> entries) {
             this.limitBytes = limitBytes;
         }
 
+        /** The memory tier's visit is over; what follows is the disk tier's. */
+        void diskPhase() {
+            inMemory = new HashMap<>();
+            blocks.forEach(
+                    (file, offsets) -> {
+                        Set<Long> set = new HashSet<>();
+                        for (int i = 0; i < counts.get(file); i++) {
+                            set.add(offsets[i]);
+                        }
+                        inMemory.put(file, set);
+                    });
+        }
+
         @Override
         public boolean wholeFile(String file, long length) {
             if (bytes >= limitBytes) {
                 return false;
             }
-            if (files.contains(file) && !whole.containsKey(file)) {
+            if (files.contains(file) && whole.add(file)) {
                 if (!counts.containsKey(file)) {
                     order.add(file);
                 }
-                whole.put(file, true);
-                bytes += length;
+                bytes += length - blockBytes.getOrDefault(file, 0L);
             }
             return true;
         }
@@ -167,8 +192,11 @@ public record CacheHint(List<Entry> entries) {
             if (bytes >= limitBytes) {
                 return false;
             }
-            if (!files.contains(file) || whole.containsKey(file)) {
+            if (!files.contains(file) || whole.contains(file)) {
                 return true;
+            }
+            if (inMemory != null && inMemory.getOrDefault(file, Set.of()).contains(offset)) {
+                return true; // counted with the memory tier
             }
             Integer n = counts.get(file);
             long[] a = blocks.get(file);
@@ -182,6 +210,7 @@ public record CacheHint(List<Entry> entries) {
             a[n] = offset;
             blocks.put(file, a);
             counts.put(file, n + 1);
+            blockBytes.merge(file, (long) length, Long::sum);
             bytes += length;
             return true;
         }
@@ -189,7 +218,7 @@ public record CacheHint(List<Entry> entries) {
         CacheHint build() {
             List<Entry> entries = new ArrayList<>(order.size());
             for (String file : order) {
-                if (whole.containsKey(file)) {
+                if (whole.contains(file)) {
                     entries.add(new Entry(file, true, new long[0]));
                     continue;
                 }
@@ -203,7 +232,7 @@ public record CacheHint(List<Entry> entries) {
                 }
                 entries.add(new Entry(file, false, Arrays.copyOf(a, distinct)));
             }
-            return entries.isEmpty() ? EMPTY : new CacheHint(Collections.unmodifiableList(entries));
+            return entries.isEmpty() ? EMPTY : new CacheHint(entries);
         }
     }
 }

@@ -1040,20 +1040,47 @@ public final class DiskCache implements Closeable {
     /**
      * Visits what the cache holds, the most recently used unit first: a whole-file copy as one
      * visit, a slab as one visit per block in it (in the order they were appended). Stops when the
-     * visitor returns false. Runs under the cache's lock: the visitor must be quick and must not
-     * call back into the cache.
+     * visitor returns false. The visitor runs outside the cache's lock, which is taken once for the
+     * recency order and then once per slab, for a copy of its entries: a large tier (a 1 GiB one
+     * holds about 260,000 blocks) never blocks reads for the whole visit. Units evicted meanwhile
+     * are passed over; the result is a recent view, not an atomic one.
      */
-    public synchronized void visitRecentFirst(CacheHint.Visitor visitor) {
-        DiskUnit[] units = recency.keySet().toArray(new DiskUnit[0]);
+    public void visitRecentFirst(CacheHint.Visitor visitor) {
+        DiskUnit[] units;
+        long[] unitBytes;
+        synchronized (this) {
+            units = recency.keySet().toArray(new DiskUnit[0]);
+            unitBytes = new long[units.length];
+            for (int u = 0; u < units.length; u++) {
+                unitBytes[u] = units[u].bytes;
+            }
+        }
         for (int u = units.length - 1; u >= 0; u--) {
             if (units[u] instanceof LocalFileCopy copy) {
-                if (!visitor.wholeFile(copy.sourceFile, copy.bytes)) {
+                if (!visitor.wholeFile(copy.sourceFile, unitBytes[u])) {
                     return;
                 }
             } else if (units[u] instanceof DiskSlab slab) {
-                for (BlockKey key : slab.keys) {
-                    Location at = index.get(key);
-                    if (at != null && !visitor.block(key.file(), key.offset(), at.length())) {
+                List<BlockKey> keys = new ArrayList<>();
+                int[] lengths;
+                synchronized (this) {
+                    if (!recency.containsKey(slab)) {
+                        continue; // evicted meanwhile
+                    }
+                    lengths = new int[slab.keys.size()];
+                    for (BlockKey key : slab.keys) {
+                        Location at = index.get(key);
+                        // a key dropped from this slab and cached again in a newer one is that
+                        // one's
+                        if (at != null && at.slab() == slab) {
+                            lengths[keys.size()] = at.length();
+                            keys.add(key);
+                        }
+                    }
+                }
+                for (int k = 0; k < keys.size(); k++) {
+                    BlockKey key = keys.get(k);
+                    if (!visitor.block(key.file(), key.offset(), lengths[k])) {
                         return;
                     }
                 }

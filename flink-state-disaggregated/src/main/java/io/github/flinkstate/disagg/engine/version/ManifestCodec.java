@@ -34,10 +34,10 @@ public final class ManifestCodec {
     /** ASCII "DISAGMAN". Frozen. */
     public static final long MAGIC = 0x44495341474D414EL;
 
-    /** Manifest format version written by this code. */
+    /** Manifest format version written by this code for a manifest with sections. */
     public static final byte VERSION = 2;
 
-    /** The version before sections, still read. */
+    /** The version before sections, still read, and written for a manifest without any. */
     static final byte VERSION_1 = 1;
 
     /** Section type of the cache hint. */
@@ -88,14 +88,16 @@ public final class ManifestCodec {
                 }
             }
         }
+        // without a section the manifest is written as version 1, which builds before version 2
+        // read too (a job that records no hint can go back to one)
         byte[] hintSection = encodeHint(v, hint);
-        p.varint(hintSection == null ? 0 : 1);
         if (hintSection != null) {
+            p.varint(1);
             p.u8(SECTION_CACHE_HINT);
             p.bytes(hintSection);
         }
         ByteWriter out = new ByteWriter(p.length() + 17);
-        out.u64(MAGIC).u8(VERSION).u32(p.length());
+        out.u64(MAGIC).u8(hintSection == null ? VERSION_1 : VERSION).u32(p.length());
         out.raw(p.array(), 0, p.length());
         out.u32(SstFormat.crc32c(p.array(), 0, p.length()));
         return out.toByteArray();
@@ -187,10 +189,13 @@ public final class ManifestCodec {
         if (hint.isEmpty()) {
             return null;
         }
+        // files are numbered by their place in the listing, a path listed twice (a file that two
+        // restored manifests both brought, clipped two ways) taking two numbers
         Map<String, Integer> index = new HashMap<>();
+        int number = 0;
         for (List<FileMeta> level : v.levels()) {
             for (FileMeta f : level) {
-                index.putIfAbsent(f.path(), index.size());
+                index.putIfAbsent(f.path(), number++);
             }
         }
         ByteWriter entries = new ByteWriter(64 + (int) Math.min(1 << 20, 2 * hint.blockCount()));

@@ -81,6 +81,40 @@ class CacheHintTest extends DiskCacheFixture {
                 .containsExactly("m 2 from 0", "x 64 from 0");
     }
 
+    /**
+     * A block both tiers hold counts once, and a whole copy replaces its file's blocks counted
+     * before: counted twice, the memory tier's blocks cut the hint short of the disk tier's
+     * capacity. Found in a review.
+     */
+    @Test
+    void capture_countsABlockBothTiersHoldOnce() throws Exception {
+        BlockCache memory = cachesWithHistory();
+        CachedFile x = memory.open("x", 64, offsetsOfSlab());
+        x.insert(0, randomBytes(0, BLOCK));
+        x.insert(1, randomBytes(1, BLOCK));
+        CachedFile w = memory.open("w", 1, new long[] {0});
+        w.insert(0, new byte[100]);
+        // m's 200 bytes, x's 64 blocks (2 of them in memory too) and w's whole copy (100 bytes of
+        // it in memory) make exactly this many bytes; the memory tier's files come in no order
+        long counted = 200 + 64 * BLOCK + 100 * KB;
+        List<String> justAbove =
+                describe(CacheHint.capture(memory, Set.of("m", "x", "y", "w"), counted + 1));
+        assertThat(justAbove)
+                .as("one byte more lets the next unit's first block in")
+                .containsExactlyInAnyOrder("m 2 from 0", "x 64 from 0", "w whole", "y 1 from 0")
+                .endsWith("y 1 from 0");
+        assertThat(describe(CacheHint.capture(memory, Set.of("m", "x", "y", "w"), counted)))
+                .containsExactlyInAnyOrder("m 2 from 0", "x 64 from 0", "w whole");
+    }
+
+    private static long[] offsetsOfSlab() {
+        long[] offsets = new long[64];
+        for (int b = 0; b < 64; b++) {
+            offsets[b] = (long) b * BLOCK;
+        }
+        return offsets;
+    }
+
     @Test
     void capture_withoutADiskTier_isEmpty() {
         assertThat(CacheHint.capture(new BlockCache(1 << 20), Set.of("m"), 1 << 20).isEmpty())

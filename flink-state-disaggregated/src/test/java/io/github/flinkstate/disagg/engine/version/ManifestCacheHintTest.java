@@ -64,29 +64,46 @@ class ManifestCacheHintTest {
         assertThat(m.levels().get(1)).extracting(FileMeta::path).contains("file:/tmp/a");
     }
 
+    /**
+     * Without a section a manifest is written, and read, as version 1: what builds before version 2
+     * wrote and read, so a job recording no hint can go back to one.
+     */
     @Test
-    void aManifestWithoutAHint_hasAnEmptyOne() throws Exception {
-        ManifestCodec.Manifest m =
-                ManifestCodec.decode(ManifestCodec.encode(span(), 3, version(file("a", 0, 7))));
-        assertThat(m.hint().isEmpty()).isTrue();
-    }
-
-    @Test
-    void aVersion1Manifest_stillDecodes() throws Exception {
-        byte[] v2 = ManifestCodec.encode(span(), 42, version(file("a", 0, 7)));
-        byte[] payload = payloadOf(v2);
-        assertThat(payload[payload.length - 1]).as("no sections").isZero();
-        byte[] v1 = frame(Arrays.copyOf(payload, payload.length - 1), ManifestCodec.VERSION_1);
+    void aManifestWithoutAHint_isVersion1_andDecodes() throws Exception {
+        byte[] v1 = ManifestCodec.encode(span(), 42, version(file("a", 0, 7)));
+        assertThat(v1[8]).isEqualTo(ManifestCodec.VERSION_1);
         ManifestCodec.Manifest m = ManifestCodec.decode(v1);
         assertThat(m.lastSeq()).isEqualTo(42);
         assertThat(m.levels().get(1)).extracting(FileMeta::path).containsExactly("file:/tmp/a");
         assertThat(m.hint().isEmpty()).isTrue();
+        byte[] v2 =
+                ManifestCodec.encode(
+                        span(), 42, version(file("a", 0, 7)), new CacheHint(List.of(whole("a"))));
+        assertThat(v2[8]).isEqualTo(ManifestCodec.VERSION);
+    }
+
+    /**
+     * A path listed twice (a file two restored manifests both brought, clipped two ways) takes two
+     * numbers: the hint's numbers after it used to point one file too early. Found in a review.
+     */
+    @Test
+    void aPathListedTwice_takesTwoNumbers_soLaterEntriesNameTheirOwnFiles() throws Exception {
+        FileMeta x = file("x", 0, 7);
+        List<List<FileMeta>> levels = new ArrayList<>();
+        levels.add(new ArrayList<>(List.of(x.restoredWithClip(KeyGroupSpan.of(0, 3)))));
+        levels.add(new ArrayList<>(List.of(x.restoredWithClip(KeyGroupSpan.of(4, 7)))));
+        levels.add(new ArrayList<>(List.of(file("b", 0, 7))));
+        Version v = new VersionSet(span(), levels, f -> {}).current();
+        CacheHint hint = new CacheHint(List.of(blocks("b", 64), blocks("x", 8)));
+        ManifestCodec.Manifest m = ManifestCodec.decode(ManifestCodec.encode(span(), 1, v, hint));
+        assertThat(describe(m.hint())).containsExactly("file:/tmp/b [64]", "file:/tmp/x [8]");
     }
 
     @Test
     void aHintSectionThatDoesNotDecode_isLeftOut_andTheFilesStillRestore() throws Exception {
         byte[] base = payloadOf(ManifestCodec.encode(span(), 7, version(file("a", 0, 7))));
-        // a file index past the manifest's two files, descending offsets, a cut entry
+        // a file number past the manifest's two files, a repeated offset (a distance of 0), a cut
+        // entry, an unknown entry kind
         byte[][] bad = {
             new ByteWriter(8).varint(1).varint(5).u8(1).toByteArray(),
             new ByteWriter(8).varint(1).varint(1).u8(0).varint(2).varint(9).varint(0).toByteArray(),
@@ -112,10 +129,10 @@ class ManifestCacheHintTest {
                         ManifestCodec.encode(
                                 span(), 7, v, new CacheHint(List.of(blocks("a", 100)))));
         // the hint section, preceded by one of a type this code does not know
-        byte[] base = payloadOf(ManifestCodec.encode(span(), 7, v));
-        byte[] hintSection = Arrays.copyOfRange(withHint, base.length, withHint.length);
+        byte[] base = payloadOf(ManifestCodec.encode(span(), 7, v)); // version 1: no count
+        byte[] hintSection = Arrays.copyOfRange(withHint, base.length + 1, withHint.length);
         ByteWriter p = new ByteWriter(base.length + 64);
-        p.raw(base, 0, base.length - 1);
+        p.raw(base, 0, base.length);
         p.varint(2).u8(99).bytes(new byte[] {1, 2, 3});
         p.raw(hintSection, 0, hintSection.length);
         ManifestCodec.Manifest m = ManifestCodec.decode(frame(p.toByteArray(), (byte) 2));
@@ -166,10 +183,10 @@ class ManifestCacheHintTest {
         return Arrays.copyOfRange(manifest, 13, manifest.length - 4);
     }
 
-    /** {@code payload} (which ends with a section count of 0) with one section instead. */
+    /** The version-1 {@code payload} with one section after it, for a version-2 manifest. */
     private static byte[] withSection(byte[] payload, int type, byte[] section) {
         ByteWriter p = new ByteWriter(payload.length + section.length + 8);
-        p.raw(payload, 0, payload.length - 1);
+        p.raw(payload, 0, payload.length);
         p.varint(1).u8(type).bytes(section);
         return p.toByteArray();
     }
