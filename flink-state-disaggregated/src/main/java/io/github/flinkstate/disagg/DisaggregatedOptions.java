@@ -145,7 +145,10 @@ public final class DisaggregatedOptions {
                                     + " backend's live files fit), then the other files' blocks into the"
                                     + " room left, evicting nothing (metrics localCacheWarmUpBytes and"
                                     + " localCacheWarmUpPlannedBytes). The job does not wait for it:"
-                                    + " reads go to the primary directory until their file is copied.");
+                                    + " reads go to the primary directory until their file is copied."
+                                    + " A checkpoint with a cache hint (see"
+                                    + " local-cache.warm-up.hint) decides the order instead: its"
+                                    + " files and blocks first.");
 
     public static final ConfigOption<Boolean> LOCAL_CACHE_WARM_UP_HINT =
             ConfigOptions.key("state.backend.disaggregated.local-cache.warm-up.hint")

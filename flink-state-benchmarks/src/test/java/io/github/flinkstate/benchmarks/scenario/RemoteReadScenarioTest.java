@@ -29,11 +29,8 @@ class RemoteReadScenarioTest {
     void restoresFromTheRemoteCheckpoint_andEveryGetReadsItsValue(String backend, int percent)
             throws Exception {
         RemoteReadSettings settings =
-                new RemoteReadSettings(
-                        5_000, 64, 1, 100, 8L << 20, 8, 1000, "zipf", 7,
-                        2_000); // 8 s: the restore, counted in the first buckets, may take seconds
-        // on a
-        // loaded machine
+                new RemoteReadSettings(5_000, 64, 1, 100, 8L << 20, 8, 1000, "zipf", 7, 2_000);
+        // 8 s: the restore, counted in the first buckets, may take seconds on a loaded machine
         RemoteReadResult r =
                 new RemoteReadRun(settings).run(new RemoteReadTarget(backend, percent), 1, tmp);
 
@@ -70,8 +67,25 @@ class RemoteReadScenarioTest {
                         named("rocksdb", 0, 2, 400));
         String md = RemoteReadTable.markdown(runs, "t");
         assertThat(md).contains("| uniform | disaggregated 10% | 2 | 500 (400-600) |");
-        assertThat(md).contains("| uniform | 10% | 2.50x (2.00-3.00) |");
+        assertThat(md).contains("| uniform | disaggregated 10% | 2.50x (2.00-3.00) |");
         assertThat(md).contains("0.50x (0.50-0.50) |");
+    }
+
+    /**
+     * Each of our configurations at one budget (here with and without the cache hint) is compared
+     * with ForSt on its own: the rows used to pool the rounds of every configuration at the budget.
+     */
+    @Test
+    void tableComparesEachOfOurConfigurationsWithForStOnItsOwn() {
+        List<RemoteReadResult> runs = new java.util.ArrayList<>();
+        for (int round = 1; round <= 2; round++) {
+            runs.add(named(new RemoteReadTarget("disaggregated", 10, true, true), round, 300));
+            runs.add(named(new RemoteReadTarget("disaggregated", 10, true, false), round, 100));
+            runs.add(named(new RemoteReadTarget("forst", 10), round, 100));
+        }
+        String md = RemoteReadTable.markdown(runs, "t");
+        assertThat(md).contains("| uniform | disaggregated 10% | 3.00x (3.00-3.00) |");
+        assertThat(md).contains("| uniform | disaggregated 10% (no hint) | 1.00x (1.00-1.00) |");
     }
 
     @Test
@@ -83,10 +97,14 @@ class RemoteReadScenarioTest {
     }
 
     private static RemoteReadResult named(String backend, int percent, int round, long perBucket) {
+        return named(new RemoteReadTarget(backend, percent), round, perBucket);
+    }
+
+    private static RemoteReadResult named(RemoteReadTarget target, int round, long perBucket) {
         return new RemoteReadResult(
-                new RemoteReadTarget(backend, percent).label(),
-                backend,
-                percent,
+                target.label(),
+                target.backend(),
+                target.cachePercent(),
                 "uniform",
                 round,
                 1,

@@ -206,8 +206,11 @@ public final class LsmStore implements AutoCloseable {
     private volatile boolean closed;
     private volatile WarmUp warmUp;
 
-    /** What the caches of the snapshots this store was opened from held, for {@link WarmUp}. */
-    private final CacheHint restoredHint;
+    /**
+     * What the caches of the snapshots this store was opened from held, for {@link WarmUp}; dropped
+     * once the warm-up has it. Guarded by this.
+     */
+    private CacheHint restoredHint;
 
     private LsmStore(
             LsmOptions options, List<List<FileMeta>> levels, long lastSeq, CacheHint restoredHint)
@@ -223,11 +226,12 @@ public final class LsmStore implements AutoCloseable {
                             + "): writes would stop before a compaction starts");
         }
         this.options = options;
-        this.restoredHint = restoredHint;
         this.span = options.keyGroups();
         this.fs = options.fileSystem();
         this.blockCache =
                 options.blockCache() != null ? options.blockCache() : new BlockCache(64L << 20);
+        // only a warm-up into a disk tier uses it
+        this.restoredHint = blockCache.disk() == null ? CacheHint.EMPTY : restoredHint;
         this.readers =
                 new ReaderCache(fs, blockCache, options.maxOpenFiles(), options.streamsPerFile());
         fs.mkdirs(options.primaryDir());
@@ -1767,6 +1771,7 @@ public final class LsmStore implements AutoCloseable {
                         pacing,
                         options.primaryDir().getName());
         warmUp = w;
+        restoredHint = CacheHint.EMPTY; // the warm-up holds it until it ends
         w.start();
         return w;
     }

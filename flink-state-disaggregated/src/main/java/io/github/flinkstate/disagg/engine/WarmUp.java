@@ -116,9 +116,23 @@ public final class WarmUp {
 
     private final WarmUpOpens opens;
     private final List<FileMeta> files;
-    private final CacheHint hint;
     private final Map<String, FileMeta> byPath = new HashMap<>();
+
+    /**
+     * The snapshot's cache hint and its entries by path; dropped when the warm-up ends (a large
+     * tier's hint is megabytes). Used by the warm-up's thread, and by {@link #start} before it.
+     */
+    private CacheHint hint;
+
     private final Map<String, CacheHint.Entry> hintByPath = new HashMap<>();
+
+    /**
+     * Whether the hint decides what is fetched: it names something, and not every file fits whole
+     * (when all do, all are copied whole, those it names first: whole copies are read through
+     * memory mappings).
+     */
+    private final boolean byHint;
+
     private final ReaderCache readers;
     private final DiskCache disk;
     private final Predicate<String> live;
@@ -171,6 +185,7 @@ public final class WarmUp {
         for (FileMeta f : files) {
             total += f.fileSize();
         }
+        this.byHint = !hint.isEmpty() && total > disk.wholeFileLimitBytes();
         this.bytesPlanned = Math.min(total, disk.capacityBytes());
         this.thread = LsmStore.daemon(this::run, "disagg-warm-up-" + name);
     }
@@ -190,31 +205,27 @@ public final class WarmUp {
     }
 
     /**
-     * The files to copy whole, in order: those the hint names whole, or, without a hint, all of
-     * {@link #files}.
+     * The files to copy whole, in order: without a hint, all of {@link #files}; with one, while
+     * every file fits whole, all of them too, those the hint names first; otherwise those it names
+     * whole.
      */
     private List<FileMeta> wholeCandidates() {
         if (hint.isEmpty()) {
             return files;
         }
-        List<FileMeta> whole = new ArrayList<>();
-        for (CacheHint.Entry e : hint.entries()) {
-            FileMeta f = e.whole() ? byPath.get(e.file()) : null;
-            if (f != null) {
-                whole.add(f);
-            }
+        if (!byHint) {
+            List<FileMeta> ordered = new ArrayList<>(hinted(e -> true));
+            files.stream().filter(f -> !ordered.contains(f)).forEach(ordered::add);
+            return ordered;
         }
-        return whole;
+        return hinted(CacheHint.Entry::whole);
     }
 
-    /**
-     * The files the hint names, in its order: a file it names whole that was not copied whole (the
-     * tier admits fewer whole files than the snapshot's did) is filled with all its blocks there.
-     */
-    private List<FileMeta> hintedFiles() {
+    /** The files of the hint's entries that {@code which} accepts, in its order. */
+    private List<FileMeta> hinted(Predicate<CacheHint.Entry> which) {
         List<FileMeta> hinted = new ArrayList<>();
         for (CacheHint.Entry e : hint.entries()) {
-            FileMeta f = byPath.get(e.file());
+            FileMeta f = which.test(e) ? byPath.get(e.file()) : null;
             if (f != null) {
                 hinted.add(f);
             }
@@ -234,10 +245,11 @@ public final class WarmUp {
             wholeBytes = bytesDone.get();
             // the fills stop once anything else evicts: the whole copies above may have evicted
             long evictions = disk.evictionCount();
-            if (hint.isEmpty()) {
+            if (!byHint) {
                 fillWithBlocks(notWhole, copiedWhole, false, evictions);
             } else {
-                boolean on = fillWithBlocks(hintedFiles(), copiedWhole, true, evictions);
+                // a file named whole but not copied whole is filled with all its blocks here
+                boolean on = fillWithBlocks(hinted(e -> true), copiedWhole, true, evictions);
                 hintedBytes = bytesDone.get() - wholeBytes;
                 if (on) {
                     fillWithBlocks(files, copiedWhole, false, evictions); // the rest, by level
@@ -251,6 +263,8 @@ public final class WarmUp {
             for (FileMeta f : files) {
                 disk.stopExpectingWholeCopy(f.path());
             }
+            hint = CacheHint.EMPTY;
+            hintByPath.clear();
         }
         LOG.info(
                 "Warm-up {}: {} files, {} bytes copied to local disk in {} ms ({} bytes of them as"
@@ -260,7 +274,7 @@ public final class WarmUp {
                 bytesDone.get(),
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start),
                 wholeBytes < 0 ? 0 : bytesDone.get() - wholeBytes,
-                hint.isEmpty()
+                !byHint
                         ? "of files with no room as a whole"
                         : hintedBytes + " of those first as the snapshot's cache hint named them",
                 fillEnd);
@@ -308,13 +322,14 @@ public final class WarmUp {
     }
 
     /**
-     * The second phase: the files passed over as wholes, in the same order, cached block by block
-     * into the disk tier's free room until it is used up. Below a budget of the whole state, whole
-     * files keep to half the tier, and without this the other half filled only as gets missed, one
-     * round trip per block (a ramp of tens of seconds at 2 ms a block). Evicts nothing, and stops
-     * once anything else evicts (the job's reads or writes need room: from then on the fill would
-     * take room that evictions freed). Only files the first phase opened (or a read opened since)
-     * are filled: opening one here would cache its metadata tail with an ordinary offer, which may
+     * A block fill: {@code fillFiles} in order (without the hint deciding, the files passed over as
+     * wholes; with it, first the files it names, then all by level) cached block by block into the
+     * disk tier's free room until it is used up. Below a budget of the whole state, whole files
+     * keep to half the tier, and without this the other half filled only as gets missed, one round
+     * trip per block (a ramp of tens of seconds at 2 ms a block). Evicts nothing, and stops once
+     * anything else evicts (the job's reads or writes need room: from then on the fill would take
+     * room that evictions freed). Only files the first phase opened (or a read opened since) are
+     * filled: opening one here would cache its metadata tail with an ordinary offer, which may
      * evict, and would pin metadata beyond the share {@link #openFiles} keeps to. The fill's blocks
      * are only a guess, so after each file the whole copies ({@code copiedWhole}, L0 first) are
      * made more recent than them again, so that later evictions take the guessed blocks before the

@@ -23,11 +23,11 @@ import org.junit.jupiter.api.io.TempDir;
  * The warm-up after a restore fetches what the snapshot's caches held ({@link CacheHint}) first:
  * with hot keys spread over every file, a cache of 40% of the state serves them all locally right
  * after the warm-up, where the warm-up by level leaves many of them to the primary storage; and a
- * restore into a smaller cache fills what fits, evicting nothing. Half of the memory tier is too
- * small for the metadata of every file (about 3.5 KiB each here), three quarters is not: the
- * warm-up opens the files the hint names within the larger share (it fills only open files; with a
- * memory tier of a third of this size, too small even for that, it left 88 of the hot keys' reads
- * to the primary, against 89 by level).
+ * restore into a smaller cache fills up with the hint's blocks only, evicting nothing. The memory
+ * tier is sized so that the hinted files' metadata (about 3.5 KiB a file here) fits in the three
+ * quarters of it the warm-up lets hinted files take (with a third of this size, and opens not
+ * bounded then, the hinted warm-up left 88 of the hot keys' reads to the primary, against 89 by
+ * level, for it fills only open files).
  */
 class LsmStoreWarmUpHintTest {
 
@@ -159,7 +159,7 @@ class LsmStoreWarmUpHintTest {
 
     /**
      * In a quarter of the cache the hint names more blocks than fit: the tier fills up with the
-     * blocks it names, in its order, and nothing else (hot reads in one pass over more than the
+     * blocks and whole files it names, and nothing else (hot reads in one pass over more than the
      * tier holds would then miss alike whatever it held, so it is what the tier holds that is
      * checked here).
      */
@@ -203,6 +203,29 @@ class LsmStoreWarmUpHintTest {
                     });
             assertThat(held[0]).as("hinted blocks held").isGreaterThanOrEqualTo(10);
             assertThat(notHinted).as("blocks and whole copies the hint does not name").isEmpty();
+        }
+        hinted.release();
+    }
+
+    /**
+     * With room for every file whole, a hinted warm-up copies every file whole (read through memory
+     * mappings), those the hint names first: it used to copy only the files the hint named whole
+     * and fill the others block by block. Found in a review.
+     */
+    @Test
+    void aRestoreWithRoomForEveryFileWhole_copiesEveryFileWhole() throws Exception {
+        LsmSnapshot hinted = snapshotAfterHotReads("hinted", true);
+        long stateBytes = 0;
+        for (long size : hinted.fileSizes().values()) {
+            stateBytes += size;
+        }
+        assertThat(ManifestCodec.decode(hinted.manifest()).hint().blockCount()).isPositive();
+        try (LsmStore restored = restore(hinted, "roomy", 2 * stateBytes)) {
+            DiskCache disk = warmedUp(restored);
+            assertThat(disk.wholeFileCount()).isEqualTo(restored.liveFiles().size());
+            long before = restored.primaryReads().reads();
+            readHot(restored);
+            assertThat(restored.primaryReads().reads() - before).isZero();
         }
         hinted.release();
     }

@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 class WarmUpOpensTest {
 
     @Test
-    void l0FilesOpenAlways_hintedOnesWhileTheirShareHasRoom_theRestWhileHalfHas() {
+    void l0FilesOpenAlways_hintedOnesWhileTheirShareHasRoom_theRestWhileTheirsHas() {
         WarmUpOpens noRoom = new WarmUpOpens(List.of(), 2, 3, () -> false, () -> false);
         WarmUpOpens roomForHinted = new WarmUpOpens(List.of(), 2, 3, () -> false, () -> true);
         WarmUpOpens room = new WarmUpOpens(List.of(), 2, 3, () -> true, () -> false);

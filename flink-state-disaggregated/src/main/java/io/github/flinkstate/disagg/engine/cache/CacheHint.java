@@ -131,15 +131,21 @@ public record CacheHint(List<Entry> entries) {
 
     /** Receives cached units, hottest first; returns false to stop. */
     public interface Visitor {
-        boolean wholeFile(String file, long bytes);
+        /** A whole-file copy of {@code file}, {@code length} bytes on local disk. */
+        boolean wholeFile(String file, long length);
 
+        /**
+         * The block of {@code file} at {@code offset}, {@code length} bytes in the visited tier.
+         */
         boolean block(String file, long offset, int length);
     }
 
     /**
      * Collects a hint from the visits of the memory tier and then ({@link #diskPhase}) the disk
-     * tier. Counts each block's bytes once (the disk tier usually holds the memory tier's blocks
-     * too), and a file's whole copy instead of its blocks counted before.
+     * tier. Counts bytes as the disk tier stores them, each block once: the memory tier's blocks
+     * (decompressed there) when the disk tier's visit finds them (it usually holds them too; a
+     * block only in memory counts nothing), and a file's whole copy instead of its blocks counted
+     * before.
      */
     private static final class Builder implements Visitor {
         private final Set<String> files;
@@ -195,9 +201,26 @@ public record CacheHint(List<Entry> entries) {
             if (!files.contains(file) || whole.contains(file)) {
                 return true;
             }
-            if (inMemory != null && inMemory.getOrDefault(file, Set.of()).contains(offset)) {
-                return true; // counted with the memory tier
+            if (inMemory == null) {
+                add(file, offset); // the memory tier's: counted when the disk tier's visit finds it
+                return true;
             }
+            Set<Long> memoryBlocks = inMemory.get(file);
+            if (memoryBlocks != null && memoryBlocks.remove(offset)) {
+                count(file, length); // listed with the memory tier already
+                return true;
+            }
+            add(file, offset);
+            count(file, length);
+            return true;
+        }
+
+        private void count(String file, int length) {
+            blockBytes.merge(file, (long) length, Long::sum);
+            bytes += length;
+        }
+
+        private void add(String file, long offset) {
             Integer n = counts.get(file);
             long[] a = blocks.get(file);
             if (n == null) {
@@ -210,9 +233,6 @@ public record CacheHint(List<Entry> entries) {
             a[n] = offset;
             blocks.put(file, a);
             counts.put(file, n + 1);
-            blockBytes.merge(file, (long) length, Long::sum);
-            bytes += length;
-            return true;
         }
 
         CacheHint build() {

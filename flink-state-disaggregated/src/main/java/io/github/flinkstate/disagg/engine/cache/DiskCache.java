@@ -1042,8 +1042,9 @@ public final class DiskCache implements Closeable {
      * visit, a slab as one visit per block in it (in the order they were appended). Stops when the
      * visitor returns false. The visitor runs outside the cache's lock, which is taken once for the
      * recency order and then once per slab, for a copy of its entries: a large tier (a 1 GiB one
-     * holds about 260,000 blocks) never blocks reads for the whole visit. Units evicted meanwhile
-     * are passed over; the result is a recent view, not an atomic one.
+     * holds about 260,000 blocks) never blocks reads for the whole visit. Slabs evicted meanwhile
+     * are passed over (whole copies are reported as the visit found them); the result is a recent
+     * view, not an atomic one.
      */
     public void visitRecentFirst(CacheHint.Visitor visitor) {
         DiskUnit[] units;

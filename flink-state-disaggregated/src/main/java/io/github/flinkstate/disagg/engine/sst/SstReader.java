@@ -338,7 +338,7 @@ public final class SstReader {
                 long end = fileSize;
                 int last = next - 1; // past the data blocks: the metadata, in one chunk
                 if (next < blocks.size()) {
-                    last = lastBlockOfChunk(next, pos, COPY_CHUNK_BYTES);
+                    last = lastWantedOfChunk(null, next, pos, COPY_CHUNK_BYTES);
                     end = blocks.end(last);
                 }
                 byte[] buf = readChunk(pos, end, next, last, null, pacing, cancelled);
@@ -359,18 +359,6 @@ public final class SstReader {
                 copy.abort();
             }
         }
-    }
-
-    /**
-     * The last data block of a chunk that starts with block {@code first} at {@code pos} and spans
-     * at most {@code limit} bytes; {@code first} itself if that block alone is larger.
-     */
-    private int lastBlockOfChunk(int first, long pos, long limit) {
-        int last = first;
-        while (last + 1 < blocks.size() && blocks.end(last + 1) - pos <= limit) {
-            last++;
-        }
-        return last;
     }
 
     /**
@@ -514,14 +502,15 @@ public final class SstReader {
     }
 
     /**
-     * The last wanted block of a fill's chunk that starts with wanted block {@code first} at {@code
+     * The last wanted data block of a chunk that starts with wanted block {@code first} at {@code
      * pos} and spans at most {@code limit} bytes, with no gap of more than {@link #MAX_GAP_BYTES}
-     * between two wanted blocks in it; {@code first} itself if nothing else fits.
+     * between two wanted blocks in it; {@code first} itself if nothing else fits (also when that
+     * block alone is larger). {@code wanted} null: every block is wanted.
      */
-    private int lastWantedOfChunk(boolean[] wanted, int first, long pos, long limit) {
+    private int lastWantedOfChunk(@Nullable boolean[] wanted, int first, long pos, long limit) {
         int last = first;
         for (int i = first + 1; i < blocks.size() && blocks.end(i) - pos <= limit; i++) {
-            if (wanted[i]) {
+            if (wanted == null || wanted[i]) {
                 if (blocks.offset(i) - blocks.end(last) > MAX_GAP_BYTES) {
                     break;
                 }

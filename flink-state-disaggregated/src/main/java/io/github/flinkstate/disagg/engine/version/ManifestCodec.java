@@ -23,9 +23,11 @@ import org.slf4j.LoggerFactory;
  * Encodes and decodes a manifest: the store's key-group span, its last sequence number, the files
  * of each level with their clips and, in an optional section, the {@link CacheHint} of what the
  * caches held. Spec: docs/format/disagg-manifest.md, version {@link #VERSION} (version 1, without
- * sections, is still read); the payload is covered by a CRC32C. A section that does not decode
- * (written by a faulty writer: its bytes passed the CRC) is left out with one log line, as is a
- * section of a type this code does not know; the files are what a restore needs.
+ * sections, is still read, and written when there is no section); the payload is covered by a
+ * CRC32C. A section whose content does not decode (written by a faulty writer: its bytes passed the
+ * CRC) is left out with one log line, as is a section of a type this code does not know; the files
+ * are what a restore needs. A section count or length that does not fit the payload fails the
+ * manifest like any other field.
  *
  * <p>Thread safety: stateless.
  */

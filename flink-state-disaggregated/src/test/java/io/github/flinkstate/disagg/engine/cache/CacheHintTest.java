@@ -73,18 +73,15 @@ class CacheHintTest extends DiskCacheFixture {
         BlockCache memory = cachesWithHistory();
         assertThat(describe(CacheHint.capture(memory, Set.of("y", "w"), Long.MAX_VALUE)))
                 .containsExactly("w whole", "y 64 from 0");
-        // the memory's 200 bytes and x's 64 blocks reach the limit: nothing after them
-        assertThat(
-                        describe(
-                                CacheHint.capture(
-                                        memory, Set.of("m", "x", "y", "w"), 200 + 64 * BLOCK)))
+        // x's 64 blocks reach the limit (m's blocks, in memory only, count nothing): nothing after
+        assertThat(describe(CacheHint.capture(memory, Set.of("m", "x", "y", "w"), 64 * BLOCK)))
                 .containsExactly("m 2 from 0", "x 64 from 0");
     }
 
     /**
-     * A block both tiers hold counts once, and a whole copy replaces its file's blocks counted
-     * before: counted twice, the memory tier's blocks cut the hint short of the disk tier's
-     * capacity. Found in a review.
+     * A block both tiers hold counts once, at its size on disk, and a whole copy replaces its
+     * file's blocks counted before: counted twice (and decompressed), the memory tier's blocks cut
+     * the hint short of the disk tier's capacity. Found in a review.
      */
     @Test
     void capture_countsABlockBothTiersHoldOnce() throws Exception {
@@ -94,9 +91,10 @@ class CacheHintTest extends DiskCacheFixture {
         x.insert(1, randomBytes(1, BLOCK));
         CachedFile w = memory.open("w", 1, new long[] {0});
         w.insert(0, new byte[100]);
-        // m's 200 bytes, x's 64 blocks (2 of them in memory too) and w's whole copy (100 bytes of
-        // it in memory) make exactly this many bytes; the memory tier's files come in no order
-        long counted = 200 + 64 * BLOCK + 100 * KB;
+        // x's 64 blocks on disk (2 of them in memory too) and w's whole copy (100 bytes of it in
+        // memory) make exactly this many bytes (m's blocks, in memory only, count nothing); the
+        // memory tier's files come in no order
+        long counted = 64 * BLOCK + 100 * KB;
         List<String> justAbove =
                 describe(CacheHint.capture(memory, Set.of("m", "x", "y", "w"), counted + 1));
         assertThat(justAbove)

@@ -142,8 +142,8 @@ class ManifestCacheHintTest {
     @Test
     void aRestore_keepsTheEntriesOfFilesItReadsUnclipped_interleavingTheManifests()
             throws Exception {
-        // two stores' manifests; the new store takes key groups 0-5: store 1's file "c" (4-7)
-        // is clipped, its "d" (4-5) and store 0's files are read whole
+        // two stores' manifests; the new store takes key groups 0-5: store 0's "l0" (0-7) is
+        // kept clipped to 0-3, store 1's "c" (6-7) is left out, "a", "b" and "d" are read whole
         byte[] m0 =
                 ManifestCodec.encode(
                         KeyGroupSpan.of(0, 3),
