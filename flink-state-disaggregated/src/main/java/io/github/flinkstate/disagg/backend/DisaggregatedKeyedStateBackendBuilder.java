@@ -161,6 +161,8 @@ public final class DisaggregatedKeyedStateBackendBuilder<K> {
                 writtenBack.addAll(r.writtenBack());
                 if (settings.localCacheWarmUp()) {
                     store.startWarmUp(); // no-op without a local disk cache
+                } else {
+                    store.dropRestoredHint();
                 }
                 restoreNanos = System.nanoTime() - restoreStart;
             }

@@ -1776,6 +1776,14 @@ public final class LsmStore implements AutoCloseable {
         return w;
     }
 
+    /**
+     * Forgets the cache hint of the snapshots this store was opened from, for a store that will not
+     * warm up (a large tier's hint is megabytes); {@link #startWarmUp} then goes by level.
+     */
+    public synchronized void dropRestoredHint() {
+        restoredHint = CacheHint.EMPTY;
+    }
+
     /** The warm-up started by {@link #startWarmUp}, or null. */
     public WarmUp warmUp() {
         return warmUp;

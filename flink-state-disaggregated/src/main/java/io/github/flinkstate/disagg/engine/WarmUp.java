@@ -50,16 +50,17 @@ import org.slf4j.LoggerFactory;
  * are made more recent than its blocks, which are only a guess.
  *
  * <p>With a {@link CacheHint} from the snapshot (what the caches held when it was taken, hottest
- * first), the guess is replaced by what the job was reading: the files the hint names whole are
- * copied whole (in its order, while the tier admits whole files), then the blocks it names are
- * cached into the free room, file by file in its order, and only then are the other blocks filled
- * in level order as above. With skewed keys the hot blocks are spread over every file; by level,
- * the tier held the right ones only after the job's misses had brought them in, one round trip
- * each. Opens follow the hint too: after L0, the files it names, while their metadata takes less
- * than three quarters of the memory cache rather than half ({@link WarmUpOpens}). Files that the
- * store drops meanwhile are skipped, or their readers and copies dropped again after the open or
- * copy that published them; a file that cannot be read is skipped with one log line (reads of it
- * will report the problem themselves).
+ * first) and every file fitting whole, all are still copied whole, those the hint names first. When
+ * they do not all fit, the guess is replaced by what the job was reading: the files the hint names
+ * whole are copied whole (in its order, while the tier admits whole files), then the blocks it
+ * names are cached into the free room, file by file in its order, and only then are the other
+ * blocks filled in level order as above. With skewed keys the hot blocks are spread over every
+ * file; by level, the tier held the right ones only after the job's misses had brought them in, one
+ * round trip each. Opens follow the hint too: after L0, the files it names, while their metadata
+ * takes less than three quarters of the memory cache rather than half ({@link WarmUpOpens}). Files
+ * that the store drops meanwhile are skipped, or their readers and copies dropped again after the
+ * open or copy that published them; a file that cannot be read is skipped with one log line (reads
+ * of it will report the problem themselves).
  *
  * <p>It does not hold up records: it runs on its own daemon thread (and opens files on {@link
  * #OPENERS}), reads on the file's scan stream (point reads keep theirs) in chunks of at most 512

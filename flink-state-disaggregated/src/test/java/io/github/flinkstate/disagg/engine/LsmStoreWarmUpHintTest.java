@@ -229,4 +229,18 @@ class LsmStoreWarmUpHintTest {
         }
         hinted.release();
     }
+
+    /** A store told to drop its restored hint (its warm-up is off) warms up by level if asked. */
+    @Test
+    void aDroppedHint_leavesTheWarmUpToGoByLevel() throws Exception {
+        LsmSnapshot hinted = snapshotAfterHotReads("hinted", true);
+        try (LsmStore restored = restore(hinted, "dropped", CAPACITY)) {
+            restored.dropRestoredHint();
+            warmedUp(restored);
+            long before = restored.primaryReads().reads();
+            readHot(restored);
+            assertThat(restored.primaryReads().reads() - before).isGreaterThan(10);
+        }
+        hinted.release();
+    }
 }

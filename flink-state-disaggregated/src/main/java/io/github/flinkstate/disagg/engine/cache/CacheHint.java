@@ -20,10 +20,11 @@ import javax.annotation.Nullable;
  * them to arrive one miss, one round trip, at a time.
  *
  * <p>Order: the memory tier's blocks first (the hottest: a hit there does not touch the disk tier's
- * order; among themselves in no particular order, the memory tier being far smaller than the disk
- * tier's capacity, which bounds a hint), then the disk tier's units from the most recently used. A
- * file's entry stands where the first of its blocks did, and holds all of its blocks, so a file is
- * fetched in one pass.
+ * order; among themselves in no particular order), then the disk tier's units from the most
+ * recently used. The disk tier's capacity bounds the bytes a hint names on disk; the memory tier's
+ * blocks come on top (all of them: a block only in memory counts nothing), so a hint may name up to
+ * the memory tier's size more. A file's entry stands where the first of its blocks did, and holds
+ * all of its blocks, so a file is fetched in one pass.
  *
  * <p>It is only a hint: the blocks it names are verified like any other when fetched, offsets that
  * no longer start a block are passed over, and a restore with another cache size fills what fits.
