@@ -10,8 +10,10 @@ import io.github.flinkstate.disagg.engine.version.FileMeta;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -134,6 +136,9 @@ public final class WarmUp {
      */
     private final boolean byHint;
 
+    /** The files to copy whole, in order (see {@link #wholeCandidates()}). */
+    private final List<FileMeta> wholeCandidates;
+
     private final ReaderCache readers;
     private final DiskCache disk;
     private final Predicate<String> live;
@@ -187,6 +192,7 @@ public final class WarmUp {
             total += f.fileSize();
         }
         this.byHint = !hint.isEmpty() && total > disk.wholeFileLimitBytes();
+        this.wholeCandidates = wholeCandidates();
         this.bytesPlanned = Math.min(total, disk.capacityBytes());
         this.thread = LsmStore.daemon(this::run, "disagg-warm-up-" + name);
     }
@@ -196,7 +202,7 @@ public final class WarmUp {
         // would take room the copies need and, in a cache just big enough for the state, push
         // whole copies out (each then re-read block by block: a cache that never settles)
         long planned = 0;
-        for (FileMeta f : wholeCandidates()) {
+        for (FileMeta f : wholeCandidates) {
             if (planned + f.fileSize() <= disk.wholeFileLimitBytes()) {
                 planned += f.fileSize();
                 disk.expectWholeCopy(f.path());
@@ -215,9 +221,9 @@ public final class WarmUp {
             return files;
         }
         if (!byHint) {
-            List<FileMeta> ordered = new ArrayList<>(hinted(e -> true));
-            files.stream().filter(f -> !ordered.contains(f)).forEach(ordered::add);
-            return ordered;
+            Set<FileMeta> ordered = new LinkedHashSet<>(hinted(e -> true));
+            ordered.addAll(files);
+            return new ArrayList<>(ordered);
         }
         return hinted(CacheHint.Entry::whole);
     }
@@ -242,7 +248,7 @@ public final class WarmUp {
         long hintedBytes = 0;
         try {
             openFiles();
-            List<FileMeta> notWhole = copyWhole(wholeCandidates(), copiedWhole);
+            List<FileMeta> notWhole = copyWhole(wholeCandidates, copiedWhole);
             wholeBytes = bytesDone.get();
             // the fills stop once anything else evicts: the whole copies above may have evicted
             long evictions = disk.evictionCount();

@@ -106,14 +106,19 @@ class LsmStoreWarmUpHintTest {
         return disk;
     }
 
+    /** Reads the hot keys once; returns the primary reads that took. */
+    private static long primaryReadsOfHotKeys(LsmStore store) throws Exception {
+        long before = store.primaryReads().reads();
+        readHot(store);
+        return store.primaryReads().reads() - before;
+    }
+
     /** Primary reads the hot keys cost in a store restored from {@code snap} and warmed up. */
     private long primaryReadsOfHotKeysAfterWarmUp(LsmSnapshot snap, String name, long diskBytes)
             throws Exception {
         try (LsmStore restored = restore(snap, name, diskBytes)) {
             warmedUp(restored);
-            long before = restored.primaryReads().reads();
-            readHot(restored);
-            return restored.primaryReads().reads() - before;
+            return primaryReadsOfHotKeys(restored);
         }
     }
 
@@ -141,9 +146,7 @@ class LsmStoreWarmUpHintTest {
             assertThat(disk.usedBytes())
                     .as("the tier is full up to less than two blocks")
                     .isGreaterThan(CAPACITY - (8 << 10));
-            long before = restored.primaryReads().reads();
-            readHot(restored);
-            withHint = restored.primaryReads().reads() - before;
+            withHint = primaryReadsOfHotKeys(restored);
         }
         assertThat(withoutHint)
                 .as("by level, the blocks of the files beyond the cache's share are remote")
@@ -223,9 +226,7 @@ class LsmStoreWarmUpHintTest {
         try (LsmStore restored = restore(hinted, "roomy", 2 * stateBytes)) {
             DiskCache disk = warmedUp(restored);
             assertThat(disk.wholeFileCount()).isEqualTo(restored.liveFiles().size());
-            long before = restored.primaryReads().reads();
-            readHot(restored);
-            assertThat(restored.primaryReads().reads() - before).isZero();
+            assertThat(primaryReadsOfHotKeys(restored)).isZero();
         }
         hinted.release();
     }
@@ -237,9 +238,7 @@ class LsmStoreWarmUpHintTest {
         try (LsmStore restored = restore(hinted, "dropped", CAPACITY)) {
             restored.dropRestoredHint();
             warmedUp(restored);
-            long before = restored.primaryReads().reads();
-            readHot(restored);
-            assertThat(restored.primaryReads().reads() - before).isGreaterThan(10);
+            assertThat(primaryReadsOfHotKeys(restored)).isGreaterThan(10);
         }
         hinted.release();
     }

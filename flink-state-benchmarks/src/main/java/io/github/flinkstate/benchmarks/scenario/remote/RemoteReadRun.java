@@ -64,15 +64,7 @@ public final class RemoteReadRun {
             for (int i = 0; i < settings.getsBeforeCheckpoint(); i++) {
                 int k = before.next(beforeRandom);
                 byte[] v = loader.get(k);
-                if (v == null || readKey(v) != k) {
-                    throw new IllegalStateException(
-                            target.label()
-                                    + ": key "
-                                    + k
-                                    + " read a wrong value before the"
-                                    + " checkpoint: "
-                                    + describe(v));
-                }
+                checkValue(target, k, v, " before the checkpoint");
             }
             handle = loader.checkpoint(1);
         }
@@ -106,10 +98,7 @@ public final class RemoteReadRun {
                 int k = draws.next(random);
                 byte[] v = restored.get(k);
                 long now = System.nanoTime() - t0;
-                if (v == null || readKey(v) != k) {
-                    throw new IllegalStateException(
-                            target.label() + ": key " + k + " read a wrong value: " + describe(v));
-                }
+                checkValue(target, k, v, "");
                 if (firstGetNanos < 0) {
                     firstGetNanos = now;
                 }
@@ -175,6 +164,20 @@ public final class RemoteReadRun {
             key = (key << 8) | (value[i] & 0xFF);
         }
         return key;
+    }
+
+    /** Fails unless {@code v} is the value written for {@code key}. */
+    private static void checkValue(RemoteReadTarget target, int key, byte[] v, String when) {
+        if (v == null || readKey(v) != key) {
+            throw new IllegalStateException(
+                    target.label()
+                            + ": key "
+                            + key
+                            + " read a wrong value"
+                            + when
+                            + ": "
+                            + describe(v));
+        }
     }
 
     private static String describe(byte[] v) {
