@@ -112,12 +112,25 @@ class RemoteReadScenarioTest {
                 1,
                 500,
                 List.of(perBucket, perBucket, perBucket, perBucket),
+                List.of(0L, 0L, 0L, 0L),
                 0,
                 0);
     }
 
     private static RemoteReadResult result(List<Long> buckets, int bucketMillis) {
         return new RemoteReadResult(
-                "x", "disaggregated", 10, "uniform", 1, 1, 1, 1, bucketMillis, buckets, 0, 0);
+                "x",
+                "disaggregated",
+                10,
+                "uniform",
+                1,
+                1,
+                1,
+                1,
+                bucketMillis,
+                buckets,
+                buckets.stream().map(b -> 0L).toList(),
+                0,
+                0);
     }
 }

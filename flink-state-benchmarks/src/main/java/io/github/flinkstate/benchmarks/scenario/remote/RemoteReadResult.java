@@ -16,6 +16,8 @@ import java.util.List;
  * @param firstGetMillis until the first get returned
  * @param bucketMillis width of one bucket
  * @param bucketGets gets completed in each bucket
+ * @param bucketPrimaryReads read calls on the remote file system in each bucket (the job's misses
+ *     and any background warm-up's reads)
  * @param primaryReads read calls on the remote file system during the run
  * @param primaryReadBytes bytes read from the remote file system during the run
  */
@@ -30,6 +32,7 @@ public record RemoteReadResult(
         long firstGetMillis,
         int bucketMillis,
         List<Long> bucketGets,
+        List<Long> bucketPrimaryReads,
         long primaryReads,
         long primaryReadBytes) {
 

@@ -19,8 +19,9 @@ import org.apache.flink.runtime.state.KeyedStateHandle;
  * (the settings' {@code getsBeforeCheckpoint}: a job that ran a while), take an incremental
  * checkpoint, dispose the backend, then switch the remote latency and bandwidth on and restore a
  * new backend from the checkpoint (CLAIM mode, cold local directories) and run gets on random keys
- * on one thread (a task's thread) for the settings' duration, counting completed gets per bucket
- * from the restore's start. Every get is checked: its value must hold its key.
+ * on one thread (a task's thread) for the settings' duration, counting completed gets and the
+ * primary file system's read calls (the job's misses and any background warm-up) per bucket from
+ * the restore's start. Every get is checked: its value must hold its key.
  *
  * <p>Not thread-safe; one run at a time (the {@code inject://} file system is JVM-wide).
  */
@@ -80,6 +81,8 @@ public final class RemoteReadRun {
         SplittableRandom random = new SplittableRandom(settings.seed() + round);
         long bucketNanos = settings.bucketMillis() * 1_000_000L;
         long[] gets = new long[settings.buckets()];
+        long[] readsAtBucketEnd = new long[settings.buckets()];
+        int lastBucket = 0;
         long t0 = System.nanoTime();
         long restoreNanos;
         long firstGetNanos = -1;
@@ -103,6 +106,9 @@ public final class RemoteReadRun {
                     firstGetNanos = now;
                 }
                 int bucket = (int) (now / bucketNanos);
+                while (lastBucket < bucket && lastBucket < gets.length) {
+                    readsAtBucketEnd[lastBucket++] = fs.counters().calls(FsOp.READ);
+                }
                 if (bucket >= gets.length) {
                     break;
                 }
@@ -114,8 +120,10 @@ public final class RemoteReadRun {
             fs.reset();
         }
         List<Long> bucketGets = new ArrayList<>(gets.length);
-        for (long g : gets) {
-            bucketGets.add(g);
+        List<Long> bucketPrimaryReads = new ArrayList<>(gets.length);
+        for (int i = 0; i < gets.length; i++) {
+            bucketGets.add(gets[i]);
+            bucketPrimaryReads.add(readsAtBucketEnd[i] - (i == 0 ? 0 : readsAtBucketEnd[i - 1]));
         }
         return new RemoteReadResult(
                 target.label(),
@@ -128,6 +136,7 @@ public final class RemoteReadRun {
                 firstGetNanos / 1_000_000,
                 settings.bucketMillis(),
                 bucketGets,
+                bucketPrimaryReads,
                 primaryReads,
                 primaryReadBytes);
     }

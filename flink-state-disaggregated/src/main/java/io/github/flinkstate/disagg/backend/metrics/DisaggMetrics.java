@@ -76,6 +76,7 @@ public final class DisaggMetrics {
             g.gauge("localCacheMappedFiles", (Gauge<Integer>) disk::mappedWholeFileCount);
             g.gauge("localCacheBytesWritten", (Gauge<Long>) disk::bytesWritten);
             g.gauge("localCacheEvictions", (Gauge<Long>) disk::evictionCount);
+            g.gauge("localCacheBlocksKept", (Gauge<Long>) disk::blocksKeptCount);
             g.gauge("localCacheInvalidations", (Gauge<Long>) disk::invalidationCount);
             g.gauge("localCacheWriteFailures", (Gauge<Long>) disk::writeFailureCount);
             g.gauge(

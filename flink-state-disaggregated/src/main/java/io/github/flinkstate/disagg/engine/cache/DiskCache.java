@@ -13,6 +13,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -92,8 +93,46 @@ public final class DiskCache implements Closeable {
     /** A cached block: the byte range of {@code file} starting at {@code offset}. */
     record BlockKey(String file, long offset) {}
 
-    /** Where an offered block is, and the CRC32C of its bytes as offered. */
-    private record Location(DiskSlab slab, int position, int length, int crc) {}
+    /**
+     * Where an offered block is, the CRC32C of its bytes as offered, and whether it was used since
+     * it was stored there ({@link #used}, guarded by the cache's lock).
+     */
+    private static final class Location {
+        final DiskSlab slab;
+        final int position;
+        final int length;
+        final int crc;
+
+        /**
+         * Read from this slab, or evicted from the memory tier ({@link #touch}), since it was
+         * stored here: an eviction of the slab moves it to the newest slab ({@link
+         * #moveUsedBlocks}).
+         */
+        boolean used;
+
+        Location(DiskSlab slab, int position, int length, int crc) {
+            this.slab = slab;
+            this.position = position;
+            this.length = length;
+            this.crc = crc;
+        }
+
+        DiskSlab slab() {
+            return slab;
+        }
+
+        int position() {
+            return position;
+        }
+
+        int length() {
+            return length;
+        }
+
+        int crc() {
+            return crc;
+        }
+    }
 
     private final File directory;
     private final long capacityBytes;
@@ -102,6 +141,9 @@ public final class DiskCache implements Closeable {
 
     /** Whether whole-file copies were to be mapped (the option); see {@link #mapping}. */
     private final boolean mapWholeFiles;
+
+    /** Whether an evicted slab's used blocks move to the newest slab ({@link #moveUsedBlocks}). */
+    private final boolean keepUsedBlocks;
 
     /**
      * Whether new whole-file copies are mapped: {@link #mapWholeFiles} until the first mapped read
@@ -122,6 +164,7 @@ public final class DiskCache implements Closeable {
     private final LongAdder invalidations = new LongAdder();
     private final LongAdder writeFailures = new LongAdder();
     private final LongAdder refusals = new LongAdder();
+    private final LongAdder blocksKept = new LongAdder();
 
     @GuardedBy("this")
     private final LinkedHashMap<DiskUnit, Boolean> recency = new LinkedHashMap<>(16, 0.75f, true);
@@ -137,6 +180,14 @@ public final class DiskCache implements Closeable {
 
     @GuardedBy("this")
     private DiskSlab active;
+
+    /**
+     * Evicted slabs whose used blocks are being moved to the newest slab: out of the recency order
+     * and not counted in {@link #usedBytes}, but their leaving blocks stay in the index, pointing
+     * into them, until each is moved or forgotten.
+     */
+    @GuardedBy("this")
+    private final Set<DiskSlab> moving = new HashSet<>();
 
     @GuardedBy("this")
     private long usedBytes;
@@ -191,6 +242,23 @@ public final class DiskCache implements Closeable {
      */
     public DiskCache(File directory, long capacityBytes, long minFreeBytes, boolean mapWholeFiles)
             throws IOException {
+        this(directory, capacityBytes, minFreeBytes, mapWholeFiles, true);
+    }
+
+    /**
+     * As {@link #DiskCache(File, long, long, boolean)}.
+     *
+     * @param keepUsedBlocks whether the blocks of an evicted slab that were used since they were
+     *     stored move to the newest slab (up to half a slab per eviction) instead of leaving with
+     *     it ({@link #moveUsedBlocks})
+     */
+    public DiskCache(
+            File directory,
+            long capacityBytes,
+            long minFreeBytes,
+            boolean mapWholeFiles,
+            boolean keepUsedBlocks)
+            throws IOException {
         if (capacityBytes <= 0 || minFreeBytes < 0) {
             throw new IllegalArgumentException(
                     "disk cache capacity must be > 0 and the free reserve >= 0, were "
@@ -203,6 +271,7 @@ public final class DiskCache implements Closeable {
         this.minFreeBytes = minFreeBytes;
         this.mapWholeFiles = mapWholeFiles;
         this.mapping = mapWholeFiles;
+        this.keepUsedBlocks = keepUsedBlocks;
         this.slabBytes =
                 (int)
                         Math.max(
@@ -277,7 +346,7 @@ public final class DiskCache implements Closeable {
                 // a longer copy from the same offset holds these bytes first: a small file's tail
                 // read from offset 0 (the whole file) serves its first block too
                 copy = null;
-                recency.get(at.slab());
+                useBlock(at);
                 unit = at.slab();
                 position = at.position();
             } else {
@@ -409,7 +478,7 @@ public final class DiskCache implements Closeable {
         }
         Location at = index.get(new BlockKey(file, offset));
         if (at != null) {
-            recency.get(at.slab());
+            useBlock(at); // hot enough to stay in memory until now: worth keeping on disk
         }
     }
 
@@ -419,7 +488,7 @@ public final class DiskCache implements Closeable {
      * local disk fails.
      */
     public void offer(String file, long offset, byte[] data) {
-        store(file, offset, data, true);
+        store(file, offset, data, true, null);
     }
 
     /**
@@ -428,7 +497,7 @@ public final class DiskCache implements Closeable {
      * rest of the cache with blocks, which must not push out what is cached already.
      */
     public FreeRoomOffer offerIntoFreeRoom(String file, long offset, byte[] data) {
-        return store(file, offset, data, false);
+        return store(file, offset, data, false, null);
     }
 
     /** What became of a block {@link #offerIntoFreeRoom offered into the free room}. */
@@ -492,9 +561,12 @@ public final class DiskCache implements Closeable {
 
     /**
      * Appends {@code data} to the current slab; with {@code evict}, evicts least recently used
-     * units to make room, else takes free room only.
+     * units to make room, else takes free room only. With {@code replacing}, the block moves from
+     * an evicted slab ({@link #moveUsedBlocks}): it is stored only while the index still points at
+     * {@code replacing}, and its new location then takes that one's place.
      */
-    private FreeRoomOffer store(String file, long offset, byte[] data, boolean evict) {
+    private FreeRoomOffer store(
+            String file, long offset, byte[] data, boolean evict, @Nullable Location replacing) {
         int length = data.length;
         if (length > slabBytes || writesPaused() || Thread.currentThread().isInterrupted()) {
             // (an interrupted thread's write would close the slab's channel for all)
@@ -502,43 +574,49 @@ public final class DiskCache implements Closeable {
         }
         BlockKey key = new BlockKey(file, offset);
         List<DiskUnit> victims = new ArrayList<>();
-        DiskSlab slab;
-        int position;
+        DiskSlab slab = null;
+        int position = -1;
+        FreeRoomOffer refused = null;
         synchronized (this) {
             if (closed || wholeCopyExpected.contains(file)) {
                 return FreeRoomOffer.NOT_TAKEN;
             }
-            if (index.containsKey(key) || wholeFiles.containsKey(file)) {
+            Location held = index.get(key);
+            if ((held != null && held != replacing) || wholeFiles.containsKey(file)) {
                 return FreeRoomOffer.HELD;
             }
             if (!makeRoom(length, victims, evict)) {
-                victims.forEach(DiskUnit::drop);
                 if (evict) {
                     refusals.increment(); // (a warm-up's block finding no free room is none)
                 }
-                return FreeRoomOffer.NO_ROOM;
-            }
-            position = active == null ? -1 : active.allocate(length);
-            if (position < 0) {
-                try {
-                    active = new DiskSlab(newFile("slab-", ".blk"), slabBytes);
-                } catch (IOException e) {
-                    active = null;
-                    recordWriteFailure();
-                    LOG.warn(
-                            "Cannot create a slab in the local cache {}: {}",
-                            directory,
-                            e.toString());
-                    victims.forEach(DiskUnit::drop);
-                    return FreeRoomOffer.NOT_TAKEN;
+                refused = FreeRoomOffer.NO_ROOM;
+            } else {
+                position = active == null ? -1 : active.allocate(length);
+                if (position < 0) {
+                    try {
+                        active = new DiskSlab(newFile("slab-", ".blk"), slabBytes);
+                        recency.put(active, Boolean.TRUE);
+                        position = active.allocate(length);
+                    } catch (IOException e) {
+                        active = null;
+                        recordWriteFailure();
+                        LOG.warn(
+                                "Cannot create a slab in the local cache {}: {}",
+                                directory,
+                                e.toString());
+                        refused = FreeRoomOffer.NOT_TAKEN;
+                    }
                 }
-                recency.put(active, Boolean.TRUE);
-                position = active.allocate(length);
+                if (refused == null) {
+                    usedBytes += length;
+                    slab = active;
+                }
             }
-            usedBytes += length;
-            slab = active;
         }
-        victims.forEach(DiskUnit::drop);
+        dropVictims(victims); // (outside the lock: it may move blocks, which reads and writes)
+        if (refused != null) {
+            return refused;
+        }
         try {
             slab.write(position, data);
         } catch (ClosedChannelException e) {
@@ -557,8 +635,10 @@ public final class DiskCache implements Closeable {
         }
         bytesWritten.add(length);
         synchronized (this) {
-            if (slab.isDropped() || !recency.containsKey(slab)) {
-                return FreeRoomOffer.NOT_TAKEN;
+            if (slab.isDropped()
+                    || !recency.containsKey(slab)
+                    || (replacing != null && index.get(key) != replacing)) {
+                return FreeRoomOffer.NOT_TAKEN; // (a moved block's file forgotten meanwhile)
             }
             index.put(key, new Location(slab, position, length, crc32c(data)));
             slab.keys.add(key);
@@ -770,7 +850,7 @@ public final class DiskCache implements Closeable {
             from.abort();
             return false;
         } finally {
-            victims.forEach(DiskUnit::drop);
+            dropVictims(victims);
         }
     }
 
@@ -804,7 +884,7 @@ public final class DiskCache implements Closeable {
                 return true;
             }
         } finally {
-            victims.forEach(DiskUnit::drop);
+            dropVictims(victims);
         }
     }
 
@@ -866,10 +946,13 @@ public final class DiskCache implements Closeable {
         if (length > capacityBytes) {
             return false;
         }
-        while (usedBytes + length > capacityBytes) {
-            if (!evict || !evictOne(victims)) {
+        long movingBack = 0; // bytes of the victims' used blocks, which move back in after them
+        while (usedBytes + length + movingBack > capacityBytes) {
+            long leaving = evict ? evictOne(victims) : -1;
+            if (leaving < 0) {
                 return false;
             }
+            movingBack += leaving;
         }
         appendedSinceSpaceCheck += length;
         if (appendedSinceSpaceCheck >= SPACE_CHECK_BYTES) {
@@ -879,20 +962,27 @@ public final class DiskCache implements Closeable {
                 freed += v.bytes;
             }
             long usable = directory.getUsableSpace();
-            while (usable + freed - length < minFreeBytes) {
+            while (usable + freed - length - movingBack < minFreeBytes) {
                 int before = victims.size();
-                if (!evict || !evictOne(victims)) {
+                long leaving = evict ? evictOne(victims) : -1;
+                if (leaving < 0) {
                     appendedSinceSpaceCheck = SPACE_CHECK_BYTES; // check again next time
                     return false;
                 }
                 freed += victims.get(before).bytes;
+                movingBack += leaving;
             }
         }
         return true;
     }
 
+    /**
+     * Evicts the least recently used unit (a file being rewritten first, the slab being filled
+     * last) into {@code victims}; returns the bytes of its used blocks that are to move ({@link
+     * #markLeaving}), or -1 if there was nothing to evict.
+     */
     @GuardedBy("this")
-    private boolean evictOne(List<DiskUnit> victims) {
+    private long evictOne(List<DiskUnit> victims) {
         DiskUnit victim = null;
         for (String file : evictFirst) {
             victim = wholeFiles.get(file);
@@ -912,12 +1002,13 @@ public final class DiskCache implements Closeable {
             victim = active;
         }
         if (victim == null) {
-            return false;
+            return -1;
         }
+        long leaving = keepUsedBlocks && victim instanceof DiskSlab slab ? markLeaving(slab) : 0;
         removeUnit(victim);
         evictions.increment();
         victims.add(victim);
-        return true;
+        return leaving;
     }
 
     /** Removes a unit and everything pointing into it. REQUIRES: lock held. */
@@ -936,16 +1027,128 @@ public final class DiskCache implements Closeable {
         } else if (unit instanceof DiskSlab slab) {
             for (BlockKey k : slab.keys) {
                 Location at = index.get(k);
-                if (at != null && at.slab() == slab) {
-                    index.remove(k);
-                    Set<Long> offsets = offsetsByFile.get(k.file());
-                    if (offsets != null) {
-                        offsets.remove(k.offset());
-                        if (offsets.isEmpty()) {
-                            offsetsByFile.remove(k.file());
-                        }
-                    }
+                if (at != null && at.slab() == slab && !slab.leaving.contains(k)) {
+                    forgetBlock(k, at);
                 }
+            }
+        }
+    }
+
+    /**
+     * Marks the blocks of {@code slab}, about to be evicted, that were used since they were stored
+     * there as {@link DiskSlab#leaving}, in the order they were stored, up to half the slab's bytes
+     * (so that every eviction frees at least half of what it takes); returns their bytes.
+     */
+    @GuardedBy("this")
+    private long markLeaving(DiskSlab slab) {
+        Set<BlockKey> used = new LinkedHashSet<>();
+        long bytes = 0;
+        for (BlockKey k : slab.keys) {
+            Location at = index.get(k);
+            if (at != null && at.slab() == slab && at.used) {
+                if (bytes + at.length() > slab.bytes / 2) {
+                    break;
+                }
+                bytes += at.length();
+                used.add(k);
+            }
+        }
+        slab.leaving = used;
+        if (!used.isEmpty()) {
+            moving.add(slab);
+        }
+        return bytes;
+    }
+
+    /**
+     * Records a use of a cached block: makes its slab the most recently used unit and, with {@link
+     * #keepUsedBlocks}, marks the block to move when its slab is evicted after all.
+     */
+    @GuardedBy("this")
+    private void useBlock(Location at) {
+        recency.get(at.slab());
+        if (keepUsedBlocks) {
+            at.used = true;
+        }
+    }
+
+    /**
+     * Deletes evicted units, outside the lock; an evicted slab's used blocks ({@link
+     * DiskSlab#leaving}) are first moved to the newest slab.
+     */
+    private void dropVictims(List<DiskUnit> victims) {
+        for (DiskUnit v : victims) {
+            if (v instanceof DiskSlab slab) {
+                moveUsedBlocks(slab);
+            }
+            v.drop();
+        }
+    }
+
+    /**
+     * Moves the used blocks of the evicted {@code from} (its {@link DiskSlab#leaving} set) to the
+     * newest slab, into free room only (the eviction made it), each read back from {@code from} and
+     * checked against the CRC32C it was offered with: a block that keeps being read survives the
+     * eviction of the blocks around it, which a slab, the unit of eviction, otherwise takes along
+     * (with skewed keys the hot blocks are spread over every slab). Reads meanwhile are served from
+     * {@code from}, which is deleted only after this. A block that cannot be moved (no room, a read
+     * error, {@code from} dropped, its file forgotten, an interrupted thread) is forgotten.
+     */
+    private void moveUsedBlocks(DiskSlab from) {
+        List<BlockKey> keys;
+        synchronized (this) {
+            if (!moving.contains(from)) {
+                return;
+            }
+            keys = new ArrayList<>(from.leaving);
+        }
+        boolean room = true;
+        for (BlockKey key : keys) {
+            Location at;
+            synchronized (this) {
+                at = index.get(key);
+            }
+            if (at == null || at.slab() != from) {
+                continue; // forgotten meanwhile
+            }
+            FreeRoomOffer moved = FreeRoomOffer.NOT_TAKEN;
+            if (room && !Thread.currentThread().isInterrupted()) {
+                try {
+                    byte[] data = from.read(at.position(), at.length());
+                    if (crc32c(data) == at.crc()) {
+                        moved = store(key.file(), key.offset(), data, false, at);
+                    }
+                } catch (IOException e) {
+                    // dropped meanwhile (closed, or invalidated by a reader) or unreadable
+                }
+                room = moved != FreeRoomOffer.NO_ROOM;
+            }
+            if (moved == FreeRoomOffer.STORED) {
+                blocksKept.increment();
+            } else {
+                synchronized (this) {
+                    forgetBlock(key, at);
+                }
+            }
+        }
+        synchronized (this) {
+            moving.remove(from);
+            from.leaving = Set.of();
+        }
+    }
+
+    /** Removes the index entry of {@code key} if it is still {@code at}. */
+    @GuardedBy("this")
+    private void forgetBlock(BlockKey key, Location at) {
+        if (index.get(key) != at) {
+            return;
+        }
+        index.remove(key);
+        Set<Long> offsets = offsetsByFile.get(key.file());
+        if (offsets != null) {
+            offsets.remove(key.offset());
+            if (offsets.isEmpty()) {
+                offsetsByFile.remove(key.file());
             }
         }
     }
@@ -995,6 +1198,7 @@ public final class DiskCache implements Closeable {
             index.clear();
             offsetsByFile.clear();
             wholeFiles.clear();
+            moving.clear();
             active = null;
             usedBytes = 0;
             reservedBytes = 0;
@@ -1125,6 +1329,11 @@ public final class DiskCache implements Closeable {
         return refusals.sum();
     }
 
+    /** Used blocks of evicted slabs moved to the newest slab ({@link #moveUsedBlocks}). */
+    public long blocksKeptCount() {
+        return blocksKept.sum();
+    }
+
     /** Verifies the class invariants; throws {@link IllegalStateException} on violation. */
     public synchronized void checkInvariants() {
         long sum = reservedBytes;
@@ -1135,8 +1344,10 @@ public final class DiskCache implements Closeable {
         check(sum == usedBytes, "accounting " + sum + " != " + usedBytes);
         check(usedBytes <= capacityBytes, "used " + usedBytes + " > " + capacityBytes);
         for (Map.Entry<BlockKey, Location> e : index.entrySet()) {
+            DiskSlab slab = e.getValue().slab();
             check(
-                    recency.containsKey(e.getValue().slab()),
+                    recency.containsKey(slab)
+                            || (moving.contains(slab) && slab.leaving.contains(e.getKey())),
                     "index entry " + e.getKey() + " points into an evicted slab");
         }
         for (LocalFileCopy c : wholeFiles.values()) {

@@ -4,6 +4,7 @@ import java.io.File;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 
 /**
  * A slab of the {@link DiskCache}: blocks of any files appended one after another to one local
@@ -22,6 +23,12 @@ final class DiskSlab extends DiskUnit {
 
     /** Keys of the index entries pointing into this slab; guarded by the cache's lock. */
     final List<DiskCache.BlockKey> keys = new ArrayList<>();
+
+    /**
+     * Once evicted: the keys of its used blocks, which stay in the index, pointing here, until they
+     * are moved to the newest slab or forgotten; empty before. Guarded by the cache's lock.
+     */
+    Set<DiskCache.BlockKey> leaving = Set.of();
 
     DiskSlab(File file, int capacity) throws IOException {
         super(file);

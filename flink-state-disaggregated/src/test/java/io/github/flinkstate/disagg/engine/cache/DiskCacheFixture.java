@@ -1,7 +1,14 @@
 package io.github.flinkstate.disagg.engine.cache;
 
 import java.io.File;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Random;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -23,6 +30,22 @@ abstract class DiskCacheFixture {
     void closeCache() {
         if (cache != null) {
             cache.close();
+        }
+    }
+
+    /** Runs {@code tasks} on threads of their own and waits for all (rethrowing a failure). */
+    static void runAtOnce(List<Callable<Void>> tasks) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(tasks.size());
+        try {
+            List<Future<Void>> done = new ArrayList<>();
+            for (Callable<Void> task : tasks) {
+                done.add(pool.submit(task));
+            }
+            for (Future<Void> f : done) {
+                f.get(2, TimeUnit.MINUTES);
+            }
+        } finally {
+            pool.shutdownNow();
         }
     }
 

@@ -8,10 +8,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.Callable;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -383,33 +380,25 @@ class DiskCacheTest extends DiskCacheFixture {
         open(2 * MB, 0); // slabs of 256 KiB; 64 blocks of 64 KiB compete for 32 places
         int blocks = 64;
         int size = 64 * KB;
-        ExecutorService pool = Executors.newFixedThreadPool(4);
-        try {
-            List<Future<?>> done = new ArrayList<>();
-            for (int t = 0; t < 4; t++) {
-                int seed = t;
-                done.add(
-                        pool.submit(
-                                () -> {
-                                    Random r = new Random(seed);
-                                    for (int i = 0; i < 2000; i++) {
-                                        int b = r.nextInt(blocks);
-                                        byte[] got = cache.read("f", (long) b * size, size);
-                                        if (got == null) {
-                                            cache.offer("f", (long) b * size, randomBytes(b, size));
-                                        } else {
-                                            assertThat(got).isEqualTo(randomBytes(b, size));
-                                        }
-                                    }
-                                    return null;
-                                }));
-            }
-            for (Future<?> f : done) {
-                f.get(2, TimeUnit.MINUTES);
-            }
-        } finally {
-            pool.shutdownNow();
+        List<Callable<Void>> tasks = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            int seed = t;
+            tasks.add(
+                    () -> {
+                        Random r = new Random(seed);
+                        for (int i = 0; i < 2000; i++) {
+                            int b = r.nextInt(blocks);
+                            byte[] got = cache.read("f", (long) b * size, size);
+                            if (got == null) {
+                                cache.offer("f", (long) b * size, randomBytes(b, size));
+                            } else {
+                                assertThat(got).isEqualTo(randomBytes(b, size));
+                            }
+                        }
+                        return null;
+                    });
         }
+        runAtOnce(tasks);
         cache.checkInvariants();
         assertThat(cache.hitCount()).isPositive();
         assertThat(cache.evictionCount()).isPositive();
