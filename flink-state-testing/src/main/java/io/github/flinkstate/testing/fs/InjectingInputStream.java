@@ -140,14 +140,22 @@ final class InjectingInputStream extends FSDataInputStream implements ByteBuffer
         return n;
     }
 
+    /** Skips within the file as truncated (an injected truncation ends it early). */
     @Override
     public long skip(long n) throws IOException {
-        return in.skip(n);
+        return in.skip(Math.min(n, bytesBeforeCut(Long.MAX_VALUE)));
     }
 
+    /** At most the bytes before an injected truncation. */
     @Override
     public int available() throws IOException {
-        return in.available();
+        return (int) bytesBeforeCut(in.available());
+    }
+
+    /** {@code n}, or fewer: the bytes from the position to an injected truncation. */
+    private long bytesBeforeCut(long n) throws IOException {
+        long t = fs.truncation(path);
+        return t < 0 ? n : Math.max(0, Math.min(n, t - in.getPos()));
     }
 
     @Override

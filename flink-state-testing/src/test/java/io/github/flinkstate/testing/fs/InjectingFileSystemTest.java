@@ -341,6 +341,22 @@ class InjectingFileSystemTest {
         assertThat(read(fs, a)).isEqualTo("0123456789");
     }
 
+    /** skip() and available() see the truncated file too, not the bytes behind the cut. */
+    @Test
+    void truncate_limitsSkipAndAvailable() throws Exception {
+        Path a = file("a");
+        write(fs, a, "0123456789");
+        fs.truncate(a, 4);
+        try (FSDataInputStream in = fs.open(a)) {
+            assertThat(in.available()).isLessThanOrEqualTo(4);
+            assertThat(in.skip(3)).isEqualTo(3);
+            assertThat(in.available()).isLessThanOrEqualTo(1);
+            assertThat(in.skip(5)).as("only to the cut").isEqualTo(1);
+            assertThat(in.available()).isZero();
+            assertThat(in.read()).isEqualTo(-1);
+        }
+    }
+
     @Test
     void flipByte_corruptsExactlyThatByte() throws Exception {
         Path a = file("a");
