@@ -1,5 +1,5 @@
 # The A/B of used blocks outliving their slab (ab.sh): invocations of the jar before the change
-# ('a') and after it ('e'; 'd' in the Zipf runs, the same code before a lock-scope change) alternate,
+# ('a') and after it ('f') alternate,
 # one seed per pair. Per variant, key distribution and budget: steady gets/s, ms to 90% of that
 # run's steady rate, gets/s over the first 5 s, the primary's read calls per get in the windows
 # 1-5 s and 10-30 s (the job's misses, plus any warm-up reads in the first), MB read remotely;
@@ -19,7 +19,7 @@ for d in sys.argv[1:]:
     for f in glob.glob(os.path.join(d, 'ab-*-*.json')):
         _, variant, seed = os.path.basename(f)[:-5].split('-')
         for r in json.load(open(f)):
-            runs[('after' if variant in 'de' else 'before', r['keys'], r['cachePercent'], seed)] = r
+            runs[('before' if variant == 'a' else 'after', r['keys'], r['cachePercent'], seed)] = r
 
 print('| keys | budget | code | pairs | steady gets/s | to 90% (ms) | gets/s, first 5 s | reads/get 1-5 s | reads/get 10-30 s | MB read remotely |')
 print('|---|---:|---|---:|---:|---:|---:|---:|---:|---:|')

@@ -1,8 +1,12 @@
 # Remote read calls per get over a run, per configuration: the creep after the warm-up.
 # Run from the repository root: python3 docs/results/remote-read-keep/creep/trace.py docs/results/remote-read-keep/creep/run*.json
-# Both files: RemoteReadScenario --backends disaggregated --budgets 50 --keys zipf --rounds 1 --seconds 30
-#   --local-cache-hint true,false --gets-before-checkpoint 600000 --seed 201, code 7f6efbf plus the
-#   per-bucket read counts (the same jar twice).
+# run1.json, run2.json: RemoteReadScenario --backends disaggregated --budgets 50 --keys zipf
+#   --rounds 1 --seconds 30 --local-cache-hint true,false --gets-before-checkpoint 600000 --seed 201,
+#   code 7f6efbf plus the per-bucket read counts (the same jar twice).
+# rowcache-off-*.json, hint-without-whole-files-*.json: the same with --local-cache-hint true and
+#   --seed 301/302, code e412d1e (used blocks kept, before the review fixes) with a temporary switch
+#   that is not in the code: the row cache turned off (memory.row-cache-ratio 0), or the cache hint
+#   leaving out the files the disk tier held whole.
 import json, sys
 for f in sys.argv[1:]:
     for r in json.load(open(f)):

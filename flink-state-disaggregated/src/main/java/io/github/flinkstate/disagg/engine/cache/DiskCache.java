@@ -22,6 +22,7 @@ import java.util.zip.CRC32C;
 import javax.annotation.Nullable;
 import javax.annotation.concurrent.GuardedBy;
 import javax.annotation.concurrent.ThreadSafe;
+import org.apache.flink.annotation.VisibleForTesting;
 import org.apache.flink.util.FileUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -75,12 +76,22 @@ import org.slf4j.LoggerFactory;
  * <p>Invariants (checked by {@link #checkInvariants()}): {@code usedBytes} is the sum of the bytes
  * of the units in the recency order and of the space reserved by write-through copies still being
  * written ({@code reservedBytes}), and never exceeds the capacity; every index entry points into a
- * slab in the recency order; every whole-file copy is in the recency order.
+ * slab in the recency order, or is a used block of an evicted slab on its way to the newest one
+ * ({@link #moveUsedBlocks}: that slab's file is deleted once its blocks moved, so the directory
+ * exceeds the capacity by at most one evicted slab per eviction in progress meanwhile); every
+ * whole-file copy is in the recency order.
  */
 @ThreadSafe
 public final class DiskCache implements Closeable {
 
     private static final Logger LOG = LoggerFactory.getLogger(DiskCache.class);
+
+    /**
+     * The most bytes of used blocks one slab eviction moves ({@link #markLeaving}): the move runs
+     * on the thread that evicts (a get's, after its remote read, or a flush's), which it holds up
+     * for about a millisecond per 256 KiB.
+     */
+    static final int MOST_BYTES_MOVED = 1 << 20;
 
     /** Free space is checked again after this many bytes were appended. */
     private static final long SPACE_CHECK_BYTES = 4L << 20;
@@ -104,9 +115,8 @@ public final class DiskCache implements Closeable {
         final int crc;
 
         /**
-         * Read from this slab, or evicted from the memory tier ({@link #touch}), since it was
-         * stored here: an eviction of the slab moves it to the newest slab ({@link
-         * #moveUsedBlocks}).
+         * Read from this slab since it was stored here (or since its slab was evicted, while it
+         * moves): an eviction of the slab moves it to the newest slab ({@link #moveUsedBlocks}).
          */
         boolean used;
 
@@ -221,6 +231,9 @@ public final class DiskCache implements Closeable {
 
     @GuardedBy("this")
     private boolean closed;
+
+    /** Runs before each block {@link #moveUsedBlocks} moves; tests pause moves with it. */
+    @VisibleForTesting volatile Runnable beforeMove = () -> {};
 
     /** Local writes are paused until this System.nanoTime() after a failure. */
     private volatile long writesPausedUntil = System.nanoTime();
@@ -478,7 +491,9 @@ public final class DiskCache implements Closeable {
         }
         Location at = index.get(new BlockKey(file, offset));
         if (at != null) {
-            useBlock(at); // hot enough to stay in memory until now: worth keeping on disk
+            // promoted, not marked used: the memory tier evicts every block it loaded, hit there
+            // or not, so being evicted from it says nothing about heat
+            recency.get(at.slab());
         }
     }
 
@@ -582,6 +597,9 @@ public final class DiskCache implements Closeable {
                 return FreeRoomOffer.NOT_TAKEN;
             }
             Location held = index.get(key);
+            if (replacing != null && held != replacing) {
+                return FreeRoomOffer.NOT_TAKEN; // its file forgotten meanwhile
+            }
             if ((held != null && held != replacing) || wholeFiles.containsKey(file)) {
                 return FreeRoomOffer.HELD;
             }
@@ -617,6 +635,10 @@ public final class DiskCache implements Closeable {
         if (refused != null) {
             return refused;
         }
+        if (Thread.currentThread().isInterrupted()) {
+            // interrupted during the moves: its write would close the slab's channel for all
+            return FreeRoomOffer.NOT_TAKEN;
+        }
         try {
             slab.write(position, data);
         } catch (ClosedChannelException e) {
@@ -640,7 +662,9 @@ public final class DiskCache implements Closeable {
                     || (replacing != null && index.get(key) != replacing)) {
                 return FreeRoomOffer.NOT_TAKEN; // (a moved block's file forgotten meanwhile)
             }
-            index.put(key, new Location(slab, position, length, crc32c(data)));
+            Location stored = new Location(slab, position, length, crc32c(data));
+            stored.used = replacing != null && replacing.used; // read while it moved
+            index.put(key, stored);
             slab.keys.add(key);
             offsetsByFile.computeIfAbsent(file, f -> new HashSet<>()).add(offset);
         }
@@ -948,9 +972,14 @@ public final class DiskCache implements Closeable {
         }
         long movingBack = 0; // bytes of the victims' used blocks, which move back in after them
         while (usedBytes + length + movingBack > capacityBytes) {
-            long leaving = evict ? evictOne(victims) : -1;
+            long leaving = evict ? evictOne(victims, true) : -1;
             if (leaving < 0) {
-                return false;
+                if (usedBytes + length > capacityBytes) {
+                    return false;
+                }
+                // nothing left to evict: room for the bytes asked, not for all the moves; the
+                // moves take what is left and drop the rest
+                break;
             }
             movingBack += leaving;
         }
@@ -964,13 +993,14 @@ public final class DiskCache implements Closeable {
             long usable = directory.getUsableSpace();
             while (usable + freed - length - movingBack < minFreeBytes) {
                 int before = victims.size();
-                long leaving = evict ? evictOne(victims) : -1;
+                // evicted for the disk's free space: nothing moves (it would write before the
+                // evicted slab is deleted)
+                long leaving = evict ? evictOne(victims, false) : -1;
                 if (leaving < 0) {
                     appendedSinceSpaceCheck = SPACE_CHECK_BYTES; // check again next time
                     return false;
                 }
                 freed += victims.get(before).bytes;
-                movingBack += leaving;
             }
         }
         return true;
@@ -979,10 +1009,10 @@ public final class DiskCache implements Closeable {
     /**
      * Evicts the least recently used unit (a file being rewritten first, the slab being filled
      * last) into {@code victims}; returns the bytes of its used blocks that are to move ({@link
-     * #markLeaving}), or -1 if there was nothing to evict.
+     * #markLeaving}; none without {@code moveUsed}), or -1 if there was nothing to evict.
      */
     @GuardedBy("this")
-    private long evictOne(List<DiskUnit> victims) {
+    private long evictOne(List<DiskUnit> victims, boolean moveUsed) {
         DiskUnit victim = null;
         for (String file : evictFirst) {
             victim = wholeFiles.get(file);
@@ -1004,7 +1034,10 @@ public final class DiskCache implements Closeable {
         if (victim == null) {
             return -1;
         }
-        long leaving = keepUsedBlocks && victim instanceof DiskSlab slab ? markLeaving(slab) : 0;
+        long leaving =
+                moveUsed && keepUsedBlocks && victim instanceof DiskSlab slab
+                        ? markLeaving(slab)
+                        : 0;
         removeUnit(victim);
         evictions.increment();
         victims.add(victim);
@@ -1037,20 +1070,24 @@ public final class DiskCache implements Closeable {
     /**
      * Marks the blocks of {@code slab}, about to be evicted, that were used since they were stored
      * there as {@link DiskSlab#leaving}, in the order they were stored, up to half the slab's bytes
-     * (so that every eviction frees at least half of what it takes); returns their bytes.
+     * (so that every eviction frees at least half of what it takes) and at most {@link
+     * #MOST_BYTES_MOVED}; returns their bytes. Their marks are cleared: a read while they move sets
+     * them again, and the moved copies inherit them.
      */
     @GuardedBy("this")
     private long markLeaving(DiskSlab slab) {
         Set<BlockKey> used = new LinkedHashSet<>();
+        long limit = Math.min(slab.bytes / 2, MOST_BYTES_MOVED);
         long bytes = 0;
         for (BlockKey k : slab.keys) {
             Location at = index.get(k);
-            if (at != null && at.slab() == slab && at.used) {
-                if (bytes + at.length() > slab.bytes / 2) {
-                    break;
-                }
+            if (at != null
+                    && at.slab() == slab
+                    && at.used
+                    && bytes + at.length() <= limit
+                    && used.add(k)) {
                 bytes += at.length();
-                used.add(k);
+                at.used = false;
             }
         }
         slab.leaving = used;
@@ -1078,10 +1115,13 @@ public final class DiskCache implements Closeable {
      */
     private void dropVictims(List<DiskUnit> victims) {
         for (DiskUnit v : victims) {
-            if (v instanceof DiskSlab slab) {
-                moveUsedBlocks(slab);
+            try {
+                if (v instanceof DiskSlab slab) {
+                    moveUsedBlocks(slab);
+                }
+            } finally {
+                v.drop();
             }
-            v.drop();
         }
     }
 
@@ -1102,38 +1142,64 @@ public final class DiskCache implements Closeable {
             }
             keys = new ArrayList<>(from.leaving);
         }
-        boolean room = true;
-        for (BlockKey key : keys) {
-            Location at;
-            synchronized (this) {
-                at = index.get(key);
-            }
-            if (at == null || at.slab() != from) {
-                continue; // forgotten meanwhile
-            }
-            FreeRoomOffer moved = FreeRoomOffer.NOT_TAKEN;
-            if (room && !Thread.currentThread().isInterrupted()) {
-                try {
-                    byte[] data = from.read(at.position(), at.length());
-                    if (crc32c(data) == at.crc()) {
-                        moved = store(key.file(), key.offset(), data, false, at);
-                    }
-                } catch (IOException e) {
-                    // dropped meanwhile (closed, or invalidated by a reader) or unreadable
-                }
-                room = moved != FreeRoomOffer.NO_ROOM;
-            }
-            if (moved == FreeRoomOffer.STORED) {
-                blocksKept.increment();
-            } else {
+        boolean goOn = true;
+        try {
+            for (BlockKey key : keys) {
+                Location at;
                 synchronized (this) {
-                    forgetBlock(key, at);
+                    at = index.get(key);
+                }
+                if (at == null || at.slab() != from) {
+                    continue; // forgotten meanwhile
+                }
+                beforeMove.run();
+                FreeRoomOffer moved = FreeRoomOffer.NOT_TAKEN;
+                if (goOn && !Thread.currentThread().isInterrupted()) {
+                    String wrong = null;
+                    try {
+                        byte[] data = from.read(at.position(), at.length());
+                        if (crc32c(data) == at.crc()) {
+                            moved = store(key.file(), key.offset(), data, false, at);
+                        } else {
+                            wrong = "CRC32C mismatch";
+                        }
+                    } catch (ClosedChannelException e) {
+                        goOn = false; // dropped meanwhile (closed, invalidated) or interrupted
+                    } catch (IOException e) {
+                        wrong = e.toString();
+                    }
+                    if (wrong != null) {
+                        goOn = false;
+                        invalidations.increment();
+                        LOG.warn(
+                                "Not keeping the blocks of evicted local cache file {}: its copy"
+                                        + " of {} at {} is bad ({})",
+                                from.file,
+                                key.file(),
+                                key.offset(),
+                                wrong);
+                    }
+                    goOn &= moved != FreeRoomOffer.NO_ROOM;
+                }
+                if (moved == FreeRoomOffer.STORED) {
+                    blocksKept.increment();
+                } else {
+                    synchronized (this) {
+                        forgetBlock(key, at);
+                    }
                 }
             }
-        }
-        synchronized (this) {
-            moving.remove(from);
-            from.leaving = Set.of();
+        } finally {
+            synchronized (this) {
+                for (BlockKey key : from.leaving) { // those not reached (a throwable)
+                    Location at = index.get(key);
+                    if (at != null && at.slab() == from) {
+                        forgetBlock(key, at);
+                    }
+                }
+                moving.remove(from);
+                from.leaving = Set.of();
+            }
         }
     }
 
