@@ -77,8 +77,8 @@ import org.slf4j.LoggerFactory;
  * of the units in the recency order and of the space reserved by write-through copies still being
  * written ({@code reservedBytes}), and never exceeds the capacity; every index entry points into a
  * slab in the recency order, or is a used block of an evicted slab on its way to the newest one
- * ({@link #moveUsedBlocks}: that slab's file is deleted once its blocks moved, so the directory
- * exceeds the capacity by at most one evicted slab per eviction in progress meanwhile); every
+ * ({@link #moveUsedBlocks}: that slab's file is deleted once its blocks moved, so meanwhile the
+ * directory exceeds the capacity by the evicted slabs whose blocks are still moving); every
  * whole-file copy is in the recency order.
  */
 @ThreadSafe
@@ -337,6 +337,14 @@ public final class DiskCache implements Closeable {
      * caller must verify them and {@link #invalidate} the entry if they are wrong.
      */
     public byte[] read(String file, long offset, int length) {
+        return read(file, offset, length, true);
+    }
+
+    /**
+     * As {@link #read(String, long, int)}; without {@code use} (a compaction reading files it is
+     * about to replace) the read neither makes its unit recent nor marks its block used.
+     */
+    public byte[] read(String file, long offset, int length, boolean use) {
         if (Thread.currentThread().isInterrupted()) {
             // its channel read would close the unit's channel for every thread: a miss instead
             misses.increment();
@@ -352,14 +360,18 @@ public final class DiskCache implements Closeable {
                 at = index.get(new BlockKey(file, offset));
             }
             if (copy != null && offset >= 0 && offset + length <= copy.bytes) {
-                recency.get(copy);
+                if (use) {
+                    recency.get(copy);
+                }
                 unit = copy;
                 position = offset;
             } else if (at != null && at.length() >= length) {
                 // a longer copy from the same offset holds these bytes first: a small file's tail
                 // read from offset 0 (the whole file) serves its first block too
                 copy = null;
-                useBlock(at);
+                if (use) {
+                    useBlock(at);
+                }
                 unit = at.slab();
                 position = at.position();
             } else {
@@ -970,18 +982,12 @@ public final class DiskCache implements Closeable {
         if (length > capacityBytes) {
             return false;
         }
-        long movingBack = 0; // bytes of the victims' used blocks, which move back in after them
-        while (usedBytes + length + movingBack > capacityBytes) {
-            long leaving = evict ? evictOne(victims, true) : -1;
-            if (leaving < 0) {
-                if (usedBytes + length > capacityBytes) {
-                    return false;
-                }
-                // nothing left to evict: room for the bytes asked, not for all the moves; the
-                // moves take what is left and drop the rest
-                break;
+        // evicts for the bytes asked only: an evicted slab's used blocks move into what is left
+        // (a slab frees at least twice what it moves), so nothing more recent goes for them
+        while (usedBytes + length > capacityBytes) {
+            if (!evict || !evictOne(victims, true)) {
+                return false;
             }
-            movingBack += leaving;
         }
         appendedSinceSpaceCheck += length;
         if (appendedSinceSpaceCheck >= SPACE_CHECK_BYTES) {
@@ -991,12 +997,11 @@ public final class DiskCache implements Closeable {
                 freed += v.bytes;
             }
             long usable = directory.getUsableSpace();
-            while (usable + freed - length - movingBack < minFreeBytes) {
+            while (usable + freed - length < minFreeBytes) {
+                // short of disk: nothing moves (a move writes before its slab is deleted)
+                cancelMoves(victims);
                 int before = victims.size();
-                // evicted for the disk's free space: nothing moves (it would write before the
-                // evicted slab is deleted)
-                long leaving = evict ? evictOne(victims, false) : -1;
-                if (leaving < 0) {
+                if (!evict || !evictOne(victims, false)) {
                     appendedSinceSpaceCheck = SPACE_CHECK_BYTES; // check again next time
                     return false;
                 }
@@ -1008,11 +1013,11 @@ public final class DiskCache implements Closeable {
 
     /**
      * Evicts the least recently used unit (a file being rewritten first, the slab being filled
-     * last) into {@code victims}; returns the bytes of its used blocks that are to move ({@link
-     * #markLeaving}; none without {@code moveUsed}), or -1 if there was nothing to evict.
+     * last) into {@code victims}, marking a slab's used blocks to move ({@link #markLeaving}) with
+     * {@code moveUsed}; false if there was nothing to evict.
      */
     @GuardedBy("this")
-    private long evictOne(List<DiskUnit> victims, boolean moveUsed) {
+    private boolean evictOne(List<DiskUnit> victims, boolean moveUsed) {
         DiskUnit victim = null;
         for (String file : evictFirst) {
             victim = wholeFiles.get(file);
@@ -1032,16 +1037,15 @@ public final class DiskCache implements Closeable {
             victim = active;
         }
         if (victim == null) {
-            return -1;
+            return false;
         }
-        long leaving =
-                moveUsed && keepUsedBlocks && victim instanceof DiskSlab slab
-                        ? markLeaving(slab)
-                        : 0;
+        if (moveUsed && keepUsedBlocks && victim instanceof DiskSlab slab) {
+            markLeaving(slab);
+        }
         removeUnit(victim);
         evictions.increment();
         victims.add(victim);
-        return leaving;
+        return true;
     }
 
     /** Removes a unit and everything pointing into it. REQUIRES: lock held. */
@@ -1071,11 +1075,11 @@ public final class DiskCache implements Closeable {
      * Marks the blocks of {@code slab}, about to be evicted, that were used since they were stored
      * there as {@link DiskSlab#leaving}, in the order they were stored, up to half the slab's bytes
      * (so that every eviction frees at least half of what it takes) and at most {@link
-     * #MOST_BYTES_MOVED}; returns their bytes. Their marks are cleared: a read while they move sets
-     * them again, and the moved copies inherit them.
+     * #MOST_BYTES_MOVED}. Their marks are cleared: a read while they move sets them again, and the
+     * moved copies inherit them.
      */
     @GuardedBy("this")
-    private long markLeaving(DiskSlab slab) {
+    private void markLeaving(DiskSlab slab) {
         Set<BlockKey> used = new LinkedHashSet<>();
         long limit = Math.min(slab.bytes / 2, MOST_BYTES_MOVED);
         long bytes = 0;
@@ -1094,7 +1098,22 @@ public final class DiskCache implements Closeable {
         if (!used.isEmpty()) {
             moving.add(slab);
         }
-        return bytes;
+    }
+
+    /** Forgets the blocks {@code victims} (evicted slabs) were to move; they move nothing. */
+    @GuardedBy("this")
+    private void cancelMoves(List<DiskUnit> victims) {
+        for (DiskUnit v : victims) {
+            if (v instanceof DiskSlab slab && moving.remove(slab)) {
+                for (BlockKey key : slab.leaving) {
+                    Location at = index.get(key);
+                    if (at != null && at.slab() == slab) {
+                        forgetBlock(key, at);
+                    }
+                }
+                slab.leaving = Set.of();
+            }
+        }
     }
 
     /**
@@ -1114,14 +1133,37 @@ public final class DiskCache implements Closeable {
      * DiskSlab#leaving}) are first moved to the newest slab.
      */
     private void dropVictims(List<DiskUnit> victims) {
+        List<DiskSlab> withMoves = new ArrayList<>();
+        synchronized (this) {
+            for (DiskUnit v : victims) {
+                if (v instanceof DiskSlab slab && moving.contains(slab)) {
+                    withMoves.add(slab);
+                }
+            }
+        }
         for (DiskUnit v : victims) {
+            if (!withMoves.contains(v)) {
+                v.drop(); // first: their space is free on disk before anything moves
+            }
+        }
+        Throwable failure = null;
+        for (DiskSlab slab : withMoves) {
             try {
-                if (v instanceof DiskSlab slab) {
-                    moveUsedBlocks(slab);
+                moveUsedBlocks(slab);
+            } catch (RuntimeException | Error e) {
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
                 }
             } finally {
-                v.drop();
+                slab.drop();
             }
+        }
+        if (failure instanceof RuntimeException e) {
+            throw e;
+        } else if (failure instanceof Error e) {
+            throw e;
         }
     }
 
@@ -1179,7 +1221,7 @@ public final class DiskCache implements Closeable {
                                 key.offset(),
                                 wrong);
                     }
-                    goOn &= moved != FreeRoomOffer.NO_ROOM;
+                    goOn &= moved != FreeRoomOffer.NO_ROOM && takesWrites();
                 }
                 if (moved == FreeRoomOffer.STORED) {
                     blocksKept.increment();

@@ -15,8 +15,9 @@ import java.io.IOException;
  * <ul>
  *   <li><b>Compaction</b>: windows of {@code maxWindowBytes} from the first block on, read on the
  *       file's compaction stream and paced by the compaction's {@link IoRateLimiter}. Blocks
- *       already in the memory cache are taken without marking them used; nothing read is put into
- *       the memory cache or the disk tier (the file is about to become obsolete).
+ *       already in the memory cache, or in the disk tier, are taken without marking them used (nor
+ *       making their disk unit recent); nothing read is put into the memory cache or the disk tier
+ *       (the file is about to become obsolete).
  *   <li><b>Scan</b>: the first {@link #SCAN_TRIGGER_BLOCKS} - 1 blocks after a seek are read as
  *       point reads (through the block cache, on the shared pool), so short scans behave exactly as
  *       before; from the {@link #SCAN_TRIGGER_BLOCKS}-th block in a row on, windows are fetched on
@@ -122,7 +123,7 @@ final class Readahead {
             return payload;
         }
         if (window == null || i < windowFirst || i > windowLast) {
-            byte[] local = reader.localStored(i);
+            byte[] local = reader.localStored(i, !compaction);
             if (local != null) {
                 return keep(i, reader.payloadAt(local, 0, i));
             }

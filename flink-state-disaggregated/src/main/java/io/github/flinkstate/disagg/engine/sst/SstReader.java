@@ -272,7 +272,7 @@ public final class SstReader {
      * that fails verification is dropped and never served.
      */
     private byte[] storedBlock(BlockHandle h) throws IOException {
-        byte[] local = localCopy(h);
+        byte[] local = localCopy(h, true);
         if (local != null) {
             return local;
         }
@@ -736,21 +736,22 @@ public final class SstReader {
 
     /**
      * The local disk tier's copy of data block {@code i} as stored (payload then CRC32C) after it
-     * verified, or null (no tier, no copy, or a copy that failed and was dropped).
+     * verified, or null (no tier, no copy, or a copy that failed and was dropped). Without {@code
+     * use} (a compaction reading its inputs) the tier counts the read as no use of the block.
      */
-    byte[] localStored(int i) throws IOException {
-        return localCopy(blocks.handle(i));
+    byte[] localStored(int i, boolean use) throws IOException {
+        return localCopy(blocks.handle(i), use);
     }
 
     /** {@link #localStored} for block {@code h}; fails if {@code h} is outside the file. */
-    private byte[] localCopy(BlockHandle h) throws IOException {
+    private byte[] localCopy(BlockHandle h, boolean use) throws IOException {
         checkBounds(h);
         DiskCache disk = cached.disk();
         if (disk == null) {
             return null;
         }
         try {
-            byte[] local = disk.read(name, h.offset(), h.length() + SstFormat.BLOCK_CRC_BYTES);
+            byte[] local = disk.read(name, h.offset(), h.length() + SstFormat.BLOCK_CRC_BYTES, use);
             if (local == null) {
                 return null;
             }
