@@ -1,6 +1,7 @@
 #!/bin/bash
 # A/B of used blocks outliving their slab: usage ab.sh KEYS AFTER BUDGETS; the runs in zipf/ and
-# uniform/ are "ab.sh zipf f 10,50" and "ab.sh uniform f 50". bench-a.jar is the code before
+# uniform/ are "ab.sh zipf f 10,50" and "ab.sh uniform f 50"; confirm/ is one pair (seed 304, by
+# hand) of bench-a.jar against bench-g.jar, the final code. bench-a.jar is the code before
 # (7f6efbf plus the per-bucket read counts), bench-f.jar the code after (the review fixes
 # included). Alternating invocations, one seed per pair, hint on. Run alone on the machine, in
 # /tmp/rr (set up as in ../remote-read-hint), then: python3 analyze.py <dirs with the JSON>.

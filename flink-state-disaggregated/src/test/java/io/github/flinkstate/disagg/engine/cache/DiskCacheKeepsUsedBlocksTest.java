@@ -41,6 +41,15 @@ class DiskCacheKeepsUsedBlocksTest extends DiskCacheFixture {
         assertThat(cache.usedBytes()).isEqualTo(512 * KB);
     }
 
+    /** A two-slab cache full of blocks 0-31, each read once (the first slab's first). */
+    private void bothSlabsFullAndEveryBlockRead() throws Exception {
+        twoSlabs(true);
+        fillBothSlabs();
+        for (int i = 0; i < 2 * PER_SLAB; i++) {
+            readCached(i);
+        }
+    }
+
     /** Reads block {@code i}, which must be cached with its bytes. */
     private void readCached(int i) {
         assertThat(cache.read("f", offset(i), BLOCK)).as("block " + i).isEqualTo(bytes(i));
@@ -143,11 +152,7 @@ class DiskCacheKeepsUsedBlocksTest extends DiskCacheFixture {
      */
     @Test
     void theMovesTakeTheRoomLeft_andEvictNothingMoreRecent() throws Exception {
-        twoSlabs(true);
-        fillBothSlabs();
-        for (int i = 0; i < 2 * PER_SLAB; i++) {
-            readCached(i);
-        }
+        bothSlabsFullAndEveryBlockRead();
         cache.liveBytes(400 * KB); // all live files fit: whole copies may fill the capacity
 
         assertThat(cache.reserve("w", 200 * KB, 200 * KB)).isTrue();
@@ -163,11 +168,7 @@ class DiskCacheKeepsUsedBlocksTest extends DiskCacheFixture {
     /** A failure while blocks move (here a throwing hook) still deletes every evicted slab. */
     @Test
     void aFailureWhileBlocksMove_stillDeletesEveryEvictedSlab() throws Exception {
-        twoSlabs(true);
-        fillBothSlabs();
-        for (int i = 0; i < 2 * PER_SLAB; i++) {
-            readCached(i);
-        }
+        bothSlabsFullAndEveryBlockRead();
         cache.liveBytes(400 * KB);
         cache.beforeMove =
                 () -> {
@@ -190,11 +191,7 @@ class DiskCacheKeepsUsedBlocksTest extends DiskCacheFixture {
      */
     @Test
     void roomThatFitsOnlyWithoutTheMoves_isGiven_andTheMovesTakeWhatIsLeft() throws Exception {
-        twoSlabs(true);
-        fillBothSlabs();
-        for (int i = 0; i < 2 * PER_SLAB; i++) {
-            readCached(i);
-        }
+        bothSlabsFullAndEveryBlockRead();
         cache.liveBytes(400 * KB); // all live files fit: whole copies may fill the capacity
 
         assertThat(cache.reserve("w", 400 * KB, 400 * KB)).isTrue();
@@ -208,11 +205,7 @@ class DiskCacheKeepsUsedBlocksTest extends DiskCacheFixture {
     /** Each eviction frees at least half a slab, however many of its blocks were used. */
     @Test
     void aSlabWhoseBlocksWereAllUsed_keepsHalfASlab() throws Exception {
-        twoSlabs(true);
-        fillBothSlabs();
-        for (int i = 0; i < 2 * PER_SLAB; i++) {
-            readCached(i); // the first slab's blocks first: it stays the less recent
-        }
+        bothSlabsFullAndEveryBlockRead(); // the first slab's first: it stays the less recent
         offerOneMore();
 
         int kept = 0;
