@@ -1169,12 +1169,13 @@ public final class DiskCache implements Closeable {
 
     /**
      * Moves the used blocks of the evicted {@code from} (its {@link DiskSlab#leaving} set) to the
-     * newest slab, into free room only (the eviction made it), each read back from {@code from} and
-     * checked against the CRC32C it was offered with: a block that keeps being read survives the
-     * eviction of the blocks around it, which a slab, the unit of eviction, otherwise takes along
-     * (with skewed keys the hot blocks are spread over every slab). Reads meanwhile are served from
-     * {@code from}, which is deleted only after this. A block that cannot be moved (no room, a read
-     * error, {@code from} dropped, its file forgotten, an interrupted thread) is forgotten.
+     * newest slab, into free room only (what the eviction left), each read back from {@code from}
+     * and checked against the CRC32C it was offered with: a block that keeps being read survives
+     * the eviction of the blocks around it, which a slab, the unit of eviction, otherwise takes
+     * along (with skewed keys the hot blocks are spread over every slab). Reads meanwhile are
+     * served from {@code from}, which is deleted only after this. A block that cannot be moved (no
+     * room, a read error, {@code from} dropped, its file forgotten, an interrupted thread) is
+     * forgotten.
      */
     private void moveUsedBlocks(DiskSlab from) {
         List<BlockKey> keys;
