@@ -2,8 +2,8 @@
 # A/B of used blocks outliving their slab: usage ab.sh KEYS AFTER BUDGETS; the runs in zipf/ and
 # uniform/ are "ab.sh zipf f 10,50" and "ab.sh uniform f 50"; confirm/ is one pair (seed 304, by
 # hand) of bench-a.jar against bench-g.jar, the final code. bench-a.jar is the code before
-# (7f6efbf plus the per-bucket read counts), bench-f.jar the code after (the review fixes
-# included). Alternating invocations, one seed per pair, hint on. Run alone on the machine, in
+# (7f6efbf plus the per-bucket read counts), bench-f.jar the code after (e870d6f, with the first
+# review's fixes). Alternating invocations, one seed per pair, hint on. Run alone on the machine, in
 # /tmp/rr (set up as in ../remote-read-hint), then: python3 analyze.py <dirs with the JSON>.
 keys=$1; after=$2; budgets=$3
 for seed in 301 302 303; do

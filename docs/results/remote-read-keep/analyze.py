@@ -1,5 +1,5 @@
 # The A/B of used blocks outliving their slab (ab.sh): invocations of the jar before the change
-# ('a') and after it ('f') alternate,
+# ('a') and after it ('f'; 'g' in confirm/, the final code) alternate,
 # one seed per pair. Per variant, key distribution and budget: steady gets/s, ms to 90% of that
 # run's steady rate, gets/s over the first 5 s, the primary's read calls per get in the windows
 # 1-5 s and 10-30 s (the job's misses, plus any warm-up reads in the first), MB read remotely;
@@ -10,6 +10,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
 from remote_read_metrics import steady, to90, first, rng
 
 def reads_per_get(r, from_s, to_s):
+    if 'bucketPrimaryReads' not in r:
+        sys.exit('this JSON has no bucketPrimaryReads: written by a RemoteReadScenario before 2026-11-30')
     k = 1000 // r['bucketMillis']
     g = sum(r['bucketGets'][from_s * k:to_s * k])
     return sum(r['bucketPrimaryReads'][from_s * k:to_s * k]) / max(1, g)

@@ -10,6 +10,8 @@
 import json, sys
 for f in sys.argv[1:]:
     for r in json.load(open(f)):
+        if 'bucketPrimaryReads' not in r:
+            sys.exit(f'{f} has no bucketPrimaryReads: written by a RemoteReadScenario before 2026-11-30')
         g = r['bucketGets']; p = r['bucketPrimaryReads']; k = 1000 // r['bucketMillis']
         def per_get(a, b): return sum(p[a * k:b * k]) / max(1, sum(g[a * k:b * k]))
         print(f"{f} {r['label']}: remote reads/s {sum(p[k:]) / (len(p) / k - 1):.0f} (after the first second); "

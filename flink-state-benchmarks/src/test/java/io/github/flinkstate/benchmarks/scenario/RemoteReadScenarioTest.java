@@ -40,6 +40,10 @@ class RemoteReadScenarioTest {
         assertThat(r.bucketGets().stream().mapToLong(Long::longValue).sum()).isPositive();
         assertThat(r.firstGetMillis()).isGreaterThanOrEqualTo(r.restoreMillis());
         assertThat(r.primaryReads()).as("the restore read the remote checkpoint").isPositive();
+        assertThat(r.bucketPrimaryReads()).hasSize(8);
+        assertThat(r.bucketPrimaryReads().stream().mapToLong(Long::longValue).sum())
+                .isPositive()
+                .isLessThanOrEqualTo(r.primaryReads());
     }
 
     @Test

@@ -17,7 +17,9 @@ import java.util.List;
  * @param bucketMillis width of one bucket
  * @param bucketGets gets completed in each bucket
  * @param bucketPrimaryReads read calls on the remote file system in each bucket (the job's misses
- *     and any background warm-up's reads)
+ *     and any background warm-up's reads; the first bucket holds the restore's reads): the count is
+ *     taken when a get completes past a bucket's end, so the reads of that get count in the bucket
+ *     it started in
  * @param primaryReads read calls on the remote file system during the run
  * @param primaryReadBytes bytes read from the remote file system during the run
  */

@@ -48,16 +48,17 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * Slabs and whole files are the units of eviction, kept in one least-recently-used order: every hit
- * makes its unit the most recent, and the least recent unit is deleted when the capacity or the
- * free-space reserve of the directory's file system would be exceeded. Data are served only after
- * the reader verified them again (the stored bytes include the file's own CRC32C); a copy that
- * fails verification, is shorter than recorded or cannot be read is {@link #invalidate dropped} and
- * the caller reads the primary file instead. The tier also checks its copies against what entered
- * it, for the bytes no checksum of the SST format covers (the trailer's version byte, which decides
- * how everything else is decoded): every slab entry against a CRC32C taken when it was offered, and
- * the last bytes of a whole-file copy against those written; a mismatch drops the unit. Local
- * trouble (full disk, I/O errors) never fails a read or a write of the store: it only costs cache
- * hits.
+ * (but a compaction's read of a data block of its inputs) makes its unit the most recent, and an
+ * evicted slab's used blocks move to the newest slab ({@link #moveUsedBlocks}); the least recent
+ * unit is deleted when the capacity or the free-space reserve of the directory's file system would
+ * be exceeded. Data are served only after the reader verified them again (the stored bytes include
+ * the file's own CRC32C); a copy that fails verification, is shorter than recorded or cannot be
+ * read is {@link #invalidate dropped} and the caller reads the primary file instead. The tier also
+ * checks its copies against what entered it, for the bytes no checksum of the SST format covers
+ * (the trailer's version byte, which decides how everything else is decoded): every slab entry
+ * against a CRC32C taken when it was offered, and the last bytes of a whole-file copy against those
+ * written; a mismatch drops the unit. Local trouble (full disk, I/O errors) never fails a read or a
+ * write of the store: it only costs cache hits.
  *
  * <p>Reads of a slab are positional reads (one system call each); a whole-file copy, which never
  * changes once committed, is read through a memory mapping when the cache maps whole files ({@link
@@ -88,8 +89,8 @@ public final class DiskCache implements Closeable {
 
     /**
      * The most bytes of used blocks one slab eviction moves ({@link #markLeaving}): the move runs
-     * on the thread that evicts (a get's, after its remote read, or a flush's), which it holds up
-     * for about a millisecond per 256 KiB.
+     * on the thread that evicts (a get's after its remote read, or a writer's or the warm-up's
+     * whole copy), one local read and write per block.
      */
     static final int MOST_BYTES_MOVED = 1 << 20;
 
@@ -116,7 +117,8 @@ public final class DiskCache implements Closeable {
 
         /**
          * Read from this slab since it was stored here (or since its slab was evicted, while it
-         * moves): an eviction of the slab moves it to the newest slab ({@link #moveUsedBlocks}).
+         * moves): an eviction of the slab for the capacity moves it to the newest slab, within
+         * {@link #MOST_BYTES_MOVED} ({@link #markLeaving}, {@link #moveUsedBlocks}).
          */
         boolean used;
 
@@ -262,8 +264,8 @@ public final class DiskCache implements Closeable {
      * As {@link #DiskCache(File, long, long, boolean)}.
      *
      * @param keepUsedBlocks whether the blocks of an evicted slab that were used since they were
-     *     stored move to the newest slab (up to half a slab per eviction) instead of leaving with
-     *     it ({@link #moveUsedBlocks})
+     *     stored move to the newest slab (up to half the slab and {@link #MOST_BYTES_MOVED} per
+     *     evicted slab) instead of leaving with it ({@link #moveUsedBlocks})
      */
     public DiskCache(
             File directory,

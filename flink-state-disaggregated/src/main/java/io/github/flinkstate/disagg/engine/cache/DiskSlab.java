@@ -25,8 +25,9 @@ final class DiskSlab extends DiskUnit {
     final List<DiskCache.BlockKey> keys = new ArrayList<>();
 
     /**
-     * Once evicted: the keys of its used blocks, which stay in the index, pointing here, until they
-     * are moved to the newest slab or forgotten; empty before. Guarded by the cache's lock.
+     * Once evicted for the capacity: the keys of the used blocks chosen to move (within {@link
+     * DiskCache#MOST_BYTES_MOVED}), which stay in the index, pointing here, until they are moved to
+     * the newest slab or forgotten; empty before. Guarded by the cache's lock.
      */
     Set<DiskCache.BlockKey> leaving = Set.of();
 

@@ -590,8 +590,8 @@ public final class SstReader {
     /**
      * A new iterator for a compaction: reads windows of consecutive blocks of at most {@code
      * readaheadBytes} (at least one block) on the file's compaction stream from the first block on,
-     * takes blocks already in the memory cache without marking them used, and puts nothing into
-     * either cache (the file is about to become obsolete).
+     * takes blocks already in the memory cache or the disk tier without marking them used, and puts
+     * nothing into either cache (the file is about to become obsolete).
      *
      * @param limiter null, or the pacing of the compaction's reads of the primary storage
      * @param limit null, or the exclusive upper bound of the keys read (windows stop there)

@@ -221,8 +221,9 @@ class DiskCacheKeepsUsedBlocksTest extends DiskCacheFixture {
     }
 
     /**
-     * A used block whose bytes changed on the local disk is not moved (nor are the blocks after it
-     * in that slab, as a read that finds a bad copy drops its whole slab), and never served.
+     * A used block whose bytes changed on the local disk is not moved, nor are the blocks after it
+     * in that slab (the move stops and forgets them, as a read that finds a bad copy drops its
+     * whole slab), and it is never served.
      */
     @Test
     void aUsedBlockWhoseLocalBytesChanged_isNotMoved_norTheRestOfItsSlab() throws Exception {
