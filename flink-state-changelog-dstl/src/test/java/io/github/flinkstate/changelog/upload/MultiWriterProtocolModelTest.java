@@ -19,7 +19,9 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.LongStream;
@@ -369,11 +371,19 @@ class MultiWriterProtocolModelTest {
                     if (random.nextBoolean() || subtask == subtasks.get(0)) {
                         subtask.writer.truncateAndClose(subtask.lastUploadedTo);
                         // handed out; also those reset since: an aborted checkpoint's file
-                        // stays in doubt until it is subsumed, and a closing writer hands it over
+                        // stays in doubt until it is subsumed, and a closing writer hands it over.
+                        // A result an upload thread built before the close but completes after it
+                        // was handed out too: wait for each (a part the close failed completes
+                        // exceptionally and handed nothing out)
                         for (Part part : subtask.parts) {
-                            if (part.future.isDone() && !part.future.isCompletedExceptionally()) {
+                            try {
                                 handedOverAtClose.addAll(
-                                        files(part.future.get().getJobManagerOwnedSnapshot()));
+                                        files(
+                                                part.future
+                                                        .get(1, TimeUnit.MINUTES)
+                                                        .getJobManagerOwnedSnapshot()));
+                            } catch (ExecutionException | CancellationException failed) {
+                                // failed, or reset by the close: nothing handed out
                             }
                         }
                         subtask.start(retained == null ? null : partOf(retained, subtask));
