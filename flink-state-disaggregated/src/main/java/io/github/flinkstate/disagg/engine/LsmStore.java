@@ -1768,6 +1768,7 @@ public final class LsmStore implements AutoCloseable {
                         disk,
                         path -> !closed && liveFiles().contains(path),
                         path -> !closed && versions.isInUse(path),
+                        () -> blockCache.memory().freeBytes(),
                         pacing,
                         options.primaryDir().getName());
         warmUp = w;

@@ -20,6 +20,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
@@ -58,11 +59,14 @@ import org.slf4j.LoggerFactory;
  * names are cached into the free room, file by file in its order, and only then are the other
  * blocks filled in level order as above. With skewed keys the hot blocks are spread over every
  * file; by level, the tier held the right ones only after the job's misses had brought them in, one
- * round trip each. Opens follow the hint too: after L0, the files it names, while their metadata
- * takes less than three quarters of the memory cache rather than half ({@link WarmUpOpens}). Files
- * that the store drops meanwhile are skipped, or their readers and copies dropped again after the
- * open or copy that published them; a file that cannot be read is skipped with one log line (reads
- * of it will report the problem themselves).
+ * round trip each. The blocks the hint marks as the memory tier's are loaded into the memory tier's
+ * free room as the hinted fill reads them, and those of files it did not reach after it ({@link
+ * #fillMemory}); those only the memory tier held are left out of the disk fills while the memory
+ * tier holds them, so both tiers start as they were at the snapshot. Opens follow the hint too:
+ * after L0, the files it names, while their metadata takes less than three quarters of the memory
+ * cache rather than half ({@link WarmUpOpens}). Files that the store drops meanwhile are skipped,
+ * or their readers and copies dropped again after the open or copy that published them; a file that
+ * cannot be read is skipped with one log line (reads of it will report the problem themselves).
  *
  * <p>It does not hold up records: it runs on its own daemon thread (and opens files on {@link
  * #OPENERS}), reads on the file's scan stream (point reads keep theirs) in chunks of at most 512
@@ -143,10 +147,21 @@ public final class WarmUp {
     private final DiskCache disk;
     private final Predicate<String> live;
     private final Predicate<String> inUse;
+
+    /** The bytes the memory tier has free now (evicting nothing). */
+    private final LongSupplier memoryRoom;
+
+    /**
+     * What the memory tier had free when the hinted fill began: bounds what the warm-up loads
+     * there. Used by the warm-up's thread only.
+     */
+    private long memoryLimit;
+
     @Nullable private final IoRateLimiter pacing;
     private final long bytesPlanned;
     private final AtomicLong bytesDone = new AtomicLong();
     private final AtomicLong filesDone = new AtomicLong();
+    private final AtomicLong memoryBytesDone = new AtomicLong();
 
     /** Why {@link #fillWithBlocks} ended, for the log line; written and read by the thread. */
     private String fillEnd = "not started";
@@ -165,6 +180,7 @@ public final class WarmUp {
      * @param live whether a file is still live in the store (in its current version)
      * @param inUse whether any version of the store still lists a file (a reader or checkpoint may
      *     still read one the current version dropped)
+     * @param memoryRoom the bytes the memory tier has free, asked once the files are open
      * @param pacing paces the copies' reads of the primary storage, or null; shut down on cancel
      */
     WarmUp(
@@ -175,6 +191,7 @@ public final class WarmUp {
             DiskCache disk,
             Predicate<String> live,
             Predicate<String> inUse,
+            LongSupplier memoryRoom,
             @Nullable IoRateLimiter pacing,
             String name) {
         this.opens = opens;
@@ -186,6 +203,7 @@ public final class WarmUp {
         this.disk = disk;
         this.live = live;
         this.inUse = inUse;
+        this.memoryRoom = memoryRoom;
         this.pacing = pacing;
         long total = 0;
         for (FileMeta f : files) {
@@ -255,9 +273,12 @@ public final class WarmUp {
             if (!byHint) {
                 fillWithBlocks(notWhole, copiedWhole, false, evictions);
             } else {
-                // a file named whole but not copied whole is filled with all its blocks here
+                // a file named whole but not copied whole is filled with all its blocks here; the
+                // memory tier's blocks are loaded there on the way
+                memoryLimit = memoryRoom.getAsLong();
                 boolean on = fillWithBlocks(hinted(e -> true), copiedWhole, true, evictions);
                 hintedBytes = bytesDone.get() - wholeBytes;
+                fillMemory(); // those of files the disk fill did not reach
                 if (on) {
                     fillWithBlocks(files, copiedWhole, false, evictions); // the rest, by level
                 }
@@ -274,9 +295,10 @@ public final class WarmUp {
             hintByPath.clear();
         }
         LOG.info(
-                "Warm-up {}: {} files, {} bytes copied to local disk in {} ms ({} bytes of them as"
-                        + " blocks, {}; that fill ended: {})",
+                "Warm-up {}: {} bytes loaded into memory, {} files, {} bytes copied to local disk"
+                        + " in {} ms ({} bytes of them as blocks, {}; that fill ended: {})",
                 state.name().toLowerCase(java.util.Locale.ROOT),
+                memoryBytesDone.get(),
                 filesDone.get(),
                 bytesDone.get(),
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start),
@@ -285,6 +307,55 @@ public final class WarmUp {
                         ? "of files with no room as a whole"
                         : hintedBytes + " of those first as the snapshot's cache hint named them",
                 fillEnd);
+    }
+
+    /**
+     * After the hinted disk fill, which loads the blocks the hint marks as the memory tier's on its
+     * way ({@link CacheHint.Entry#memoryOffsets}), loads those it did not reach (it ended when the
+     * disk tier was full) into the memory tier: file by file in the hint's order, only blocks
+     * neither tier holds, in reads of their own. Both stay within {@link #memoryLimit}, the room
+     * {@link #memoryRoom} reported free (blocks, metadata and rows of every store on the memory
+     * counted): they evict nothing, as the disk fills do not, so warm-ups of stores sharing the
+     * memory do not take each other's blocks. These are the hottest blocks; put on disk instead,
+     * those only the memory tier held would take the room of as many of the disk tier's. Only files
+     * the open phase opened are loaded (an open here could evict). A file that cannot be read is
+     * skipped with one log line.
+     */
+    private void fillMemory() {
+        long limit = memoryLimit;
+        for (CacheHint.Entry e : hint.entries()) {
+            long loaded = memoryBytesDone.get();
+            if (cancelled || loaded >= limit) {
+                return;
+            }
+            String path = e.file();
+            SstReader reader = byPath.containsKey(path) ? readers.getIfOpen(path) : null;
+            if (e.memoryOffsets().length == 0 || reader == null || !live.test(path)) {
+                continue;
+            }
+            SstReader.BlockFill fill;
+            try {
+                fill =
+                        reader.fillMemoryWithBlocks(
+                                () -> cancelled || !live.test(path),
+                                pacing,
+                                e.memoryOffsets(),
+                                limit - loaded);
+            } catch (IOException ex) {
+                if (cancelIfInterrupted(ex)) {
+                    return;
+                }
+                LOG.info("Warm-up skips the memory tier's blocks of {}: {}", path, ex.getMessage());
+                continue;
+            } finally {
+                forgetIfDropped(path);
+            }
+            memoryBytesDone.addAndGet(fill.memoryBytes());
+            if (fill.end() == SstReader.BlockFill.End.FULL) {
+                return;
+            }
+            // NOT_TAKEN (the reader was released meanwhile) or STOPPED (dropped): the next file
+        }
     }
 
     /**
@@ -370,11 +441,20 @@ public final class WarmUp {
             if (reader == null || !live.test(f.path())) {
                 continue;
             }
-            CacheHint.Entry entry = hinted ? hintByPath.get(f.path()) : null;
+            CacheHint.Entry entry = hintByPath.get(f.path());
             if (hinted && entry == null) {
                 continue;
             }
-            long[] offsets = entry == null || entry.whole() ? null : entry.offsets();
+            long[] offsets = !hinted || entry.whole() ? null : entry.offsets();
+            // the hinted fill loads the memory tier's blocks on its way; the blocks only the memory
+            // tier held stay out of every fill while it holds them
+            SstReader.MemoryPart memory =
+                    entry == null
+                            ? null
+                            : new SstReader.MemoryPart(
+                                    hinted ? entry.memoryOffsets() : new long[0],
+                                    entry.memoryOnlyOffsets(),
+                                    memoryLimit - memoryBytesDone.get());
             SstReader.BlockFill fill;
             try {
                 fill =
@@ -384,7 +464,8 @@ public final class WarmUp {
                                                 || disk.evictionCount() != evictionsBefore
                                                 || !live.test(f.path()),
                                 pacing,
-                                offsets);
+                                offsets,
+                                memory);
             } catch (IOException e) {
                 if (cancelIfInterrupted(e)) {
                     fillEnd = "cancelled";
@@ -396,6 +477,7 @@ public final class WarmUp {
                 forgetIfDropped(f.path());
             }
             bytesDone.addAndGet(fill.bytes());
+            memoryBytesDone.addAndGet(fill.memoryBytes());
             if (fill.bytes() > 0) {
                 disk.touchWholeCopies(copiedWhole);
             }
@@ -550,5 +632,13 @@ public final class WarmUp {
 
     public long filesDone() {
         return filesDone.get();
+    }
+
+    /**
+     * Bytes of the blocks loaded into the memory tier ({@link #fillMemory}), as the memory tier
+     * weighs them.
+     */
+    public long memoryBytesDone() {
+        return memoryBytesDone.get();
     }
 }

@@ -387,6 +387,7 @@ class LsmStoreDiskCacheTest {
                                 disk,
                                 p -> live.get(),
                                 p -> live.get(),
+                                () -> 0,
                                 null,
                                 "test");
                 w.start();

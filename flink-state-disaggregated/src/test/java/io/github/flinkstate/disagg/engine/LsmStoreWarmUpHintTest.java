@@ -137,12 +137,15 @@ class LsmStoreWarmUpHintTest {
                 .hasSizeGreaterThan(6);
         CacheHint hint = ManifestCodec.decode(hinted.manifest()).hint();
         assertThat(hint.isEmpty()).isFalse();
+        assertThat(hint.memoryBlockCount()).as("the memory tier's blocks marked").isPositive();
         assertThat(ManifestCodec.decode(byLevel.manifest()).hint().isEmpty()).isTrue();
 
         long withoutHint = primaryReadsOfHotKeysAfterWarmUp(byLevel, "restored-by-level", CAPACITY);
         long withHint;
         try (LsmStore restored = restore(hinted, "restored-hinted", CAPACITY)) {
+            WarmUp w = restored.startWarmUp();
             DiskCache disk = warmedUp(restored);
+            assertThat(w.memoryBytesDone()).as("loaded back into the memory tier").isPositive();
             assertThat(disk.usedBytes())
                     .as("the tier is full up to less than two blocks")
                     .isGreaterThan(CAPACITY - (8 << 10));
@@ -158,6 +161,118 @@ class LsmStoreWarmUpHintTest {
                 .isZero();
         hinted.release();
         byLevel.release();
+    }
+
+    /**
+     * The snapshot's manifest with its hint's block entries re-marked: each entry's first half of
+     * blocks as the memory tier's, every other one of them (the first, third, ...) as held by the
+     * memory tier only, the others by both tiers.
+     */
+    private static byte[] withMemoryMarks(LsmSnapshot snap) throws Exception {
+        ManifestCodec.Manifest m = ManifestCodec.decode(snap.manifest());
+        List<CacheHint.Entry> entries = new ArrayList<>();
+        for (CacheHint.Entry e : m.hint().entries()) {
+            long[] o = e.offsets();
+            long[] memoryOnly = new long[(o.length / 2 + 1) / 2];
+            for (int i = 0; i < memoryOnly.length; i++) {
+                memoryOnly[i] = o[2 * i];
+            }
+            entries.add(
+                    e.whole()
+                            ? e
+                            : new CacheHint.Entry(
+                                    e.file(),
+                                    false,
+                                    o,
+                                    java.util.Arrays.copyOf(o, o.length / 2),
+                                    memoryOnly));
+        }
+        List<List<io.github.flinkstate.disagg.engine.version.FileMeta>> levels = new ArrayList<>();
+        m.levels().forEach(l -> levels.add(new ArrayList<>(l)));
+        return ManifestCodec.encode(
+                m.span(),
+                m.lastSeq(),
+                new io.github.flinkstate.disagg.engine.version.VersionSet(m.span(), levels, f -> {})
+                        .current(),
+                new CacheHint(entries));
+    }
+
+    /**
+     * The blocks the memory tier held at the snapshot are loaded into the memory tier, up to its
+     * room; those only it held are not stored on disk too unless they did not fit in memory, and
+     * all other hinted blocks go to the disk tier. So the two tiers start as they were: put on disk
+     * too, the blocks only the memory tier held took the room of as many of the disk tier's.
+     */
+    @Test
+    void theMemoryTiersBlocks_goBackToTheMemoryTier_andOnlyThoseBothHeldToDiskToo()
+            throws Exception {
+        LsmSnapshot snap = snapshotAfterHotReads("hinted", true);
+        CacheHint hint = ManifestCodec.decode(withMemoryMarks(snap)).hint();
+        assertThat(hint.memoryBlockCount()).isGreaterThan(20);
+        String name = "restored";
+        try (LsmStore restored =
+                LsmStore.open(
+                        options(name, caches(name + "-disk", CAPACITY), true),
+                        List.of(withMemoryMarks(snap)))) {
+            WarmUp w = restored.startWarmUp();
+            DiskCache disk = warmedUp(restored);
+            assertThat(w.memoryBytesDone()).as("bytes loaded into memory").isPositive();
+            java.util.Set<String> inMemory = new java.util.HashSet<>();
+            restored.blockCache()
+                    .visitResidentBlocks(
+                            new CacheHint.Visitor() {
+                                @Override
+                                public boolean wholeFile(String file, long length) {
+                                    return true;
+                                }
+
+                                @Override
+                                public boolean block(String file, long offset, int length) {
+                                    inMemory.add(file + "@" + offset);
+                                    return true;
+                                }
+                            });
+            int onlyInMemory = 0;
+            int bothInMemory = 0;
+            List<String> wrong = new ArrayList<>();
+            for (CacheHint.Entry e : hint.entries()) {
+                for (long offset : e.offsets()) {
+                    String block = e.file() + "@" + offset;
+                    boolean memory = inMemory.contains(block);
+                    boolean onDisk = disk.holdsBlock(e.file(), offset);
+                    boolean memoryOnly =
+                            java.util.Arrays.binarySearch(e.memoryOnlyOffsets(), offset) >= 0;
+                    boolean ofMemory =
+                            java.util.Arrays.binarySearch(e.memoryOffsets(), offset) >= 0;
+                    if (memoryOnly) {
+                        if (memory) {
+                            onlyInMemory++;
+                        }
+                        if (memory == onDisk) {
+                            wrong.add(
+                                    block
+                                            + " (memory only): memory "
+                                            + memory
+                                            + ", disk "
+                                            + onDisk);
+                        }
+                    } else if (!onDisk) {
+                        wrong.add(block + (ofMemory ? " (both)" : " (disk)") + ": not on disk");
+                    } else if (ofMemory && memory) {
+                        bothInMemory++;
+                    } else if (memory) {
+                        wrong.add(block + " (disk): in memory");
+                    }
+                }
+            }
+            assertThat(wrong).as("hinted blocks in the wrong tier").isEmpty();
+            assertThat(onlyInMemory).as("memory-only blocks loaded into memory").isPositive();
+            assertThat(bothInMemory).as("blocks both held, loaded into memory").isPositive();
+            // no check of the hot keys' primary reads: the marks are made up, and blocks marked
+            // as the memory tier's only are read from the primary again once the memory tier
+            // evicts them, as they would have been before the snapshot
+        }
+        snap.release();
     }
 
     /**

@@ -85,6 +85,10 @@ public final class DisaggMetrics {
             g.gauge(
                     "localCacheWarmUpPlannedBytes",
                     (Gauge<Long>) () -> store.warmUp() == null ? 0 : store.warmUp().bytesPlanned());
+            g.gauge(
+                    "warmUpMemoryBytes",
+                    (Gauge<Long>)
+                            () -> store.warmUp() == null ? 0 : store.warmUp().memoryBytesDone());
         }
         g.gauge("primaryBytesRead", (Gauge<Long>) primary::bytes);
         g.gauge("flushes", (Gauge<Long>) stats::flushes);

@@ -88,6 +88,14 @@ public final class BlockMemory {
         return usedBytes;
     }
 
+    /**
+     * Bytes no block, metadata or row (not owed) holds: what can be taken without evicting
+     * anything; 0 if none.
+     */
+    public synchronized long freeBytes() {
+        return Math.max(0, capacityBytes - usedBytes - pinnedBytes - (rowBytes - rowDebt));
+    }
+
     /** Bytes charged to open files' metadata ({@link #pin}). */
     public synchronized long pinnedBytes() {
         return pinnedBytes;

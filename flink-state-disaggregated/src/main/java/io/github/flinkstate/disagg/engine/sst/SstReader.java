@@ -394,14 +394,22 @@ public final class SstReader {
     }
 
     /**
-     * As {@link #fillDiskWithBlocks(java.util.function.BooleanSupplier, IoRateLimiter, long[])} for
-     * every block.
+     * As {@link #fillDiskWithBlocks(java.util.function.BooleanSupplier, IoRateLimiter, long[],
+     * long[])} for every block.
      */
     public BlockFill fillDiskWithBlocks(
             java.util.function.BooleanSupplier stop, @Nullable IoRateLimiter pacing)
             throws IOException {
-        return fillDiskWithBlocks(stop, pacing, null);
+        return fillDiskWithBlocks(stop, pacing, null, null);
     }
+
+    /**
+     * The blocks a disk fill also loads into the memory tier: those at {@code offsets} (ascending)
+     * it reads and the memory tier does not hold, within {@code limitBytes} as the memory tier
+     * weighs them (payload and {@link BlockCache#ENTRY_OVERHEAD}); those of them at {@code
+     * onlyOffsets} are not stored on disk once loaded (nor read if the memory tier holds them).
+     */
+    public record MemoryPart(long[] offsets, long[] onlyOffsets, long limitBytes) {}
 
     /**
      * Caches this file's data blocks in the local disk tier's free room, block by block (slabs, as
@@ -415,18 +423,23 @@ public final class SstReader {
      * DiskCache#offerIntoFreeRoom}). Sizes each chunk to the free room as it is before the read
      * (reads meanwhile may take some of it: the chunk's last blocks are then read for nothing);
      * passes over blocks larger than the tier stores, and blocks turned away for a passing reason
-     * (their slab dropped meanwhile). Puts nothing into the memory tier.
+     * (their slab dropped meanwhile). With a {@link MemoryPart}, the blocks it names are also
+     * decompressed and loaded into the memory tier as they pass (in the same reads: a separate pass
+     * would read most of the file again), and those it names as the memory tier's only are then not
+     * stored on disk.
      *
      * @param stop checked before each chunk (for the warm-up: it was cancelled, the file was
      *     dropped, or anything else evicted)
      * @param pacing takes each chunk's bytes before the chunk is read, or null (no pacing)
      * @param offsets the offsets of the blocks to cache, ascending; null for all
-     * @return the bytes stored, and why it ended
+     * @param memory what to load into the memory tier on the way, or null
+     * @return the bytes stored and loaded, and why it ended
      */
     public BlockFill fillDiskWithBlocks(
             java.util.function.BooleanSupplier stop,
             @Nullable IoRateLimiter pacing,
-            @Nullable long[] offsets)
+            @Nullable long[] offsets,
+            @Nullable MemoryPart memory)
             throws IOException {
         DiskCache disk = cached.disk();
         if (disk == null) {
@@ -435,12 +448,15 @@ public final class SstReader {
         if (disk.holdsOrExpectsWholeCopy(name)) {
             return new BlockFill(0, BlockFill.End.DONE);
         }
-        boolean[] wanted = wantedBlocks(disk, offsets);
+        boolean[] wanted =
+                wantedBlocks(disk, offsets, memory == null ? null : memory.onlyOffsets());
+        boolean[] toMemory = memory == null ? null : wantedBlocks(null, memory.offsets(), null);
         long stored = 0;
+        long loaded = 0;
         int next = nextWanted(wanted, 0);
         while (next < blocks.size()) {
             if (stop.getAsBoolean()) {
-                return new BlockFill(stored, BlockFill.End.STOPPED);
+                return new BlockFill(stored, loaded, BlockFill.End.STOPPED);
             }
             long pos = blocks.offset(next);
             long first = blocks.end(next) - pos;
@@ -451,54 +467,148 @@ public final class SstReader {
             }
             long room = disk.freeRoomBytes();
             if (first > room) {
-                return new BlockFill(stored, BlockFill.End.FULL);
+                return new BlockFill(stored, loaded, BlockFill.End.FULL);
             }
             int last = lastWantedOfChunk(wanted, next, pos, Math.min(room, COPY_CHUNK_BYTES));
             byte[] buf = readChunk(pos, blocks.end(last), next, last, wanted, pacing, stop);
             if (buf == null) {
-                return new BlockFill(stored, BlockFill.End.STOPPED);
+                return new BlockFill(stored, loaded, BlockFill.End.STOPPED);
             }
             for (int i = next; i <= last; i++) {
                 if (!wanted[i]) {
                     continue;
                 }
                 int from = (int) (blocks.offset(i) - pos);
+                if (toMemory != null && toMemory[i]) {
+                    long weight = loadIntoMemory(buf, from, i, memory.limitBytes() - loaded);
+                    if (weight > 0) {
+                        loaded += weight;
+                        if (Arrays.binarySearch(memory.onlyOffsets(), blocks.offset(i)) >= 0) {
+                            continue; // the memory tier's only: not on disk too
+                        }
+                    }
+                }
                 byte[] block = Arrays.copyOfRange(buf, from, (int) (blocks.end(i) - pos));
                 switch (disk.offerIntoFreeRoom(name, blocks.offset(i), block)) {
                     case STORED -> stored += block.length;
                     case HELD -> {
                         if (disk.holdsWholeFile(name)) {
-                            return new BlockFill(stored, BlockFill.End.DONE); // copied meanwhile
+                            // copied meanwhile
+                            return new BlockFill(stored, loaded, BlockFill.End.DONE);
                         }
                     }
                     case NO_ROOM -> {
-                        return new BlockFill(stored, BlockFill.End.FULL);
+                        return new BlockFill(stored, loaded, BlockFill.End.FULL);
                     }
                     case NOT_TAKEN -> {
                         if (!disk.takesWrites() || Thread.currentThread().isInterrupted()) {
-                            return new BlockFill(stored, BlockFill.End.NOT_TAKEN);
+                            return new BlockFill(stored, loaded, BlockFill.End.NOT_TAKEN);
                         }
                     }
                 }
             }
             next = nextWanted(wanted, last + 1);
         }
-        return new BlockFill(stored, BlockFill.End.DONE);
+        return new BlockFill(stored, loaded, BlockFill.End.DONE);
+    }
+
+    /**
+     * Makes data block {@code i}, verified and stored at {@code buf[from..]}, resident in the
+     * memory tier if it weighs at most {@code room}; returns its weight there, -1 if it does not
+     * fit in {@code room}, or 0 if the memory tier refused it (this reader released, or the block
+     * larger than the tier takes) or a get had loaded it meanwhile.
+     */
+    private long loadIntoMemory(byte[] buf, int from, int i, long room) throws IOException {
+        byte[] payload = decodedAt(buf, from, i);
+        long weight = payload.length + BlockCache.ENTRY_OVERHEAD;
+        if (weight > room) {
+            return -1;
+        }
+        if (cached.insert(i, payload) != payload || cached.peek(i) != payload) {
+            return 0;
+        }
+        return weight;
     }
 
     /**
      * Per data block, whether a fill caches it: it is at one of {@code offsets} (all blocks if
-     * null) and {@code disk} does not hold it yet.
+     * null), {@code disk} does not hold it yet (null: no disk fill) and, if it is at one of {@code
+     * notIfResident}, the memory tier does not hold it.
      */
-    private boolean[] wantedBlocks(DiskCache disk, @Nullable long[] offsets) {
+    private boolean[] wantedBlocks(
+            @Nullable DiskCache disk, @Nullable long[] offsets, @Nullable long[] notIfResident) {
         boolean[] wanted = new boolean[blocks.size()];
         for (int i = 0; i < wanted.length; i++) {
             long at = blocks.offset(i);
             wanted[i] =
                     (offsets == null || Arrays.binarySearch(offsets, at) >= 0)
-                            && !disk.holdsBlock(name, at);
+                            && (disk == null || !disk.holdsBlock(name, at))
+                            && (notIfResident == null
+                                    || cached.peek(i) == null
+                                    || Arrays.binarySearch(notIfResident, at) < 0);
         }
         return wanted;
+    }
+
+    /**
+     * Loads this file's data blocks at {@code offsets} (ascending; offsets that start no block are
+     * passed over) into the memory tier, for a warm-up that restores what the memory tier held:
+     * those neither it nor the disk tier holds (a get loads one the disk tier holds from there), in
+     * order, in chunks read as {@link #fillDiskWithBlocks} reads them (on the scan stream, blocks
+     * in between of at most {@link #MAX_GAP_BYTES} read and left out), each verified (CRC32C) and
+     * decompressed, then inserted like a block a get read. Offers nothing to the disk tier. Takes
+     * at most {@code limitBytes} as the memory tier weighs blocks (payload and {@link
+     * BlockCache#ENTRY_OVERHEAD}): a chunk is sized to what is left, and the fill ends before a
+     * block that does not fit.
+     *
+     * @return the bytes of the blocks it made resident ({@code memoryBytes}; not those a get loaded
+     *     meanwhile), and why it ended: {@code FULL} at the limit, {@code NOT_TAKEN} when the
+     *     memory tier refused a block (this reader was released, or the block is larger than the
+     *     tier takes), {@code STOPPED} when {@code stop} said so before a chunk
+     * @throws IOException if a read fails or a block does not verify (the blocks of the chunks
+     *     before stay loaded)
+     */
+    public BlockFill fillMemoryWithBlocks(
+            java.util.function.BooleanSupplier stop,
+            @Nullable IoRateLimiter pacing,
+            long[] offsets,
+            long limitBytes)
+            throws IOException {
+        boolean[] wanted = wantedBlocks(cached.disk(), offsets, offsets);
+        long loaded = 0;
+        int next = nextWanted(wanted, 0);
+        while (next < blocks.size()) {
+            if (stop.getAsBoolean()) {
+                return new BlockFill(0, loaded, BlockFill.End.STOPPED);
+            }
+            long pos = blocks.offset(next);
+            long room = limitBytes - loaded;
+            if (blocks.end(next) - pos + BlockCache.ENTRY_OVERHEAD > room) {
+                return new BlockFill(0, loaded, BlockFill.End.FULL);
+            }
+            int last = lastWantedOfChunk(wanted, next, pos, Math.min(room, COPY_CHUNK_BYTES));
+            byte[] buf = readChunk(pos, blocks.end(last), next, last, wanted, pacing, stop);
+            if (buf == null) {
+                return new BlockFill(0, loaded, BlockFill.End.STOPPED);
+            }
+            for (int i = next; i <= last; i++) {
+                if (!wanted[i]) {
+                    continue;
+                }
+                // verified by readChunk
+                long weight =
+                        loadIntoMemory(buf, (int) (blocks.offset(i) - pos), i, limitBytes - loaded);
+                if (weight < 0) {
+                    return new BlockFill(0, loaded, BlockFill.End.FULL);
+                }
+                if (weight == 0 && cached.peek(i) == null) {
+                    return new BlockFill(0, loaded, BlockFill.End.NOT_TAKEN);
+                }
+                loaded += weight;
+            }
+            next = nextWanted(wanted, last + 1);
+        }
+        return new BlockFill(0, loaded, BlockFill.End.DONE);
     }
 
     /**
@@ -529,14 +639,22 @@ public final class SstReader {
         return i;
     }
 
-    /** What {@link #fillDiskWithBlocks} did: the bytes it stored, and why it ended. */
-    public record BlockFill(long bytes, End end) {
+    /**
+     * What {@link #fillDiskWithBlocks} or {@link #fillMemoryWithBlocks} did: the bytes it stored,
+     * and why it ended.
+     */
+    public record BlockFill(long bytes, long memoryBytes, End end) {
+
+        /** A fill that loaded nothing into the memory tier. */
+        public BlockFill(long bytes, End end) {
+            this(bytes, 0, end);
+        }
 
         /** Why a fill ended. */
         public enum End {
             /** Every block was offered, or the tier holds or expects the file whole. */
             DONE,
-            /** The disk tier's free room is used up. */
+            /** The disk tier's free room, or the memory fill's limit, is used up. */
             FULL,
             /**
              * The tier takes no more blocks (none, closed, writes paused after a local failure) or
@@ -726,8 +844,16 @@ public final class SstReader {
      * checksum verified, then decompressed (version 4) or copied out.
      */
     byte[] payloadAt(byte[] buf, int at, int i) throws IOException {
+        checkCrc(buf, at, blocks.handle(i));
+        return decodedAt(buf, at, i);
+    }
+
+    /**
+     * The payload of data block {@code i} stored at {@code buf[at..]}, whose checksum the caller
+     * verified: decompressed (version 4) or copied out.
+     */
+    private byte[] decodedAt(byte[] buf, int at, int i) throws IOException {
         BlockHandle h = blocks.handle(i);
-        checkCrc(buf, at, h);
         if (version < 4) {
             return Arrays.copyOfRange(buf, at, at + h.length());
         }

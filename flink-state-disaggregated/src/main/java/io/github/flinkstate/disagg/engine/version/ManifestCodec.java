@@ -11,6 +11,7 @@ import io.github.flinkstate.disagg.engine.sst.SstFormat;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -44,6 +45,9 @@ public final class ManifestCodec {
 
     /** Section type of the cache hint. */
     static final int SECTION_CACHE_HINT = 1;
+
+    /** Section type of the cache hint's memory part: which named blocks the memory tier held. */
+    static final int SECTION_CACHE_HINT_MEMORY = 2;
 
     private static final Logger LOG = LoggerFactory.getLogger(ManifestCodec.class);
 
@@ -92,11 +96,17 @@ public final class ManifestCodec {
         }
         // without a section the manifest is written as version 1, which builds before version 2
         // read too (a job that records no hint can go back to one)
-        byte[] hintSection = encodeHint(v, hint);
+        Map<String, Integer> numbers = fileNumbers(v);
+        byte[] hintSection = encodeHint(numbers, hint);
+        byte[] memorySection = hintSection == null ? null : encodeMemoryPart(numbers, hint);
         if (hintSection != null) {
-            p.varint(1);
+            p.varint(memorySection == null ? 1 : 2);
             p.u8(SECTION_CACHE_HINT);
             p.bytes(hintSection);
+            if (memorySection != null) {
+                p.u8(SECTION_CACHE_HINT_MEMORY);
+                p.bytes(memorySection);
+            }
         }
         ByteWriter out = new ByteWriter(p.length() + 17);
         out.u64(MAGIC).u8(hintSection == null ? VERSION_1 : VERSION).u32(p.length());
@@ -167,6 +177,7 @@ public final class ManifestCodec {
                 levels.add(files);
             }
             CacheHint hint = CacheHint.EMPTY;
+            byte[] memorySection = null;
             if (version >= 2) {
                 int sections = p.varint32();
                 for (int s = 0; s < sections; s++) {
@@ -174,10 +185,19 @@ public final class ManifestCodec {
                     byte[] section = p.bytes();
                     if (type == SECTION_CACHE_HINT) {
                         hint = decodeHint(section, levels);
+                    } else if (type == SECTION_CACHE_HINT_MEMORY && memorySection == null) {
+                        memorySection = section;
+                    } else if (type == SECTION_CACHE_HINT_MEMORY) {
+                        LOG.warn("Manifest's second cache hint memory part left out");
                     } else {
                         LOG.info("Manifest section of unknown type {} left out", type);
                     }
                 }
+            }
+            if (memorySection != null && hint.isEmpty()) {
+                LOG.info("Manifest's cache hint memory part left out: no cache hint to mark");
+            } else if (memorySection != null) {
+                hint = withMemoryPart(hint, memorySection, levels);
             }
             return new Manifest(span, lastSeq, levels, hint);
         } catch (IOException e) {
@@ -186,19 +206,40 @@ public final class ManifestCodec {
         }
     }
 
-    /** The cache-hint section of {@code hint} for the files of {@code v}; null if it names none. */
-    private static byte[] encodeHint(Version v, CacheHint hint) {
-        if (hint.isEmpty()) {
-            return null;
-        }
-        // files are numbered by their place in the listing, a path listed twice (a file that two
-        // restored manifests both brought, clipped two ways) taking two numbers
+    /**
+     * The number of each file of {@code v}: its place in the listing, a path listed twice (a file
+     * that two restored manifests both brought, clipped two ways) taking two numbers and known by
+     * the first.
+     */
+    private static Map<String, Integer> fileNumbers(Version v) {
         Map<String, Integer> index = new HashMap<>();
         int number = 0;
         for (List<FileMeta> level : v.levels()) {
             for (FileMeta f : level) {
                 index.putIfAbsent(f.path(), number++);
             }
+        }
+        return index;
+    }
+
+    /** The paths of {@code levels} by file number (see {@link #fileNumbers}). */
+    private static List<String> paths(List<List<FileMeta>> levels) {
+        List<String> paths = new ArrayList<>();
+        for (List<FileMeta> level : levels) {
+            for (FileMeta f : level) {
+                paths.add(f.path());
+            }
+        }
+        return paths;
+    }
+
+    /**
+     * The cache-hint section of {@code hint} for the files {@code index} numbers; null if it names
+     * none.
+     */
+    private static byte[] encodeHint(Map<String, Integer> index, CacheHint hint) {
+        if (hint.isEmpty()) {
+            return null;
         }
         ByteWriter entries = new ByteWriter(64 + (int) Math.min(1 << 20, 2 * hint.blockCount()));
         int count = 0;
@@ -210,21 +251,10 @@ public final class ManifestCodec {
             count++;
             entries.varint(i).u8(e.whole() ? 1 : 0);
             if (!e.whole()) {
-                entries.varint(e.offsets().length);
-                long previous = 0;
-                for (long offset : e.offsets()) {
-                    entries.varint(offset - previous);
-                    previous = offset;
-                }
+                writeOffsets(entries, e.offsets(), e.offsets().length);
             }
         }
-        if (count == 0) {
-            return null;
-        }
-        ByteWriter out = new ByteWriter(entries.length() + 5);
-        out.varint(count);
-        out.raw(entries.array(), 0, entries.length());
-        return out.toByteArray();
+        return section(count, entries);
     }
 
     /**
@@ -232,12 +262,7 @@ public final class ManifestCodec {
      * (with one log line) if the section does not decode.
      */
     private static CacheHint decodeHint(byte[] section, List<List<FileMeta>> levels) {
-        List<String> paths = new ArrayList<>();
-        for (List<FileMeta> level : levels) {
-            for (FileMeta f : level) {
-                paths.add(f.path());
-            }
-        }
+        List<String> paths = paths(levels);
         try {
             ByteReader r = new ByteReader(section, 0, section.length);
             int count = r.varint32();
@@ -256,21 +281,9 @@ public final class ManifestCodec {
                 if (kind != 0) {
                     throw new IOException("entry kind " + kind);
                 }
-                int n = r.varint32();
-                if (n < 0 || n > section.length) {
-                    throw new IOException("block count " + n + " in " + section.length + " bytes");
-                }
-                long[] offsets = new long[n];
-                long previous = 0;
-                for (int b = 0; b < n; b++) {
-                    long delta = r.varint();
-                    if (delta < 0 || (b > 0 && delta == 0)) {
-                        throw new IOException("offsets not ascending in entry " + e);
-                    }
-                    previous += delta;
-                    offsets[b] = previous;
-                }
-                entries.add(new CacheHint.Entry(paths.get(file), false, offsets));
+                entries.add(
+                        new CacheHint.Entry(
+                                paths.get(file), false, offsets(r, r.varint32(), section, e)));
             }
             if (r.hasRemaining()) {
                 throw new IOException("bytes after the last entry");
@@ -282,6 +295,146 @@ public final class ManifestCodec {
                     section.length,
                     e.getMessage());
             return CacheHint.EMPTY;
+        }
+    }
+
+    /** {@code n} delta-coded ascending offsets of entry {@code e} from {@code r}. */
+    private static long[] offsets(ByteReader r, int n, byte[] section, int e) throws IOException {
+        if (n < 0 || n > section.length) {
+            throw new IOException("block count " + n + " in " + section.length + " bytes");
+        }
+        long[] offsets = new long[n];
+        long previous = 0;
+        for (int b = 0; b < n; b++) {
+            long delta = r.varint();
+            if (delta < 0 || (b > 0 && delta == 0)) {
+                throw new IOException("offsets not ascending in entry " + e);
+            }
+            previous += delta;
+            offsets[b] = previous;
+        }
+        return offsets;
+    }
+
+    /**
+     * The memory-part section of {@code hint}: for each block entry the cache-hint section lists (a
+     * file {@code index} numbers) that names blocks of the memory tier, the offsets of those only
+     * the memory tier held, then of those both tiers held; null if no entry names one.
+     */
+    private static byte[] encodeMemoryPart(Map<String, Integer> index, CacheHint hint) {
+        ByteWriter entries =
+                new ByteWriter(64 + (int) Math.min(1 << 20, 2 * hint.memoryBlockCount()));
+        int count = 0;
+        for (CacheHint.Entry e : hint.entries()) {
+            Integer i = index.get(e.file());
+            if (i == null || e.whole() || e.memoryOffsets().length == 0) {
+                continue;
+            }
+            // only offsets the entry names, each in one list (the decoder rejects anything else)
+            long[] only = new long[e.memoryOffsets().length];
+            long[] both = new long[e.memoryOffsets().length];
+            int n = 0;
+            int m = 0;
+            for (long offset : e.memoryOffsets()) {
+                if (Arrays.binarySearch(e.offsets(), offset) < 0) {
+                    continue;
+                }
+                if (Arrays.binarySearch(e.memoryOnlyOffsets(), offset) >= 0) {
+                    only[n++] = offset;
+                } else {
+                    both[m++] = offset;
+                }
+            }
+            if (n + m == 0) {
+                continue;
+            }
+            count++;
+            entries.varint(i);
+            writeOffsets(entries, only, n);
+            writeOffsets(entries, both, m);
+        }
+        return section(count, entries);
+    }
+
+    /** A section of {@code count} entries written to {@code entries}; null if there are none. */
+    private static byte[] section(int count, ByteWriter entries) {
+        if (count == 0) {
+            return null;
+        }
+        ByteWriter out = new ByteWriter(entries.length() + 5);
+        out.varint(count);
+        out.raw(entries.array(), 0, entries.length());
+        return out.toByteArray();
+    }
+
+    /** The first {@code n} of {@code offsets} (ascending) as a count and distances. */
+    private static void writeOffsets(ByteWriter w, long[] offsets, int n) {
+        w.varint(n);
+        long previous = 0;
+        for (int i = 0; i < n; i++) {
+            w.varint(offsets[i] - previous);
+            previous = offsets[i];
+        }
+    }
+
+    /**
+     * {@code hint} with the memory part in {@code section}; {@code hint} as it is (with one log
+     * line) if the section does not decode or names a block or file that {@code hint} does not.
+     */
+    private static CacheHint withMemoryPart(
+            CacheHint hint, byte[] section, List<List<FileMeta>> levels) {
+        List<String> paths = paths(levels);
+        try {
+            ByteReader r = new ByteReader(section, 0, section.length);
+            int count = r.varint32();
+            Map<String, CacheHint.Entry> byPath = new HashMap<>();
+            hint.entries().forEach(e -> byPath.put(e.file(), e));
+            Map<String, CacheHint.Entry> marked = new HashMap<>();
+            for (int e = 0; e < count; e++) {
+                int file = r.varint32();
+                if (file < 0 || file >= paths.size() || marked.containsKey(paths.get(file))) {
+                    throw new IOException("file index " + file + " of " + paths.size());
+                }
+                String path = paths.get(file);
+                CacheHint.Entry named = byPath.get(path);
+                if (named == null || named.whole()) {
+                    throw new IOException("file " + file + " has no block entry in the hint");
+                }
+                long[] memoryOnly = offsets(r, r.varint32(), section, e);
+                long[] both = offsets(r, r.varint32(), section, e);
+                long[] all = new long[memoryOnly.length + both.length];
+                System.arraycopy(memoryOnly, 0, all, 0, memoryOnly.length);
+                System.arraycopy(both, 0, all, memoryOnly.length, both.length);
+                Arrays.sort(all);
+                for (int i = 0; i < all.length; i++) {
+                    if (Arrays.binarySearch(named.offsets(), all[i]) < 0
+                            || (i > 0 && all[i] == all[i - 1])) {
+                        throw new IOException(
+                                "block at "
+                                        + all[i]
+                                        + " of file "
+                                        + file
+                                        + " not in the hint once");
+                    }
+                }
+                marked.put(
+                        path, new CacheHint.Entry(path, false, named.offsets(), all, memoryOnly));
+            }
+            if (r.hasRemaining()) {
+                throw new IOException("bytes after the last entry");
+            }
+            List<CacheHint.Entry> entries = new ArrayList<>(hint.entries().size());
+            for (CacheHint.Entry e : hint.entries()) {
+                entries.add(marked.getOrDefault(e.file(), e));
+            }
+            return new CacheHint(entries);
+        } catch (IOException | RuntimeException e) {
+            LOG.warn(
+                    "Manifest's cache hint memory part ({} bytes) left out, the warm-up puts every"
+                            + " hinted block on disk: {}",
+                    section.length,
+                    e.getMessage());
+            return hint;
         }
     }
 

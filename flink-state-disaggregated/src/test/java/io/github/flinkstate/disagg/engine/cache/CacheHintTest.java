@@ -105,6 +105,32 @@ class CacheHintTest extends DiskCacheFixture {
                 .containsExactlyInAnyOrder("m 2 from 0", "x 64 from 0", "w whole");
     }
 
+    /**
+     * Each entry marks the blocks the memory tier held ({@code memoryOffsets}), so that the warm-up
+     * can load them there; a whole copy's entry marks none.
+     */
+    @Test
+    void capture_marksTheBlocksOfTheMemoryTier() throws Exception {
+        BlockCache memory = cachesWithHistory();
+        CachedFile x = memory.open("x", 64, offsetsOfSlab());
+        x.insert(3, randomBytes(3, BLOCK));
+        x.insert(1, randomBytes(1, BLOCK));
+        CachedFile w = memory.open("w", 1, new long[] {0});
+        w.insert(0, new byte[100]);
+        CacheHint hint = CacheHint.capture(memory, Set.of("m", "x", "y", "w"), Long.MAX_VALUE);
+        assertThat(hint.entryOf("m").memoryOffsets()).containsExactly(0, 9000);
+        assertThat(hint.entryOf("m").memoryOnlyOffsets())
+                .as("m is in memory only")
+                .containsExactly(0, 9000);
+        assertThat(hint.entryOf("x").memoryOffsets()).containsExactly(BLOCK, 3 * BLOCK);
+        assertThat(hint.entryOf("x").memoryOnlyOffsets()).as("x's slab holds them too").isEmpty();
+        assertThat(hint.entryOf("x").offsets()).hasSize(64);
+        assertThat(hint.entryOf("y").memoryOffsets()).isEmpty();
+        assertThat(hint.entryOf("w").whole()).isTrue();
+        assertThat(hint.entryOf("w").memoryOffsets()).isEmpty();
+        assertThat(hint.memoryBlockCount()).isEqualTo(4);
+    }
+
     private static long[] offsetsOfSlab() {
         long[] offsets = new long[64];
         for (int b = 0; b < 64; b++) {

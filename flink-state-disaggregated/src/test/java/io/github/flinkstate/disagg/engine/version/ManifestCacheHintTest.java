@@ -121,6 +121,186 @@ class ManifestCacheHintTest {
         }
     }
 
+    /** An entry naming {@code offsets}, of which {@code inMemory} the memory tier's (only its). */
+    private static CacheHint.Entry blocks(String name, long[] offsets, long... inMemory) {
+        return new CacheHint.Entry("file:/tmp/" + name, false, offsets, inMemory, inMemory);
+    }
+
+    /**
+     * Entries with the offsets of their memory tier's blocks and, after "only", of those the disk
+     * tier did not hold, as comparable strings.
+     */
+    private static List<String> describeMemory(CacheHint hint) {
+        List<String> out = new ArrayList<>();
+        for (CacheHint.Entry e : hint.entries()) {
+            out.add(
+                    e.file()
+                            + " "
+                            + Arrays.toString(e.memoryOffsets())
+                            + (e.memoryOnlyOffsets().length == e.memoryOffsets().length
+                                    ? ""
+                                    : " only " + Arrays.toString(e.memoryOnlyOffsets())));
+        }
+        return out;
+    }
+
+    /**
+     * Which blocks the memory tier held travels in a section of its own (type 2), which a reader
+     * that does not know it skips; without one, no entry names a memory block.
+     */
+    @Test
+    void theMemoryPart_roundTrips_inASectionOfItsOwn() throws Exception {
+        Version v = version(file("a", 0, 3), file("b", 4, 7));
+        CacheHint hint =
+                new CacheHint(
+                        List.of(
+                                new CacheHint.Entry(
+                                        "file:/tmp/b",
+                                        false,
+                                        new long[] {0, 4096, 9000},
+                                        new long[] {0, 9000},
+                                        new long[] {9000}),
+                                whole("l0"),
+                                blocks("a", new long[] {12})));
+        byte[] encoded = ManifestCodec.encode(span(), 3, v, hint);
+        ManifestCodec.Manifest m = ManifestCodec.decode(encoded);
+        assertThat(describe(m.hint()))
+                .containsExactly(
+                        "file:/tmp/b [0, 4096, 9000]", "file:/tmp/l0 whole", "file:/tmp/a [12]");
+        assertThat(describeMemory(m.hint()))
+                .containsExactly(
+                        "file:/tmp/b [0, 9000] only [9000]", "file:/tmp/l0 []", "file:/tmp/a []");
+        assertThat(m.hint().memoryBlockCount()).isEqualTo(2);
+
+        CacheHint unmarked =
+                new CacheHint(List.of(blocks("b", 0, 4096, 9000), whole("l0"), blocks("a", 12)));
+        byte[] without = ManifestCodec.encode(span(), 3, v, unmarked);
+        ManifestCodec.Manifest plain = ManifestCodec.decode(without);
+        assertThat(describe(plain.hint())).isEqualTo(describe(m.hint()));
+        assertThat(plain.hint().memoryBlockCount()).isZero();
+        assertThat(payloadOf(without))
+                .as("the same hint unmarked: the same bytes, one section fewer")
+                .hasSizeLessThan(payloadOf(encoded).length);
+    }
+
+    /**
+     * A memory part that does not decode, or names a block or file the hint does not, is left out:
+     * the hint stays, every block of it for the disk tier.
+     */
+    @Test
+    void aMemoryPartThatDoesNotFitTheHint_isLeftOut_andTheHintStays() throws Exception {
+        Version v = version(file("a", 0, 7));
+        byte[] withHint =
+                payloadOf(
+                        ManifestCodec.encode(
+                                span(), 7, v, new CacheHint(List.of(blocks("a", 100, 200)))));
+        byte[] base = payloadOf(ManifestCodec.encode(span(), 7, v)); // version 1: no count
+        byte[] hintSection = Arrays.copyOfRange(withHint, base.length + 1, withHint.length);
+        // file 1 is "a"; file 0 is "l0", which the hint does not name. Per entry: file, then
+        // the blocks only the memory tier held, then those both tiers held (count, distances)
+        byte[][] bad = {
+            new ByteWriter(8).varint(1).varint(1).varint(1).varint(150).varint(0).toByteArray(),
+            new ByteWriter(8).varint(1).varint(0).varint(1).varint(100).varint(0).toByteArray(),
+            new ByteWriter(8).varint(1).varint(1).varint(2).varint(100).varint(0).toByteArray(),
+            new ByteWriter(8).varint(1).varint(1).varint(2).varint(100).toByteArray(),
+            new ByteWriter(8).varint(1).varint(7).varint(1).varint(100).varint(0).toByteArray(),
+            new ByteWriter(8)
+                    .varint(1)
+                    .varint(1)
+                    .varint(1)
+                    .varint(100)
+                    .varint(1)
+                    .varint(100)
+                    .toByteArray(),
+            // the same file twice; bytes after the last entry
+            new ByteWriter(8)
+                    .varint(2)
+                    .varint(1)
+                    .varint(1)
+                    .varint(100)
+                    .varint(0)
+                    .varint(1)
+                    .varint(0)
+                    .varint(1)
+                    .varint(200)
+                    .toByteArray(),
+            new ByteWriter(8)
+                    .varint(1)
+                    .varint(1)
+                    .varint(1)
+                    .varint(100)
+                    .varint(0)
+                    .varint(5)
+                    .toByteArray()
+        };
+        for (byte[] memory : bad) {
+            ByteWriter p = new ByteWriter(base.length + 64);
+            p.raw(base, 0, base.length);
+            p.varint(2);
+            p.raw(hintSection, 0, hintSection.length);
+            p.u8(ManifestCodec.SECTION_CACHE_HINT_MEMORY).bytes(memory);
+            ManifestCodec.Manifest m = ManifestCodec.decode(frame(p.toByteArray(), (byte) 2));
+            assertThat(describe(m.hint())).containsExactly("file:/tmp/a [100, 200]");
+            assertThat(m.hint().memoryBlockCount()).isZero();
+        }
+        ByteWriter good = new ByteWriter(base.length + 64);
+        good.raw(base, 0, base.length);
+        good.varint(2);
+        good.u8(ManifestCodec.SECTION_CACHE_HINT_MEMORY)
+                .bytes(
+                        new ByteWriter(8)
+                                .varint(1)
+                                .varint(1)
+                                .varint(0)
+                                .varint(1)
+                                .varint(200)
+                                .toByteArray());
+        good.raw(hintSection, 0, hintSection.length);
+        assertThat(describeMemory(ManifestCodec.decode(frame(good.toByteArray(), (byte) 2)).hint()))
+                .as("the memory part may come before the hint")
+                .containsExactly("file:/tmp/a [200] only []");
+    }
+
+    /**
+     * A memory part naming a file the hint names whole is left out; of two memory parts, the first
+     * counts.
+     */
+    @Test
+    void aMemoryPartForAWholeFile_isLeftOut_andOfTwoTheFirstCounts() throws Exception {
+        Version v = version(file("a", 0, 3), file("b", 4, 7));
+        byte[] withHint =
+                payloadOf(
+                        ManifestCodec.encode(
+                                span(),
+                                7,
+                                v,
+                                new CacheHint(List.of(whole("a"), blocks("b", 100, 200)))));
+        byte[] base = payloadOf(ManifestCodec.encode(span(), 7, v));
+        byte[] hintSection = Arrays.copyOfRange(withHint, base.length + 1, withHint.length);
+        // files: 0 "l0", 1 "a" (whole in the hint), 2 "b"
+        byte[] forWhole =
+                new ByteWriter(8).varint(1).varint(1).varint(1).varint(100).varint(0).toByteArray();
+        byte[] first =
+                new ByteWriter(8).varint(1).varint(2).varint(1).varint(100).varint(0).toByteArray();
+        byte[] second =
+                new ByteWriter(8).varint(1).varint(2).varint(0).varint(1).varint(200).toByteArray();
+        ByteWriter p = new ByteWriter(base.length + 64);
+        p.raw(base, 0, base.length);
+        p.varint(2);
+        p.raw(hintSection, 0, hintSection.length);
+        p.u8(ManifestCodec.SECTION_CACHE_HINT_MEMORY).bytes(forWhole);
+        assertThat(ManifestCodec.decode(frame(p.toByteArray(), (byte) 2)).hint().memoryBlockCount())
+                .isZero();
+        ByteWriter two = new ByteWriter(base.length + 64);
+        two.raw(base, 0, base.length);
+        two.varint(3);
+        two.raw(hintSection, 0, hintSection.length);
+        two.u8(ManifestCodec.SECTION_CACHE_HINT_MEMORY).bytes(first);
+        two.u8(ManifestCodec.SECTION_CACHE_HINT_MEMORY).bytes(second);
+        assertThat(describeMemory(ManifestCodec.decode(frame(two.toByteArray(), (byte) 2)).hint()))
+                .containsExactly("file:/tmp/a []", "file:/tmp/b [100]");
+    }
+
     @Test
     void aSectionOfAnUnknownType_isSkipped() throws Exception {
         Version v = version(file("a", 0, 7));
@@ -149,7 +329,11 @@ class ManifestCacheHintTest {
                         KeyGroupSpan.of(0, 3),
                         5,
                         version(file("a", 0, 1), file("b", 2, 3)),
-                        new CacheHint(List.of(blocks("b", 1, 2), blocks("a", 3), whole("l0"))));
+                        new CacheHint(
+                                List.of(
+                                        blocks("b", new long[] {1, 2}, 2),
+                                        blocks("a", 3),
+                                        whole("l0"))));
         byte[] m1 =
                 ManifestCodec.encode(
                         KeyGroupSpan.of(4, 7),
@@ -165,6 +349,9 @@ class ManifestCacheHintTest {
         assertThat(describe(plan.hint()))
                 .as("l0 of store 0 is clipped (0-7 to 0-3): left out")
                 .containsExactly("file:/moved/b [1, 2]", "file:/moved/d [9]", "file:/moved/a [3]");
+        assertThat(describeMemory(plan.hint()))
+                .as("the memory tier's blocks stay marked")
+                .containsExactly("file:/moved/b [2]", "file:/moved/d []", "file:/moved/a []");
     }
 
     private static Version versionOf(FileMeta... l1) {
