@@ -314,12 +314,13 @@ public final class WarmUp {
      * way ({@link CacheHint.Entry#memoryOffsets}), loads those it did not reach (it ended when the
      * disk tier was full) into the memory tier: file by file in the hint's order, only blocks
      * neither tier holds, in reads of their own. Both stay within {@link #memoryLimit}, the room
-     * {@link #memoryRoom} reported free (blocks, metadata and rows of every store on the memory
-     * counted): they evict nothing, as the disk fills do not, so warm-ups of stores sharing the
-     * memory do not take each other's blocks. These are the hottest blocks; put on disk instead,
-     * those only the memory tier held would take the room of as many of the disk tier's. Only files
-     * the open phase opened are loaded (an open here could evict). A file that cannot be read is
-     * skipped with one log line.
+     * {@link #memoryRoom} reported free when the hinted fill began, and within what the memory has
+     * free at each block (blocks, metadata and rows of every store on the memory counted): they
+     * evict nothing, as the disk fills do not, so warm-ups of stores sharing the memory and the
+     * job's reads meanwhile do not lose blocks to them. These are the hottest blocks; put on disk
+     * instead, those only the memory tier held would take the room of as many of the disk tier's.
+     * Only files the open phase opened are loaded (an open here could evict). A file that cannot be
+     * read is skipped with one log line.
      */
     private void fillMemory() {
         long limit = memoryLimit;
@@ -635,8 +636,8 @@ public final class WarmUp {
     }
 
     /**
-     * Bytes of the blocks loaded into the memory tier ({@link #fillMemory}), as the memory tier
-     * weighs them.
+     * Bytes of the blocks loaded into the memory tier (by the hinted disk fill on its way, and by
+     * {@link #fillMemory}), as the memory tier weighs them.
      */
     public long memoryBytesDone() {
         return memoryBytesDone.get();

@@ -26,12 +26,12 @@ import javax.annotation.Nullable;
  * the memory tier's size more. A file's entry stands where the first of its blocks did, and holds
  * all of its blocks, so a file is fetched in one pass. It marks which of them the memory tier held
  * ({@link Entry#memoryOffsets()}) and which of those the disk tier did not ({@link
- * Entry#memoryOnlyOffsets()}): the warm-up loads the memory tier's into the memory tier and all
- * others into the disk tier, so the two tiers start as they were. Put all on disk, the blocks only
- * the memory tier held took the room of as many of the disk tier's, and a restore started with the
- * disk tier's coverage only (remote read scenario, Zipf keys at a 50% budget: 0.17-0.19 remote
- * reads per get in the first seconds against 0.154 before the checkpoint; 0.153 once the tier had
- * room for both).
+ * Entry#memoryOnlyOffsets()}): the warm-up loads the memory tier's into the memory tier, and stores
+ * on disk all others and those both tiers held, so the two tiers start as they were. Put all on
+ * disk, the blocks only the memory tier held took the room of as many of the disk tier's, and a
+ * restore started with the disk tier's coverage only (remote read scenario, Zipf keys at a 50%
+ * budget: 0.17-0.19 remote reads per get in the first seconds against 0.154 before the checkpoint;
+ * 0.153 once the tier had room for both).
  *
  * <p>It is only a hint: the blocks it names are verified like any other when fetched, offsets that
  * no longer start a block are passed over, and a restore with another cache size fills what fits.

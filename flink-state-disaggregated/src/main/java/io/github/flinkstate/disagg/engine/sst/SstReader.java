@@ -395,7 +395,7 @@ public final class SstReader {
 
     /**
      * As {@link #fillDiskWithBlocks(java.util.function.BooleanSupplier, IoRateLimiter, long[],
-     * long[])} for every block.
+     * MemoryPart)} for every block.
      */
     public BlockFill fillDiskWithBlocks(
             java.util.function.BooleanSupplier stop, @Nullable IoRateLimiter pacing)
@@ -406,8 +406,10 @@ public final class SstReader {
     /**
      * The blocks a disk fill also loads into the memory tier: those at {@code offsets} (ascending)
      * it reads and the memory tier does not hold, within {@code limitBytes} as the memory tier
-     * weighs them (payload and {@link BlockCache#ENTRY_OVERHEAD}); those of them at {@code
-     * onlyOffsets} are not stored on disk once loaded (nor read if the memory tier holds them).
+     * weighs them (payload and {@link BlockCache#ENTRY_OVERHEAD}) and within what the memory has
+     * free at each block (nothing is evicted for them); those of them at {@code onlyOffsets} are
+     * not stored on disk once loaded (nor read if the memory tier holds them), and go to disk when
+     * they do not fit.
      */
     public record MemoryPart(long[] offsets, long[] onlyOffsets, long limitBytes) {}
 
@@ -514,11 +516,16 @@ public final class SstReader {
 
     /**
      * Makes data block {@code i}, verified and stored at {@code buf[from..]}, resident in the
-     * memory tier if it weighs at most {@code room}; returns its weight there, -1 if it does not
-     * fit in {@code room}, or 0 if the memory tier refused it (this reader released, or the block
-     * larger than the tier takes) or a get had loaded it meanwhile.
+     * memory tier if it weighs at most {@code limit} and the memory has it free (so that nothing is
+     * evicted for it: other stores' warm-ups and the job's reads take from the same memory);
+     * returns its weight there, -1 if it does not fit, or 0 if the memory tier refused it (this
+     * reader released, or the block larger than the tier takes) or a get had loaded it meanwhile.
      */
-    private long loadIntoMemory(byte[] buf, int from, int i, long room) throws IOException {
+    private long loadIntoMemory(byte[] buf, int from, int i, long limit) throws IOException {
+        long room = Math.min(limit, cache.memory().freeBytes());
+        if (room <= BlockCache.ENTRY_OVERHEAD) {
+            return -1;
+        }
         byte[] payload = decodedAt(buf, from, i);
         long weight = payload.length + BlockCache.ENTRY_OVERHEAD;
         if (weight > room) {

@@ -129,6 +129,11 @@ class CacheHintTest extends DiskCacheFixture {
         assertThat(hint.entryOf("w").whole()).isTrue();
         assertThat(hint.entryOf("w").memoryOffsets()).isEmpty();
         assertThat(hint.memoryBlockCount()).isEqualTo(4);
+        // a capture that stops at its limit before the disk tier's visit reaches x's two memory
+        // blocks marks them as the memory tier's only
+        CacheHint cut = CacheHint.capture(memory, Set.of("m", "x", "y", "w"), 1);
+        assertThat(cut.entryOf("x").memoryOffsets()).containsExactly(BLOCK, 3 * BLOCK);
+        assertThat(cut.entryOf("x").memoryOnlyOffsets()).containsExactly(BLOCK, 3 * BLOCK);
     }
 
     private static long[] offsetsOfSlab() {

@@ -141,6 +141,61 @@ class SstReaderMemoryFillTest {
         }
     }
 
+    /**
+     * The warm-up's hinted disk fill with a memory part: marked blocks are loaded into the memory
+     * tier in the same reads, within the limit; those only the memory tier held are not stored on
+     * disk once loaded, and go to disk when they do not fit; the others go to disk as before.
+     */
+    @Test
+    void aDiskFillWithAMemoryPart_loadsTheMarkedBlocks_andKeepsTheMemoryOnlyOnesOffDisk()
+            throws Exception {
+        Path p = file(BlockCompression.NONE);
+        BlockCache cache = caches();
+        SstReader r = open(p, cache, new ReadCounters());
+        try {
+            long[] at = new long[6];
+            for (int i = 1; i <= 5; i++) {
+                at[i] = r.blockHandle(i).offset();
+            }
+            long w1 = r.blockHandle(1).length() + BlockCache.ENTRY_OVERHEAD;
+            long w2 = r.blockHandle(2).length() + BlockCache.ENTRY_OVERHEAD;
+            SstReader.MemoryPart memory =
+                    new SstReader.MemoryPart(
+                            new long[] {at[1], at[2], at[3], at[4]},
+                            new long[] {at[1], at[3]},
+                            w1 + w2 + 10);
+            SstReader.BlockFill fill =
+                    r.fillDiskWithBlocks(
+                            () -> false,
+                            null,
+                            new long[] {at[1], at[2], at[3], at[4], at[5]},
+                            memory);
+            assertThat(fill.end()).isEqualTo(SstReader.BlockFill.End.DONE);
+            // a payload may be a byte or two shorter than the block as stored (its codec header)
+            assertThat(fill.memoryBytes())
+                    .isEqualTo(cache.weightedSize())
+                    .isBetween(w1 + w2 - 4, w1 + w2);
+            assertThat(resident(cache)).containsExactly(at[1], at[2]);
+            DiskCache disk = cache.disk();
+            String name = p.toString();
+            assertThat(disk.holdsBlock(name, at[1])).as("memory only, loaded").isFalse();
+            assertThat(disk.holdsBlock(name, at[2])).as("both tiers held it").isTrue();
+            assertThat(disk.holdsBlock(name, at[3])).as("memory only, no room").isTrue();
+            assertThat(disk.holdsBlock(name, at[4])).as("both, no room in memory").isTrue();
+            assertThat(disk.holdsBlock(name, at[5])).as("the disk tier's").isTrue();
+            assertThat(fill.bytes())
+                    .as("bytes stored on disk: blocks 2 to 5 with their checksums")
+                    .isEqualTo(
+                            r.blockHandle(2).length()
+                                    + r.blockHandle(3).length()
+                                    + r.blockHandle(4).length()
+                                    + r.blockHandle(5).length()
+                                    + 4L * SstFormat.BLOCK_CRC_BYTES);
+        } finally {
+            r.close();
+        }
+    }
+
     @Test
     void endsBeforeABlockThatWouldPassTheLimit() throws Exception {
         Path p = file(BlockCompression.NONE);
