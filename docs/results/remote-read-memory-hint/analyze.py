@@ -85,3 +85,12 @@ if pairs:
     print(f"- to 90% ours / ForSt: {med([to90(a) / to90(f) for a, f in pairs])}; medians {statistics.median([to90(a) for a, f in pairs]):,.0f} ms against {statistics.median([to90(f) for a, f in pairs]):,.0f} ms; "
           f"pairs at or below 0.5x: {sum(1 for a, f in pairs if to90(a) <= 0.5 * to90(f))} of {len(pairs)}")
     print(f"- steady ours / ForSt: {med([steady(a) / steady(f) for a, f in pairs])}; first 5 s: {med([first(a, 5) / first(f, 5) for a, f in pairs])}")
+
+    def reach(r, target):  # end of the first whole 1-s window at or above target, in ms
+        g = r['bucketGets']; w = max(1, 1000 // r['bucketMillis']); s = 0
+        for i, x in enumerate(g):
+            s += x
+            if i >= w: s -= g[i - w]
+            if i + 1 >= w and s * 1000 / (w * r['bucketMillis']) >= target: return (i + 1) * r['bucketMillis']
+        return -1
+    print(f"- ours reaches ForSt's steady rate after (ms): {[reach(a, steady(f)) for a, f in pairs]}")
