@@ -1766,7 +1766,7 @@ public final class LsmStore implements AutoCloseable {
                         restoredHint,
                         readers,
                         disk,
-                        path -> !closed && liveFiles().contains(path),
+                        path -> !closed && versions.current().holds(path),
                         path -> !closed && versions.isInUse(path),
                         () -> blockCache.memory().freeBytes(),
                         pacing,

@@ -8,6 +8,7 @@ import io.github.flinkstate.disagg.engine.sst.PrefixTombstones;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Set;
@@ -41,6 +42,10 @@ public final class Version {
     private final KeyRange[][] ranges;
 
     private final TombstoneIndex tombstones;
+
+    /** The paths of all files, for {@link #holds}. */
+    private final Set<String> paths = new HashSet<>();
+
     int refs;
 
     Version(List<List<FileMeta>> levels) {
@@ -69,6 +74,12 @@ public final class Version {
             }
         }
         this.tombstones = b.build();
+        copy.forEach(l -> l.forEach(f -> paths.add(f.path())));
+    }
+
+    /** Whether a file of this version has the path {@code path}; O(1). */
+    public boolean holds(String path) {
+        return paths.contains(path);
     }
 
     public int numLevels() {
