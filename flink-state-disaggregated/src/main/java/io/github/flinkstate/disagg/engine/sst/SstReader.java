@@ -453,6 +453,8 @@ public final class SstReader {
         boolean[] wanted =
                 wantedBlocks(disk, offsets, memory == null ? null : memory.onlyOffsets());
         boolean[] toMemory = memory == null ? null : wantedBlocks(null, memory.offsets(), null);
+        boolean[] memoryOnly =
+                memory == null ? null : wantedBlocks(null, memory.onlyOffsets(), null);
         long stored = 0;
         long loaded = 0;
         int next = nextWanted(wanted, 0);
@@ -485,7 +487,7 @@ public final class SstReader {
                     long weight = loadIntoMemory(buf, from, i, memory.limitBytes() - loaded);
                     if (weight > 0) {
                         loaded += weight;
-                        if (Arrays.binarySearch(memory.onlyOffsets(), blocks.offset(i)) >= 0) {
+                        if (memoryOnly[i]) {
                             continue; // the memory tier's only: not on disk too
                         }
                     }

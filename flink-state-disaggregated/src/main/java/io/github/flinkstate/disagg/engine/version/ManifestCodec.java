@@ -178,13 +178,14 @@ public final class ManifestCodec {
             }
             CacheHint hint = CacheHint.EMPTY;
             byte[] memorySection = null;
+            List<String> paths = paths(levels); // by file number, for the sections
             if (version >= 2) {
                 int sections = p.varint32();
                 for (int s = 0; s < sections; s++) {
                     int type = p.u8();
                     byte[] section = p.bytes();
                     if (type == SECTION_CACHE_HINT) {
-                        hint = decodeHint(section, levels);
+                        hint = decodeHint(section, paths);
                     } else if (type == SECTION_CACHE_HINT_MEMORY && memorySection == null) {
                         memorySection = section;
                     } else if (type == SECTION_CACHE_HINT_MEMORY) {
@@ -197,7 +198,7 @@ public final class ManifestCodec {
             if (memorySection != null && hint.isEmpty()) {
                 LOG.info("Manifest's cache hint memory part left out: no cache hint to mark");
             } else if (memorySection != null) {
-                hint = withMemoryPart(hint, memorySection, levels);
+                hint = withMemoryPart(hint, memorySection, paths);
             }
             return new Manifest(span, lastSeq, levels, hint);
         } catch (IOException e) {
@@ -258,11 +259,10 @@ public final class ManifestCodec {
     }
 
     /**
-     * The cache hint in {@code section}, its file indexes resolved against {@code levels}; empty
+     * The cache hint in {@code section}, its file indexes resolved against {@code paths}; empty
      * (with one log line) if the section does not decode.
      */
-    private static CacheHint decodeHint(byte[] section, List<List<FileMeta>> levels) {
-        List<String> paths = paths(levels);
+    private static CacheHint decodeHint(byte[] section, List<String> paths) {
         try {
             ByteReader r = new ByteReader(section, 0, section.length);
             int count = r.varint32();
@@ -381,9 +381,7 @@ public final class ManifestCodec {
      * {@code hint} with the memory part in {@code section}; {@code hint} as it is (with one log
      * line) if the section does not decode or names a block or file that {@code hint} does not.
      */
-    private static CacheHint withMemoryPart(
-            CacheHint hint, byte[] section, List<List<FileMeta>> levels) {
-        List<String> paths = paths(levels);
+    private static CacheHint withMemoryPart(CacheHint hint, byte[] section, List<String> paths) {
         try {
             ByteReader r = new ByteReader(section, 0, section.length);
             int count = r.varint32();
