@@ -2,11 +2,19 @@ package io.github.flinkstate.lru.cow;
 
 /**
  * One cached key/value pair of the {@link CowLruMap}: the identity (owner state, key, namespace,
- * optional map user key) plus the cached value and whether the delegate backend already has it.
+ * and for map state the user key, held by the subclass {@link MapCacheEntry}) plus the cached value
+ * and whether the delegate backend already has it.
+ *
+ * <p>Size: every cached value costs one of these, and at 100% hits the hit path's time is mostly
+ * memory and TLB misses on them, so the fields are kept to what a hit or an eviction needs. With
+ * compressed references this class is 56 bytes (12-byte header, seven references, three ints, a
+ * 16-bit key group and two flags) and a map entry 64; an entry with a user key field and a recency
+ * stamp for every state was 72, and ran {@code valueUpdate} at 100,000 keys at about half the
+ * HashMap backend's speed (see docs/lru-cache.md).
  *
  * <p>Thread safety: created and mutated only by the task thread. Snapshots read the frozen fields
- * ({@link #key}, {@link #namespace}, {@link #userKey}, {@link #next}, {@link #value}, {@link
- * #dirty}) from their own thread.
+ * ({@link #key}, {@link #namespace}, the user key, {@link #next}, {@link #value}, {@link #dirty})
+ * from their own thread.
  *
  * <p>Invariants:
  *
@@ -17,12 +25,14 @@ package io.github.flinkstate.lru.cow;
  *   <li>A value object whose {@link #valueVersion} is lower than the highest required snapshot
  *       version may be read by a snapshot; it is never mutated in place (writers get a copy through
  *       {@link CowLruMap#privateValue}).
- *   <li>The LRU links ({@link #lruPrev}, {@link #lruNext}) and the recency fields are never read by
- *       snapshots, so they may change on any entry; they always link the live copy, never a
+ *   <li>The LRU links ({@link #lruPrev}, {@link #lruNext}) and {@link #referenced} are never read
+ *       by snapshots, so they may change on any entry; they always link the live copy, never a
  *       superseded one.
+ *   <li>An entry has a non-null user key if and only if it is a {@link MapCacheEntry} (a map
+ *       state's null user key is held by a plain entry).
  * </ol>
  */
-public final class CacheEntry {
+public class CacheEntry {
 
     /** Marks "no value": the key is known to be absent (clean) or deleted (dirty). */
     public static final Object ABSENT =
@@ -36,9 +46,10 @@ public final class CacheEntry {
     final CacheOwner owner;
     final Object key;
     final Object namespace;
-    final Object userKey;
     final int hash;
-    final int keyGroup;
+
+    /** The key group; 16 bits hold every key group Flink allows (at most 32,768). */
+    private final char keyGroup;
 
     CacheEntry next;
     Object value;
@@ -49,13 +60,36 @@ public final class CacheEntry {
     CacheEntry lruPrev;
     CacheEntry lruNext;
 
-    /** The map's tick when this entry was last linked at the front of the LRU list. */
-    long lruTick;
-
     /** Used since it was last linked at the front (second chance at eviction); not frozen. */
     boolean referenced;
 
     CacheEntry(
+            CacheOwner owner,
+            Object key,
+            Object namespace,
+            int hash,
+            int keyGroup,
+            Object value,
+            boolean dirty,
+            int version,
+            CacheEntry next) {
+        if (keyGroup != (char) keyGroup) {
+            throw new IllegalArgumentException("Key group out of range: " + keyGroup);
+        }
+        this.owner = owner;
+        this.key = key;
+        this.namespace = namespace;
+        this.hash = hash;
+        this.keyGroup = (char) keyGroup;
+        this.value = value;
+        this.dirty = dirty;
+        this.entryVersion = version;
+        this.valueVersion = version;
+        this.next = next;
+    }
+
+    /** A new entry, of the subclass when there is a user key. */
+    static CacheEntry create(
             CacheOwner owner,
             Object key,
             Object namespace,
@@ -66,56 +100,53 @@ public final class CacheEntry {
             boolean dirty,
             int version,
             CacheEntry next) {
-        this.owner = owner;
-        this.key = key;
-        this.namespace = namespace;
-        this.userKey = userKey;
-        this.hash = hash;
-        this.keyGroup = keyGroup;
-        this.value = value;
-        this.dirty = dirty;
-        this.entryVersion = version;
-        this.valueVersion = version;
-        this.next = next;
+        return userKey == null
+                ? new CacheEntry(owner, key, namespace, hash, keyGroup, value, dirty, version, next)
+                : new MapCacheEntry(
+                        owner, key, namespace, userKey, hash, keyGroup, value, dirty, version,
+                        next);
     }
 
     /** A copy with a new version; the value object is shared (see invariant 2). */
-    CacheEntry copy(int version, CacheEntry newNext) {
+    final CacheEntry copy(int version, CacheEntry newNext) {
         CacheEntry c =
-                new CacheEntry(
-                        owner, key, namespace, userKey, hash, keyGroup, value, dirty, version,
+                create(
+                        owner, key, namespace, userKey(), hash, keyGroup, value, dirty, version,
                         newNext);
         c.valueVersion = valueVersion;
-        c.lruTick = lruTick;
         c.referenced = referenced;
         return c;
     }
 
-    boolean matches(CacheOwner o, Object k, Object ns, Object uk, int h) {
+    final boolean matches(CacheOwner o, Object k, Object ns, Object uk, int h) {
         return hash == h
                 && owner == o
                 && (key == k || key.equals(k))
                 && (namespace == ns || namespace.equals(ns))
-                && (uk == null ? userKey == null : uk == userKey || uk.equals(userKey));
+                && (uk == null
+                        ? !(this instanceof MapCacheEntry)
+                        : this instanceof MapCacheEntry m
+                                && (uk == m.userKey || uk.equals(m.userKey)));
     }
 
-    public CacheOwner owner() {
+    public final CacheOwner owner() {
         return owner;
     }
 
-    public Object key() {
+    public final Object key() {
         return key;
     }
 
-    public Object namespace() {
+    public final Object namespace() {
         return namespace;
     }
 
+    /** The map state's user key, or null (every other state, and a map's null user key). */
     public Object userKey() {
-        return userKey;
+        return null;
     }
 
-    public int keyGroup() {
+    public final int keyGroup() {
         return keyGroup;
     }
 
@@ -123,15 +154,15 @@ public final class CacheEntry {
      * The cached value, or {@link #ABSENT}. Callers must not mutate it; see {@link
      * CowLruMap#privateValue}.
      */
-    public Object value() {
+    public final Object value() {
         return value;
     }
 
-    public boolean isDirty() {
+    public final boolean isDirty() {
         return dirty;
     }
 
-    public boolean isAbsent() {
+    public final boolean isAbsent() {
         return value == ABSENT;
     }
 
@@ -141,7 +172,7 @@ public final class CacheEntry {
                 + key
                 + ", ns="
                 + namespace
-                + (userKey == null ? "" : ", uk=" + userKey)
+                + (userKey() == null ? "" : ", uk=" + userKey())
                 + ", value="
                 + value
                 + ", dirty="

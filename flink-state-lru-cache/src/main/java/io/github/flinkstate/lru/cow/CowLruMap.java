@@ -27,16 +27,15 @@ import org.apache.flink.api.common.typeutils.TypeSerializer;
  * any entry without copying.
  *
  * <p>Recency with second chance (CLOCK): the LRU list is ordered by the time each entry was last
- * linked at the front (insert or promotion); every link advances a tick and stamps the entry with
- * it, so the stamps decrease strictly from head to tail. A hit does not relink: it only sets the
- * entry's {@code referenced} flag, a write into the entry the lookup has just read (relinking would
- * write two neighbouring entries, i.e. two more random memory accesses and reference stores per
- * hit). Eviction looks at the tail: an entry used since it was linked loses its flag and is linked
- * at the front (its second chance); the first tail entry without the flag is the victim. So the
- * victim is always the least recently linked entry that was not used since it was linked, and an
- * entry used since it was last linked is never evicted before every unused entry behind it; the
- * cost of promotion is paid once per eviction pass over a used entry, not once per hit, and a cache
- * that holds its working set (no evictions) never relinks.
+ * linked at the front (insert or promotion), most recent at the head. A hit does not relink: it
+ * only sets the entry's {@code referenced} flag, a write into the entry the lookup has just read
+ * (relinking would write two neighbouring entries, i.e. two more random memory accesses and
+ * reference stores per hit). Eviction looks at the tail: an entry used since it was linked loses
+ * its flag and is linked at the front (its second chance); the first tail entry without the flag is
+ * the victim. So the victim is always the least recently linked entry that was not used since it
+ * was linked, and an entry used since it was last linked is never evicted before every unused entry
+ * behind it; the cost of promotion is paid once per eviction pass over a used entry, not once per
+ * hit, and a cache that holds its working set (no evictions) never relinks.
  *
  * <p>Thread safety: one writer (the task thread) performs every operation except {@link
  * #release(int)}, which a snapshot's thread calls when it is done, the reads of a {@link
@@ -54,9 +53,6 @@ import org.apache.flink.api.common.typeutils.TypeSerializer;
  *   <li>No frozen field of an entry with {@code entryVersion < highestRequiredSnapshotVersion} is
  *       written, and no value object with {@code valueVersion < highestRequiredSnapshotVersion} is
  *       handed out for mutation.
- *   <li>Stamps ({@code lruTick}) decrease strictly from the head to the tail of the LRU list and
- *       are at most {@code tick}; hence an entry stamped {@code t} has at most {@code tick - t}
- *       entries in front of it.
  * </ol>
  */
 public final class CowLruMap {
@@ -75,9 +71,6 @@ public final class CowLruMap {
     static final int SEGMENT_BUCKETS = 1 << SEGMENT_SHIFT;
 
     private final int maxEntries;
-
-    /** Links at the front of the LRU list so far (inserts and promotions). */
-    private long tick;
 
     /**
      * The bucket array as segments: bucket {@code i} is {@code segments[i >>> SEGMENT_SHIFT][i &
@@ -115,8 +108,7 @@ public final class CowLruMap {
     private final TreeSet<Integer> snapshotVersions = new TreeSet<>();
 
     /** Sentinel of the circular LRU list: {@code lru.lruNext} is the most recently used. */
-    private final CacheEntry lru =
-            new CacheEntry(null, null, null, null, 0, 0, null, false, 0, null);
+    private final CacheEntry lru = new CacheEntry(null, null, null, 0, 0, null, false, 0, null);
 
     /** Admission of blind writes (list appends) while the map is full. */
     private final BlindWriteAdmission blindWrites;
@@ -240,7 +232,7 @@ public final class CowLruMap {
      * Returns the live entry with the identity of {@code maybeStale}, which may have been copied.
      */
     public CacheEntry findLive(CacheEntry maybeStale) {
-        return peek(maybeStale.owner, maybeStale.key, maybeStale.namespace, maybeStale.userKey);
+        return peek(maybeStale.owner, maybeStale.key, maybeStale.namespace, maybeStale.userKey());
     }
 
     // ------------------------------------------------------------------------------------------
@@ -266,7 +258,7 @@ public final class CowLruMap {
         // A new head never needs an entry copy: the old head is not written; setBucket copies
         // the segment if a snapshot holds it.
         CacheEntry e =
-                new CacheEntry(
+                CacheEntry.create(
                         owner,
                         key,
                         namespace,
@@ -677,7 +669,6 @@ public final class CowLruMap {
     }
 
     private void linkFront(CacheEntry e) {
-        e.lruTick = ++tick;
         e.lruPrev = lru;
         e.lruNext = lru.lruNext;
         lru.lruNext.lruPrev = e;
@@ -719,7 +710,7 @@ public final class CowLruMap {
                     throw new IllegalStateException("entry in wrong bucket: " + e);
                 }
                 for (CacheEntry o = e.next; o != null; o = o.next) {
-                    if (o.matches(e.owner, e.key, e.namespace, e.userKey, e.hash)) {
+                    if (o.matches(e.owner, e.key, e.namespace, e.userKey(), e.hash)) {
                         throw new IllegalStateException("duplicate identity: " + e);
                     }
                 }
@@ -734,24 +725,6 @@ public final class CowLruMap {
             }
             if (e.lruNext.lruPrev != e) {
                 throw new IllegalStateException("broken LRU links at " + e);
-            }
-            if (e.lruTick > tick || (e.lruNext != lru && e.lruNext.lruTick >= e.lruTick)) {
-                throw new IllegalStateException(
-                        "stamps not strictly decreasing towards the tail at "
-                                + e
-                                + ", tick "
-                                + tick);
-            }
-            if (tick - e.lruTick < inLru - 1) {
-                throw new IllegalStateException(
-                        "entry stamped "
-                                + e.lruTick
-                                + " at tick "
-                                + tick
-                                + " has "
-                                + (inLru - 1)
-                                + " entries in front of it: "
-                                + e);
             }
         }
         if (inTable != size || inLru != size) {
