@@ -23,6 +23,13 @@ import org.apache.flink.configuration.Configuration;
  *
  * <p>With cache sizes 250 / 500 / 1000 the cache hit ratio is 0% / 50% / 100% (FLIP-325).
  *
+ * <p>For each cache run the table also gives the no-overhead mix: the records/s the cache would
+ * reach at its measured hit ratio {@code h} if a hit cost what a HashMap record costs and a miss
+ * what a RocksDB record costs (a read, and the write-back of a dirty victim, as RocksDB reads and
+ * writes every record), i.e. {@code 1 / ((1 - h) / rocksdb + h / hashmap)} from the medians of the
+ * same invocation. Its ratio to RocksDB is the most any cache can show on this machine at that hit
+ * ratio, and "x mix" is how much of it the cache reaches.
+ *
  * <p>Usage: {@code Flip325Scenario [--records N] [--repeats R] [--backends
  * hashmap,rocksdb,lru:250,lru:500,lru:1000] [--json file]}
  */
@@ -92,12 +99,14 @@ public final class Flip325Scenario {
         double heap = medianRate(results, "hashmap");
         System.out.printf(
                 Locale.ROOT,
-                "%n%-18s %14s %10s %10s %10s%n",
+                "%n%-18s %14s %10s %10s %10s %12s %8s%n",
                 "backend",
                 "records/s",
                 "x rocksdb",
                 "x hashmap",
-                "cache hit");
+                "cache hit",
+                "mix x rocks",
+                "x mix");
         List<String> seen = new ArrayList<>();
         for (JobStats s : results) {
             if (seen.contains(s.backend())) {
@@ -105,17 +114,42 @@ public final class Flip325Scenario {
             }
             seen.add(s.backend());
             double rate = medianRate(results, s.backend());
+            double hit = medianHitRatio(results, s.backend());
+            double mix = noOverheadMix(hit, rocks, heap);
             System.out.printf(
                     Locale.ROOT,
-                    "%-18s %,14.0f %10.3f %10.3f %10s%n",
+                    "%-18s %,14.0f %10.3f %10.3f %10s %12s %8s%n",
                     s.backend(),
                     rate,
                     rate / rocks,
                     rate / heap,
-                    Double.isNaN(s.cacheHitRatio())
-                            ? "-"
-                            : String.format(Locale.ROOT, "%.1f%%", 100 * s.cacheHitRatio()));
+                    Double.isNaN(hit) ? "-" : String.format(Locale.ROOT, "%.1f%%", 100 * hit),
+                    Double.isNaN(mix) ? "-" : String.format(Locale.ROOT, "%.3f", mix / rocks),
+                    Double.isNaN(mix) ? "-" : String.format(Locale.ROOT, "%.3f", rate / mix));
         }
+    }
+
+    /**
+     * The records/s of a cache that costs nothing of its own at hit ratio {@code hit}: hits at
+     * {@code heapRate}, misses at {@code rocksRate}; NaN without a hit ratio or either rate.
+     */
+    static double noOverheadMix(double hit, double rocksRate, double heapRate) {
+        if (Double.isNaN(hit) || Double.isNaN(rocksRate) || Double.isNaN(heapRate)) {
+            return Double.NaN;
+        }
+        return 1 / ((1 - hit) / rocksRate + hit / heapRate);
+    }
+
+    /** The median cache hit ratio of a backend over the repeats, NaN if it has none. */
+    private static double medianHitRatio(List<JobStats> results, String backend) {
+        List<Double> ratios = new ArrayList<>();
+        for (JobStats s : results) {
+            if (s.backend().equals(backend) && !Double.isNaN(s.cacheHitRatio())) {
+                ratios.add(s.cacheHitRatio());
+            }
+        }
+        ratios.sort(Double::compare);
+        return ratios.isEmpty() ? Double.NaN : ratios.get(ratios.size() / 2);
     }
 
     private static void writeJson(File file, long records, List<JobStats> results)
