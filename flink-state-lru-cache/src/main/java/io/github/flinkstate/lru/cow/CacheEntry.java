@@ -5,16 +5,14 @@ package io.github.flinkstate.lru.cow;
  * and for map state the user key, held by the subclass {@link MapCacheEntry}) plus the cached value
  * and whether the delegate backend already has it.
  *
- * <p>Size: every cached value costs one of these, and at 100% hits the hit path's time is mostly
- * memory and TLB misses on them, so the fields are kept to what a hit or an eviction needs. With
- * compressed references this class is 56 bytes (12-byte header, seven references, three ints, a
- * 16-bit key group and two flags) and a map entry 64; an entry with a user key field and a recency
- * stamp for every state was 72, and ran {@code valueUpdate} at 100,000 keys at about half the
- * HashMap backend's speed (see docs/lru-cache.md).
+ * <p>Size: every cached value costs one of these, so the fields are kept to what a lookup, a write,
+ * an eviction or a snapshot needs. With compressed references this class is 56 bytes (12-byte
+ * header, seven references, three ints, a 16-bit key group and two flags) and a map entry 64 (it
+ * was 72 for every entry while each held a user key field and a recency stamp).
  *
  * <p>Thread safety: created and mutated only by the task thread. Snapshots read the frozen fields
- * ({@link #key}, {@link #namespace}, the user key, {@link #next}, {@link #value}, {@link #dirty})
- * from their own thread.
+ * ({@link #key}, {@link #namespace}, the user key, the key group, {@link #next}, {@link #value},
+ * {@link #dirty}) from their own thread.
  *
  * <p>Invariants:
  *
