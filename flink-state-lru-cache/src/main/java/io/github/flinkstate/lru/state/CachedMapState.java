@@ -28,19 +28,22 @@ import org.slf4j.LoggerFactory;
  * {@link CacheEntry#ABSENT}). Point operations use the cache. Whole-map reads ({@code
  * entries/keys/values/iterator}, and {@code isEmpty} unless a cached user key is present) merge the
  * cached entries of that key and namespace over the delegate's iterator (cached values replace the
- * delegate's, cached deletions hide them); nothing is written back for a read. The returned
- * iterables belong to the key and namespace current when they were obtained, and each iteration
- * shows the map as it is when the iteration starts. Iteration order: the delegate's order for the
- * user keys the delegate has, then cached user keys it lacks (Flink leaves map order unspecified).
- * A map state whose user keys compare by identity (arrays, classes without {@code equals}, or with
- * an {@code equals} that compares a component by identity) is left to the delegate once such a key
- * is seen ({@link UserKeyEquality}).
+ * delegate's, cached deletions hide them); nothing is written back for a read. A map whose user
+ * keys are all known to be cached (its row is <em>complete</em>: an iteration found no delegate
+ * entry the cache lacked, and since then no entry of it left the cache and no write went past the
+ * cache) is read from the cache alone. The returned iterables belong to the key and namespace
+ * current when they were obtained, and each iteration shows the map as it is when the iteration
+ * starts. Iteration order: the delegate's order for the user keys the delegate has, then cached
+ * user keys it lacks (Flink leaves map order unspecified). A map state whose user keys compare by
+ * identity (arrays, classes without {@code equals}, or with an {@code equals} that compares a
+ * component by identity) is left to the delegate once such a key is seen ({@link UserKeyEquality}).
  *
  * <p>Thread safety: task thread only.
  *
  * <p>Invariants: {@link #rows} holds, per (key, namespace), exactly the user keys this state has
  * live cache entries for and how many of those entries are dirty; a row without cached user keys
- * and without dirty entries is absent.
+ * and without dirty entries is absent. A row marked complete has a cache entry (a value or a
+ * deletion) for every user key the delegate holds for its key and namespace.
  */
 public final class CachedMapState<K, N, UK, UV>
         extends AbstractCachedState<K, N, Map<UK, UV>, InternalMapState<K, N, UK, UV>>
@@ -156,6 +159,11 @@ public final class CachedMapState<K, N, UK, UV>
         if (e != null) {
             cache.setValue(e, stored, true);
         } else if (readWasRefused(key)) {
+            // the delegate gets a user key the cache lacks: the row is no longer complete
+            Row row = rows.get(currentRow());
+            if (row != null) {
+                row.invalidate();
+            }
             // copies as for the cache (state.backend.cache.copy-values-on-write): a heap delegate
             // keeps the objects it is given
             delegateForCurrentKey().put(copyForWrite(key, userKeySerializer), stored);
@@ -386,6 +394,7 @@ public final class CachedMapState<K, N, UK, UV>
             return;
         }
         row.remove(entry.userKey());
+        row.invalidate(); // the delegate may hold this user key, the cache no longer does
         if (entry.isDirty()) {
             row.dirty--;
         }
@@ -417,6 +426,22 @@ public final class CachedMapState<K, N, UK, UV>
         private static final Object NULL_USER_KEY = new Object();
         private final Set<Object> userKeys = ConcurrentHashMap.newKeySet();
         int dirty;
+
+        /**
+         * Whether every user key the delegate holds for this row is cached, so that a whole-map
+         * read needs no delegate. Set by an iteration that found no delegate entry the cache
+         * lacked; cleared by {@link #invalidate}. Task thread only.
+         */
+        boolean complete;
+
+        /** Counts {@link #invalidate} calls, so an iteration can tell none happened. */
+        int invalidations;
+
+        /** An entry of this row left the cache, or a write of it went past the cache. */
+        void invalidate() {
+            complete = false;
+            invalidations++;
+        }
 
         void add(Object userKey) {
             userKeys.add(userKey == null ? NULL_USER_KEY : userKey);
@@ -462,6 +487,11 @@ public final class CachedMapState<K, N, UK, UV>
             Row row = rows.get(new RowKey(key, namespace));
             Set<Object> cachedUserKeys =
                     row == null || row.isEmpty() ? Set.of() : new LinkedHashSet<>(row.userKeys());
+            if (row != null && row.complete) {
+                // every user key of the map is cached: the delegate has nothing more to add
+                return new OverlayIterator(
+                        this, Collections.emptyIterator(), cachedUserKeys, false, null);
+            }
             context.setDelegateKey(key, keyGroup);
             delegate.setCurrentNamespace(namespace);
             Iterable<Map.Entry<UK, UV>> fromDelegate;
@@ -472,7 +502,7 @@ public final class CachedMapState<K, N, UK, UV>
             }
             if (fromDelegate == null) {
                 return new OverlayIterator(
-                        this, Collections.emptyIterator(), cachedUserKeys, false);
+                        this, Collections.emptyIterator(), cachedUserKeys, false, row);
             }
             if (context.copyOnLoad()) {
                 // the delegate's map is a live heap object that evictions during the iteration
@@ -481,13 +511,18 @@ public final class CachedMapState<K, N, UK, UV>
                 for (Map.Entry<UK, UV> e : fromDelegate) {
                     copy.add(new AbstractMap.SimpleEntry<>(e.getKey(), e.getValue()));
                 }
-                return new OverlayIterator(this, copy.iterator(), cachedUserKeys, false);
+                return new OverlayIterator(this, copy.iterator(), cachedUserKeys, false, row);
             }
-            return new OverlayIterator(this, fromDelegate.iterator(), cachedUserKeys, true);
+            return new OverlayIterator(this, fromDelegate.iterator(), cachedUserKeys, true, row);
         }
 
         CacheEntry cached(Object userKey) {
             return cache.peek(CachedMapState.this, key, namespace, userKey);
+        }
+
+        /** Whether {@code row} is still this map's row in {@link #rows}. */
+        boolean isLive(Row row) {
+            return rows.get(new RowKey(key, namespace)) == row;
         }
 
         /** Point read of one user key from the delegate; {@link CacheEntry#ABSENT} if absent. */
@@ -566,15 +601,27 @@ public final class CachedMapState<K, N, UK, UV>
         /** True while the delegate iterator's last returned element is {@link #last}'s source. */
         private boolean delegatePositionedOnLast;
 
+        /**
+         * The row to mark complete if the delegate's entries run out without one the cache lacked
+         * and without an invalidation of the row since this iterator was made; null: none.
+         */
+        private Row toComplete;
+
+        private final int invalidationsAtStart;
+        private boolean delegateHadUncachedEntry;
+
         OverlayIterator(
                 RowView row,
                 Iterator<Map.Entry<UK, UV>> delegateIterator,
                 Set<Object> cached,
-                boolean changeThroughDelegate) {
+                boolean changeThroughDelegate,
+                Row toComplete) {
             this.row = row;
             this.changeThroughDelegate = changeThroughDelegate;
             this.delegateIterator = delegateIterator;
             this.cachedOnly = cached.isEmpty() ? cached : new LinkedHashSet<>(cached);
+            this.toComplete = toComplete;
+            this.invalidationsAtStart = toComplete == null ? 0 : toComplete.invalidations;
         }
 
         @Override
@@ -624,8 +671,10 @@ public final class CachedMapState<K, N, UK, UV>
                     }
                     return new OverlayEntry(d.getKey(), value, d);
                 }
+                delegateHadUncachedEntry = true;
                 return new OverlayEntry(d.getKey(), DELEGATE_VALUE, d);
             }
+            markCompleteIfAllCached();
             // then cached user keys the delegate does not have
             if (cachedOnlyIterator == null) {
                 cachedOnlyIterator = cachedOnly.iterator();
@@ -638,6 +687,17 @@ public final class CachedMapState<K, N, UK, UV>
                 }
             }
             return null;
+        }
+
+        /** Marks the row complete once, if the delegate showed nothing the cache lacked. */
+        private void markCompleteIfAllCached() {
+            if (toComplete != null
+                    && !delegateHadUncachedEntry
+                    && toComplete.invalidations == invalidationsAtStart
+                    && row.isLive(toComplete)) {
+                toComplete.complete = true;
+            }
+            toComplete = null;
         }
 
         /**
