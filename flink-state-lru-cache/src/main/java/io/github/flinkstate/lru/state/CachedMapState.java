@@ -485,8 +485,7 @@ public final class CachedMapState<K, N, UK, UV>
         @Override
         public Iterator<Map.Entry<UK, UV>> iterator() {
             Row row = rows.get(new RowKey(key, namespace));
-            Set<Object> cachedUserKeys =
-                    row == null || row.isEmpty() ? Set.of() : new LinkedHashSet<>(row.userKeys());
+            List<Object> cachedUserKeys = row == null || row.isEmpty() ? List.of() : row.userKeys();
             if (row != null && row.complete) {
                 // every user key of the map is cached: the delegate has nothing more to add
                 return new OverlayIterator(
@@ -588,7 +587,15 @@ public final class CachedMapState<K, N, UK, UV>
     private final class OverlayIterator implements Iterator<Map.Entry<UK, UV>> {
         private final RowView row;
         private final Iterator<Map.Entry<UK, UV>> delegateIterator;
-        private final Set<Object> cachedOnly;
+
+        /** The user keys cached when the iteration started. */
+        private final List<Object> cachedAtStart;
+
+        /**
+         * Those of {@link #cachedAtStart} the delegate has not returned (yet); built at the first
+         * entry the delegate returns, so an iteration without delegate entries copies nothing.
+         */
+        private Set<Object> cachedOnly;
 
         /** Whether changes of delegate elements may go through the delegate's iterator/entry. */
         private final boolean changeThroughDelegate;
@@ -613,13 +620,13 @@ public final class CachedMapState<K, N, UK, UV>
         OverlayIterator(
                 RowView row,
                 Iterator<Map.Entry<UK, UV>> delegateIterator,
-                Set<Object> cached,
+                List<Object> cachedAtStart,
                 boolean changeThroughDelegate,
                 Row toComplete) {
             this.row = row;
             this.changeThroughDelegate = changeThroughDelegate;
             this.delegateIterator = delegateIterator;
-            this.cachedOnly = cached.isEmpty() ? cached : new LinkedHashSet<>(cached);
+            this.cachedAtStart = cachedAtStart;
             this.toComplete = toComplete;
             this.invalidationsAtStart = toComplete == null ? 0 : toComplete.invalidations;
         }
@@ -664,6 +671,10 @@ public final class CachedMapState<K, N, UK, UV>
             while (delegateIterator.hasNext()) {
                 Map.Entry<UK, UV> d = delegateIterator.next();
                 delegatePositionedOnLast = false;
+                if (cachedOnly == null) {
+                    cachedOnly =
+                            cachedAtStart.isEmpty() ? Set.of() : new LinkedHashSet<>(cachedAtStart);
+                }
                 if (!cachedOnly.isEmpty() && cachedOnly.remove(d.getKey())) {
                     Object value = currentValue(d.getKey());
                     if (value == CacheEntry.ABSENT) {
@@ -677,7 +688,8 @@ public final class CachedMapState<K, N, UK, UV>
             markCompleteIfAllCached();
             // then cached user keys the delegate does not have
             if (cachedOnlyIterator == null) {
-                cachedOnlyIterator = cachedOnly.iterator();
+                cachedOnlyIterator =
+                        cachedOnly == null ? cachedAtStart.iterator() : cachedOnly.iterator();
             }
             while (cachedOnlyIterator.hasNext()) {
                 Object userKey = cachedOnlyIterator.next();
