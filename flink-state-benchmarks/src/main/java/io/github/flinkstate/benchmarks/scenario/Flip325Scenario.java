@@ -27,8 +27,9 @@ import org.apache.flink.configuration.Configuration;
  * reach at its measured hit ratio {@code h} if a hit cost what a HashMap record costs and a miss
  * what a RocksDB record costs (a read, and the write-back of a dirty victim, as RocksDB reads and
  * writes every record), i.e. {@code 1 / ((1 - h) / rocksdb + h / hashmap)} from the medians of the
- * same invocation. Its ratio to RocksDB is the most any cache can show on this machine at that hit
- * ratio, and "x mix" is how much of it the cache reaches.
+ * same invocation. Its ratio to RocksDB is what a cache with no cost of its own reaches under this
+ * model (one delegate read and one write per miss; a cache that wrote its victims back in batches
+ * could pass it), and "x mix" is how much of it the cache reaches.
  *
  * <p>Usage: {@code Flip325Scenario [--records N] [--repeats R] [--backends
  * hashmap,rocksdb,lru:250,lru:500,lru:1000] [--json file]}

@@ -72,7 +72,11 @@ public class CacheEntry {
             int version,
             CacheEntry next) {
         if (keyGroup != (char) keyGroup) {
-            throw new IllegalArgumentException("Key group out of range: " + keyGroup);
+            throw new IllegalArgumentException(
+                    "Key group "
+                            + keyGroup
+                            + " does not fit a cache entry's 16 bits (0-65535); Flink allows at"
+                            + " most 32,768 key groups");
         }
         this.owner = owner;
         this.key = key;

@@ -7,6 +7,7 @@ import io.github.flinkstate.lru.backend.LruCacheKeyedStateBackend;
 import io.github.flinkstate.lru.support.KeyedBackendHarness;
 import java.io.File;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.Map;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.IntSerializer;
@@ -138,6 +139,59 @@ class CompleteMapRowTest {
                     .as("the last put went past the cache")
                     .isNull();
             assertThat(entries(map)).isEqualTo(expected);
+        }
+    }
+
+    @ParameterizedTest(name = "delegate {0}")
+    @ValueSource(strings = {"hashmap", "rocksdb"})
+    void changesMadeWhileReadingFromTheCacheAlone_reachTheDelegate_andClearEndsTheRow(
+            String delegate) throws Exception {
+        try (KeyedBackendHarness h = new KeyedBackendHarness(tmp)) {
+            LruCacheKeyedStateBackend<Integer> b = h.cached(delegate, 16, null);
+            InternalMapState<Integer, VoidNamespace, Integer, Long> map = state(b, MAP);
+            b.setCurrentKey(1);
+            for (int uk = 0; uk < 3; uk++) {
+                map.put(uk, 10L + uk);
+            }
+            assertThat(entries(map)).hasSize(3); // complete from here
+            putBehindTheCache(b, map, 1, 99, 99L);
+            b.setCurrentKey(1);
+            Iterator<Map.Entry<Integer, Long>> it = map.iterator();
+            int seen = 0;
+            while (it.hasNext()) {
+                Map.Entry<Integer, Long> e = it.next();
+                seen++;
+                if (e.getKey() == 0) {
+                    it.remove();
+                } else if (e.getKey() == 1) {
+                    e.setValue(111L);
+                }
+            }
+            assertThat(seen).as("read from the cache alone").isEqualTo(3);
+            assertThat(entries(map)).isEqualTo(Map.of(1, 111L, 2, 12L));
+
+            // other keys push all of key 1's entries out: the changes were written back
+            for (int key = 100; key < 120; key++) {
+                b.setCurrentKey(key);
+                map.put(0, (long) key);
+            }
+            CachedMapState<?, ?, ?, ?> owner = (CachedMapState<?, ?, ?, ?>) map;
+            for (int uk = 0; uk < 3; uk++) {
+                assertThat(b.getCache().peek(owner, 1, VoidNamespace.INSTANCE, uk)).isNull();
+            }
+            b.setCurrentKey(1);
+            assertThat(entries(map)).isEqualTo(Map.of(1, 111L, 2, 12L, 99, 99L));
+
+            // clearing a complete map ends it: the next iteration reads the delegate again
+            map.clear();
+            map.put(5, 5L);
+            assertThat(entries(map)).isEqualTo(Map.of(5, 5L)); // complete from here
+            map.clear();
+            map.put(6, 6L);
+            putBehindTheCache(b, map, 1, 7, 7L);
+            b.setCurrentKey(1);
+            assertThat(entries(map)).isEqualTo(Map.of(6, 6L, 7, 7L));
+            b.getCache().checkInvariants();
         }
     }
 
