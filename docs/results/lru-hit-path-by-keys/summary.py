@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Point operations at LRU_100 against HASHMAP: per file and benchmark, each fork's mean score,
-the means over forks, and LRU_100 / HASHMAP (means), with the lowest and highest fork ratio."""
+the means over forks, and LRU_100 / HASHMAP (means), with the lowest and highest fork ratio.
+Usage: summary.py [folder [file pattern, default keys-*.json]]."""
 import glob, json, os, statistics, sys
 from collections import defaultdict
 
 folder = sys.argv[1] if len(sys.argv) > 1 else "."
-for path in sorted(glob.glob(os.path.join(folder, "keys-*.json"))):
+pattern = sys.argv[2] if len(sys.argv) > 2 else "keys-*.json"
+for path in sorted(glob.glob(os.path.join(folder, pattern))):
     by = defaultdict(dict)
     for r in json.load(open(path)):
         bench = r["benchmark"].rsplit(".", 1)[1]
