@@ -2,7 +2,7 @@
 # Whole-map reads of the LRU cache (issue 12), ROCKSDB, LRU_50 and LRU_100 in every invocation, the
 # jars alternating. Jars (flink-state-benchmarks/target/benchmarks.jar built with
 # `mvn -B package -DskipTests` at each commit): bench-now.jar at bb2478e (before complete map rows),
-# bench-rows.jar at 49e364f (complete rows), bench-nocopy.jar at the commit after it (an iteration
+# bench-rows.jar at 49e364f (complete rows), bench-nocopy.jar at f2545ad (an iteration
 # copies the cached user keys once, and not at all when the delegate has no entries).
 # Run in the folder that holds the jars, then `python3 summary.py <set>` for each set.
 set -e
