@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.ToDoubleFunction;
 import org.apache.flink.configuration.Configuration;
 
 /**
@@ -85,14 +86,29 @@ public final class Flip325Scenario {
 
     /** The median records/s of a backend over the repeats. */
     private static double medianRate(List<JobStats> results, String backend) {
-        List<Double> rates = new ArrayList<>();
+        return median(results, backend, JobStats::recordsPerSecond);
+    }
+
+    /** The median cache hit ratio of a backend over the repeats, NaN if it has none. */
+    private static double medianHitRatio(List<JobStats> results, String backend) {
+        return median(results, backend, JobStats::cacheHitRatio);
+    }
+
+    /**
+     * The (upper) median of one figure of a backend's repeats, leaving out NaN; NaN if none is
+     * left.
+     */
+    private static double median(
+            List<JobStats> results, String backend, ToDoubleFunction<JobStats> figure) {
+        List<Double> values = new ArrayList<>();
         for (JobStats s : results) {
-            if (s.backend().equals(backend)) {
-                rates.add(s.recordsPerSecond());
+            double v = figure.applyAsDouble(s);
+            if (s.backend().equals(backend) && !Double.isNaN(v)) {
+                values.add(v);
             }
         }
-        rates.sort(Double::compare);
-        return rates.isEmpty() ? Double.NaN : rates.get(rates.size() / 2);
+        values.sort(Double::compare);
+        return values.isEmpty() ? Double.NaN : values.get(values.size() / 2);
     }
 
     private static void printTable(List<JobStats> results) {
@@ -139,18 +155,6 @@ public final class Flip325Scenario {
             return Double.NaN;
         }
         return 1 / ((1 - hit) / rocksRate + hit / heapRate);
-    }
-
-    /** The median cache hit ratio of a backend over the repeats, NaN if it has none. */
-    private static double medianHitRatio(List<JobStats> results, String backend) {
-        List<Double> ratios = new ArrayList<>();
-        for (JobStats s : results) {
-            if (s.backend().equals(backend) && !Double.isNaN(s.cacheHitRatio())) {
-                ratios.add(s.cacheHitRatio());
-            }
-        }
-        ratios.sort(Double::compare);
-        return ratios.isEmpty() ? Double.NaN : ratios.get(ratios.size() / 2);
     }
 
     private static void writeJson(File file, long records, List<JobStats> results)
